@@ -1,0 +1,62 @@
+'use strict';
+
+// Bidirectional forwarder between two ports, one queue each way, like ixy's ixy-fwd:
+// receive a batch on one port, touch one byte of every packet (so the data really travels
+// through this core's cache, as in any real application), send it out on the other.
+const { open } = require('../index');
+const { PacketBatch } = require('../batch');
+const { IxyError } = require('../errors');
+const { runLoop } = require('./loop');
+const { formatTotals } = require('../stats');
+
+// Moves one batch from rx to tx; returns the number of packets received.
+function forwardBatch(rxQueue, txQueue, batch) {
+  const n = rxQueue.receive(batch);
+  if (n === 0) return 0;
+  const buffers = batch.pool.buffers;
+  const ids = batch.ids;
+  for (let i = 0; i < n; i++) buffers[ids[i]][1]++;
+  const sent = txQueue.send(batch);
+  if (sent < n) batch.freeFrom(sent); // the other side is full: drop, as a switch would
+  return n;
+}
+
+async function forward(addressA, addressB, { batchSize = 32, seconds = 0, out = process.stdout, deviceOptions = {} } = {}) {
+  if (addressA === addressB) {
+    throw new IxyError('EINVAL', 'forward needs two different ports');
+  }
+  const batch = new PacketBatch(batchSize);
+  const a = await open(addressA, deviceOptions);
+  let b;
+  try {
+    b = await open(addressB, deviceOptions);
+  } catch (err) {
+    a.close();
+    throw err;
+  }
+  const rxA = a.rxQueues[0];
+  const txA = a.txQueues[0];
+  const rxB = b.rxQueues[0];
+  const txB = b.txQueues[0];
+  out.write(`forwarding ${a.address} (${a.mac}) <-> ${b.address} (${b.mac}), batch ${batchSize}\n`);
+  try {
+    const reason = await runLoop({
+      devices: [a, b],
+      seconds,
+      out,
+      step: () => {
+        forwardBatch(rxA, txB, batch);
+        forwardBatch(rxB, txA, batch);
+        return false;
+      },
+    });
+    const totals = { [a.address]: a.stats(), [b.address]: b.stats() };
+    for (const [address, s] of Object.entries(totals)) out.write(`${formatTotals(address, s)}\n`);
+    return { reason, stats: totals, pools: [...a.pools, ...b.pools] };
+  } finally {
+    a.close();
+    b.close();
+  }
+}
+
+module.exports = { forward, forwardBatch };

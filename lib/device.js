@@ -1,0 +1,64 @@
+'use strict';
+
+// What every ixy driver offers (ixgbe now; virtio and igb later share it). A driver
+// subclass sets up rxQueues/txQueues whose receive(batch)/send(batch) do the work, and
+// implements the device-specific parts: link, MAC, promiscuous mode, hardware counters.
+const { IxyError } = require('./errors');
+
+class Device {
+  constructor(address, driver) {
+    this.address = address;
+    this.driver = driver;
+    this.rxQueues = [];
+    this.txQueues = [];
+    this.closed = false;
+  }
+
+  // Receives up to batch.capacity frames from RX queue `queue` into `batch`.
+  rxBatch(queue, batch) {
+    return this.rxQueues[queue].receive(batch);
+  }
+
+  // Queues batch's packets on TX queue `queue`; returns how many were taken. The rest
+  // (batch.ids from that index on) still belong to the caller.
+  txBatch(queue, batch) {
+    return this.txQueues[queue].send(batch);
+  }
+
+  // Packets and bytes are counted by the queues as they move them (exact on every NIC and
+  // on the model); drops come from the device's counters where it has them.
+  stats() {
+    const s = { rxPackets: 0, rxBytes: 0, txPackets: 0, txBytes: 0, rxErrors: 0, rxMissed: this.readMissed() };
+    for (const q of this.rxQueues) {
+      s.rxPackets += q.packets;
+      s.rxBytes += q.bytes;
+      s.rxErrors += q.errors;
+    }
+    for (const q of this.txQueues) {
+      s.txPackets += q.packets;
+      s.txBytes += q.bytes;
+    }
+    return s;
+  }
+
+  checkQueue(kind, queue, count) {
+    if (!Number.isInteger(queue) || queue < 0 || queue >= count) {
+      throw new IxyError('EINVAL', `${kind} queue ${queue} does not exist: ${this.address} has ${count}`);
+    }
+  }
+
+  // Subclasses override these.
+  readMissed() {
+    return 0;
+  }
+
+  get mac() {
+    throw new Error('not implemented');
+  }
+
+  get linkSpeed() {
+    return 0;
+  }
+}
+
+module.exports = { Device };

@@ -1,0 +1,43 @@
+'use strict';
+
+// require('ixy'): open a NIC by PCI address and move packets in batches.
+//
+//   const ixy = require('ixy');
+//   const dev = await ixy.open('0000:03:00.0');
+//   const batch = new ixy.PacketBatch(32);
+//   const n = dev.rxBatch(0, batch);      // frames: batch.data(i), batch.lengths[i]
+//   dev.txBatch(0, batch);                 // returns how many were queued
+//   dev.close();
+const pci = require('./pci');
+const { driverFor, describeId } = require('./drivers');
+const { IxyError } = require('./errors');
+const { PacketBatch } = require('./batch');
+const { Mempool } = require('./mempool');
+const packet = require('./packet');
+
+// Picks the driver from the device's vendor and device IDs, initialises the device and
+// resolves once its link is up. Options go to the driver (queues, ring sizes, ...).
+async function open(address, options = {}) {
+  pci.validateAddress(address);
+  const id = pci.readIdentity(address);
+  const driver = driverFor(id);
+  if (driver === null) {
+    throw new IxyError('EUNSUPPORTED', `${address} is ${describeId(id)}, which ixy does not support ('ixy list' shows what it does)`);
+  }
+  return driver.load().open(address, options);
+}
+
+module.exports = {
+  open,
+  PacketBatch,
+  Mempool,
+  IxyError,
+  packet,
+  listDevices: pci.listDevices,
+  get IxgbeDevice() {
+    return require('./ixgbe/device').IxgbeDevice;
+  },
+  get Model() {
+    return require('./model').Model;
+  },
+};

@@ -1,0 +1,261 @@
+'use strict';
+
+// The Intel 82599 driver: reset and initialisation as the datasheet's section 4.6 lays
+// them out, one method per step, plus link, MAC, promiscuous mode and counters.
+// Datasheet: Intel 82599 10 GbE Controller Datasheet, revision 3.3.
+const R = require('./registers');
+const pci = require('../pci');
+const { Device } = require('../device');
+const { Mempool } = require('../mempool');
+const { RxQueue } = require('./rx-queue');
+const { TxQueue } = require('./tx-queue');
+const { IxyError } = require('../errors');
+const { native } = require('../native');
+const { sleepSync, sleep, pollRegister } = require('../wait');
+
+const MAX_QUEUES = 64;
+
+const DEFAULTS = {
+  rxQueues: 1,
+  txQueues: 1,
+  rxRingSize: 512,
+  txRingSize: 512,
+  mempoolEntries: 4096, // per RX queue: its ring plus buffers in flight elsewhere
+  bufferSize: 2048,
+  promiscuous: true,
+  linkTimeout: 10000, // ms
+};
+
+class IxgbeDevice extends Device {
+  // Synchronous part of opening: everything up to "wait for link" (see open()).
+  constructor(address, options = {}) {
+    super(address, 'ixgbe');
+    this.options = { ...DEFAULTS, ...options };
+    checkOptions(this.options);
+    pci.unbindDriver(address);
+    pci.enableBusMastering(address);
+    this.bar = pci.mapBar(address, 0);
+    this.regs = new Uint32Array(this.bar);
+    this.pools = [];
+    try {
+      this.resetAndInit();
+    } catch (err) {
+      this.close();
+      throw err;
+    }
+  }
+
+  // Opens the device and waits (without blocking the event loop) for link.
+  static async open(address, options = {}) {
+    const dev = new IxgbeDevice(address, options);
+    try {
+      await dev.waitForLink(dev.options.linkTimeout);
+    } catch (err) {
+      dev.close();
+      throw err;
+    }
+    return dev;
+  }
+
+  // 4.6.3 Initialization sequence.
+  resetAndInit() {
+    this.disableInterrupts();
+    this.globalReset();
+    this.disableInterrupts();
+    this.waitForEepromAndDma();
+    this.setupLink();
+    this.resetStatistics();
+    this.initRx();
+    this.initTx();
+    for (const q of this.rxQueues) q.start(this.waitSet);
+    for (const q of this.txQueues) q.start(this.waitSet);
+    this.promiscuous = this.options.promiscuous;
+  }
+
+  get waitSet() {
+    return (offset, mask, what) => pollRegister(this.regs, offset, mask, true, what);
+  }
+
+  get waitClear() {
+    return (offset, mask, what) => pollRegister(this.regs, offset, mask, false, what);
+  }
+
+  // 4.6.3.1: mask every interrupt cause; ixy polls and never takes interrupts.
+  disableInterrupts() {
+    this.regs[R.EIMC >> 2] = R.EIMC_ALL;
+  }
+
+  // 4.6.3.2: device reset (CTRL.RST) together with link reset; both bits clear themselves
+  // when done, and the datasheet asks for 10 ms more before touching the device.
+  globalReset() {
+    this.regs[R.CTRL >> 2] = R.CTRL_RST | R.CTRL_LNK_RST;
+    this.waitClear(R.CTRL, R.CTRL_RST | R.CTRL_LNK_RST, 'the device reset to finish (CTRL.RST)');
+    sleepSync(10);
+  }
+
+  // 4.6.3: the NIC loads its EEPROM (EEC.ARD) and initialises its DMA (RDRXCTL.DMAIDONE).
+  waitForEepromAndDma() {
+    this.waitSet(R.EEC, R.EEC_ARD, 'the EEPROM auto-read (EEC.ARD)');
+    this.waitSet(R.RDRXCTL, R.RDRXCTL_DMAIDONE, 'DMA initialisation (RDRXCTL.DMAIDONE)');
+  }
+
+  // 4.6.4: link mode 10 Gb/s serial with autonegotiation, then restart autonegotiation.
+  // Link comes up later; open() waits for it.
+  setupLink() {
+    const regs = this.regs;
+    let autoc = regs[R.AUTOC >> 2];
+    autoc = (autoc & ~R.AUTOC_LMS_MASK) | R.AUTOC_LMS_10G_SERIAL;
+    autoc = (autoc & ~R.AUTOC_10G_PMA_PMD_MASK) | R.AUTOC_10G_XAUI;
+    regs[R.AUTOC >> 2] = autoc | R.AUTOC_AN_RESTART;
+  }
+
+  // 4.6.5: statistics registers clear when read; read them once to start from zero.
+  resetStatistics() {
+    for (const reg of [R.GPRC, R.GPTC, R.GORCL, R.GORCH, R.GOTCL, R.GOTCH]) void this.regs[reg >> 2];
+    this.missed = 0;
+    this.readMissed();
+    this.missed = 0;
+  }
+
+  // 4.6.7 Receive initialization.
+  initRx() {
+    const regs = this.regs;
+    const o = this.options;
+    // Receive off while the rings are set up.
+    regs[R.RXCTRL >> 2] &= ~R.RXCTRL_RXEN;
+    // 4.6.11.3.4 (no DCB, no virtualisation): one packet buffer of 128 KiB, the rest 0.
+    regs[R.RXPBSIZE(0) >> 2] = R.RXPBSIZE_128KB;
+    for (let i = 1; i < 8; i++) regs[R.RXPBSIZE(i) >> 2] = 0;
+    // Strip the Ethernet CRC: buffers then hold the frame as sent (8.2.3.22.8, 8.2.3.8.8).
+    regs[R.HLREG0 >> 2] |= R.HLREG0_RXCRCSTRP;
+    regs[R.RDRXCTL >> 2] |= R.RDRXCTL_CRCSTRIP;
+    // Accept broadcast frames.
+    regs[R.FCTRL >> 2] |= R.FCTRL_BAM;
+    for (let q = 0; q < o.rxQueues; q++) {
+      const pool = new Mempool({ entries: o.mempoolEntries, bufferSize: o.bufferSize });
+      this.pools.push(pool);
+      const queue = new RxQueue(regs, q, o.rxRingSize, pool);
+      this.rxQueues.push(queue);
+      queue.configure();
+      // 8.2.3.11.1: bit 12 of DCA_RXCTRL is reserved, reads as 1 and must be written 0.
+      regs[R.DCA_RXCTRL(q) >> 2] &= ~R.DCA_RXCTRL_RESERVED_BIT12;
+    }
+    // 4.6.7: set CTRL_EXT.NS_DIS (no-snoop disable) as the sequence requires.
+    regs[R.CTRL_EXT >> 2] |= R.CTRL_EXT_NS_DIS;
+    regs[R.RXCTRL >> 2] |= R.RXCTRL_RXEN;
+  }
+
+  // 4.6.8 Transmit initialization.
+  initTx() {
+    const regs = this.regs;
+    const o = this.options;
+    // Append the CRC and pad short frames to 64 bytes (8.2.3.22.8).
+    regs[R.HLREG0 >> 2] |= R.HLREG0_TXCRCEN | R.HLREG0_TXPADEN;
+    // 4.6.11.3.4: one TX packet buffer of 40 KiB.
+    regs[R.TXPBSIZE(0) >> 2] = R.TXPBSIZE_40KB;
+    for (let i = 1; i < 8; i++) regs[R.TXPBSIZE(i) >> 2] = 0;
+    // 4.6.11.3.4: without DCB, DTXMXSZRQ at its maximum and descriptor arbitration on.
+    regs[R.DTXMXSZRQ >> 2] = 0xffff;
+    regs[R.RTTDCS >> 2] &= ~R.RTTDCS_ARBDIS;
+    for (let q = 0; q < o.txQueues; q++) {
+      const queue = new TxQueue(regs, q, o.txRingSize);
+      this.txQueues.push(queue);
+      queue.configure();
+    }
+    // 8.2.3.9.1: transmit DMA on.
+    regs[R.DMATXCTL >> 2] |= R.DMATXCTL_TE;
+  }
+
+  // 8.2.3.22.19 LINKS: polled until LINK_UP or the timeout.
+  async waitForLink(timeoutMs) {
+    const deadline = Date.now() + timeoutMs;
+    while (this.linkSpeed === 0) {
+      if (Date.now() > deadline) {
+        throw new IxyError('ELINKTIMEOUT', `link on ${this.address} did not come up within ${timeoutMs / 1000} s: check the cable or the link partner`);
+      }
+      await sleep(10);
+    }
+  }
+
+  // Link speed in Mb/s, 0 when the link is down.
+  get linkSpeed() {
+    const links = this.regs[R.LINKS >> 2];
+    if ((links & R.LINKS_UP) === 0) return 0;
+    switch (links & R.LINKS_SPEED_MASK) {
+      case R.LINKS_SPEED_100M: return 100;
+      case R.LINKS_SPEED_1G: return 1000;
+      case R.LINKS_SPEED_10G: return 10000;
+      default: return 0;
+    }
+  }
+
+  // 8.2.3.7.9: receive address 0 holds the MAC the EEPROM loaded.
+  get mac() {
+    const low = this.regs[R.RAL(0) >> 2];
+    const high = this.regs[R.RAH(0) >> 2];
+    const bytes = [low & 0xff, (low >>> 8) & 0xff, (low >>> 16) & 0xff, low >>> 24, high & 0xff, (high >>> 8) & 0xff];
+    return bytes.map((b) => b.toString(16).padStart(2, '0')).join(':');
+  }
+
+  // 8.2.3.7.1 FCTRL: unicast and multicast promiscuous.
+  get promiscuous() {
+    const mask = R.FCTRL_UPE | R.FCTRL_MPE;
+    return (this.regs[R.FCTRL >> 2] & mask) === mask;
+  }
+
+  set promiscuous(on) {
+    const mask = R.FCTRL_UPE | R.FCTRL_MPE;
+    if (on) this.regs[R.FCTRL >> 2] |= mask;
+    else this.regs[R.FCTRL >> 2] &= ~mask;
+  }
+
+  // Frames dropped for lack of room in the packet buffers (MPC, clear on read, 8.2.3.23.4).
+  readMissed() {
+    for (let i = 0; i < 8; i++) this.missed += this.regs[R.MPC(i) >> 2];
+    return this.missed;
+  }
+
+  // Waits briefly for TX to drain, stops every queue, returns all buffers to their pools
+  // and releases DMA memory and the BAR. Safe to call twice.
+  close() {
+    if (this.closed) return;
+    this.closed = true;
+    const deadline = Date.now() + 100;
+    while (this.txQueues.some((q) => !q.drained()) && Date.now() < deadline) sleepSync(1);
+    for (const q of this.rxQueues) tryStop(q, this.waitClear);
+    for (const q of this.txQueues) tryStop(q, this.waitClear);
+    if (this.regs) this.regs[R.RXCTRL >> 2] &= ~R.RXCTRL_RXEN;
+    for (const q of this.txQueues) q.close();
+    for (const q of this.rxQueues) q.close();
+    for (const pool of this.pools) pool.close();
+    if (this.bar) native().free(this.bar);
+    this.regs = null;
+    this.bar = null;
+  }
+}
+
+function tryStop(queue, waitClear) {
+  try {
+    queue.stop(waitClear);
+  } catch {
+    // A queue that does not stop in time is released anyway: the process is leaving it.
+  }
+}
+
+function checkOptions(o) {
+  for (const key of ['rxQueues', 'txQueues']) {
+    if (!Number.isInteger(o[key]) || o[key] < 0 || o[key] > MAX_QUEUES) {
+      throw new IxyError('EINVAL', `${key} must be 0..${MAX_QUEUES}, got ${o[key]}`);
+    }
+  }
+  for (const key of ['rxRingSize', 'txRingSize']) {
+    const n = o[key];
+    // RDLEN/TDLEN must be a multiple of 128 bytes (8 descriptors); rings are powers of two
+    // so that indices wrap with a mask. 8.2.3.8.3, 8.2.3.9.7.
+    if (!Number.isInteger(n) || n < 64 || n > 8192 || (n & (n - 1)) !== 0) {
+      throw new IxyError('EINVAL', `${key} must be a power of two from 64 to 8192, got ${n}`);
+    }
+  }
+}
+
+module.exports = { IxgbeDevice, DEFAULTS };

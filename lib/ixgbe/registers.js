@@ -1,0 +1,102 @@
+'use strict';
+
+// 82599 registers used by the driver: byte offsets into BAR0 and the bits we touch, named as
+// in the Intel 82599 10 GbE Controller Datasheet (rev. 3.3), section 8.2.3 unless noted.
+// The driver accesses BAR0 as a Uint32Array, so an offset becomes an index with `>> 2`.
+
+// Per-queue registers: queues 0..63 sit in one block, 64..127 in another (8.2.3.8, 8.2.3.9).
+const rxQueueReg = (low, high) => (q) => (q < 64 ? low + 0x40 * q : high + 0x40 * (q - 64));
+const txQueueReg = (base) => (q) => base + 0x40 * q;
+
+module.exports = {
+  // General control (8.2.3.1)
+  CTRL: 0x00000,
+  CTRL_LNK_RST: 1 << 3, // link reset
+  CTRL_RST: 1 << 26, // device reset, self-clearing
+  STATUS: 0x00008,
+  CTRL_EXT: 0x00018,
+  CTRL_EXT_NS_DIS: 1 << 16, // no-snoop disable
+
+  // EEPROM (8.2.3.2.1)
+  EEC: 0x10010,
+  EEC_ARD: 1 << 9, // auto-read done
+
+  // Interrupts (8.2.3.5)
+  EICR: 0x00800,
+  EIMS: 0x00880,
+  EIMC: 0x00888,
+  EIMC_ALL: 0x7fffffff,
+
+  // Receive (8.2.3.8)
+  RXCTRL: 0x03000,
+  RXCTRL_RXEN: 1 << 0,
+  RDRXCTL: 0x02f00,
+  RDRXCTL_CRCSTRIP: 1 << 1,
+  RDRXCTL_DMAIDONE: 1 << 3,
+  RXPBSIZE: (i) => 0x03c00 + 4 * i,
+  RXPBSIZE_128KB: 128 << 10,
+  FCTRL: 0x05080,
+  FCTRL_MPE: 1 << 8, // multicast promiscuous
+  FCTRL_UPE: 1 << 9, // unicast promiscuous
+  FCTRL_BAM: 1 << 10, // broadcast accept
+  RAL: (i) => 0x0a200 + 8 * i,
+  RAH: (i) => 0x0a204 + 8 * i,
+  RAH_AV: 1 << 31, // address valid
+  RDBAL: rxQueueReg(0x01000, 0x0d000),
+  RDBAH: rxQueueReg(0x01004, 0x0d004),
+  RDLEN: rxQueueReg(0x01008, 0x0d008),
+  RDH: rxQueueReg(0x01010, 0x0d010),
+  RDT: rxQueueReg(0x01018, 0x0d018),
+  RXDCTL: rxQueueReg(0x01028, 0x0d028),
+  RXDCTL_ENABLE: 1 << 25,
+  SRRCTL: rxQueueReg(0x01014, 0x0d014),
+  SRRCTL_BSIZEPACKET_MASK: 0x1f, // in 1 KiB units
+  SRRCTL_DESCTYPE_MASK: 7 << 25,
+  SRRCTL_DESCTYPE_ADV_ONEBUF: 1 << 25,
+  SRRCTL_DROP_EN: 1 << 28,
+  DCA_RXCTRL: rxQueueReg(0x0100c, 0x0d00c),
+  DCA_RXCTRL_RESERVED_BIT12: 1 << 12, // reads 1 after reset, must be written 0 (8.2.3.11.1)
+
+  // MAC (8.2.3.22)
+  HLREG0: 0x04240,
+  HLREG0_TXCRCEN: 1 << 0,
+  HLREG0_RXCRCSTRP: 1 << 1,
+  HLREG0_TXPADEN: 1 << 10,
+  AUTOC: 0x042a0,
+  AUTOC_LMS_MASK: 7 << 13,
+  AUTOC_LMS_10G_SERIAL: 3 << 13,
+  AUTOC_10G_PMA_PMD_MASK: 3 << 7,
+  AUTOC_10G_XAUI: 0 << 7,
+  AUTOC_AN_RESTART: 1 << 12,
+  LINKS: 0x042a4,
+  LINKS_UP: 1 << 30,
+  LINKS_SPEED_MASK: 3 << 28,
+  LINKS_SPEED_100M: 1 << 28,
+  LINKS_SPEED_1G: 2 << 28,
+  LINKS_SPEED_10G: 3 << 28,
+
+  // Transmit (8.2.3.9)
+  DMATXCTL: 0x04a80,
+  DMATXCTL_TE: 1 << 0,
+  DTXMXSZRQ: 0x08100,
+  RTTDCS: 0x04900,
+  RTTDCS_ARBDIS: 1 << 6,
+  TXPBSIZE: (i) => 0x0cc00 + 4 * i,
+  TXPBSIZE_40KB: 40 << 10,
+  TDBAL: txQueueReg(0x06000),
+  TDBAH: txQueueReg(0x06004),
+  TDLEN: txQueueReg(0x06008),
+  TDH: txQueueReg(0x06010),
+  TDT: txQueueReg(0x06018),
+  TXDCTL: txQueueReg(0x06028),
+  TXDCTL_ENABLE: 1 << 25,
+
+  // Statistics (8.2.3.23): the hardware clears them when they are read.
+  GPRC: 0x04074,
+  GPTC: 0x04080,
+  GORCL: 0x04088,
+  GORCH: 0x0408c,
+  GOTCL: 0x04090,
+  GOTCH: 0x04094,
+  MPC: (i) => 0x03fa0 + 4 * i, // missed packets, per packet buffer
+};

@@ -1,0 +1,141 @@
+'use strict';
+
+// One receive queue: a ring of advanced RX descriptors in DMA memory (datasheet 7.1) and
+// the buffer id behind each descriptor. receive() is the hot path: it allocates nothing.
+const R = require('./registers');
+const D = require('./descriptors');
+const { DmaMemory } = require('../memory');
+const { IxyError } = require('../errors');
+
+const TWO_32 = 2 ** 32;
+const { RXD_STAT_DD, RXD_STAT_EOP, RXD_ERROR_MASK } = D;
+const DONE_AND_WHOLE = RXD_STAT_DD | RXD_STAT_EOP;
+
+class RxQueue {
+  constructor(regs, index, ringSize, pool) {
+    this.regs = regs;
+    this.index = index;
+    this.size = ringSize;
+    this.mask = ringSize - 1;
+    this.pool = pool;
+    this.memory = new DmaMemory(ringSize * D.DESCRIPTOR_BYTES);
+    this.ring = new Uint32Array(this.memory.buffer, 0, ringSize * D.DESCRIPTOR_WORDS);
+    this.bufferIds = new Uint32Array(ringSize);
+    this.next = 0; // the next descriptor the NIC will complete
+    this.tailIndex = R.RDT(index) >> 2;
+    this.packets = 0;
+    this.bytes = 0;
+    this.errors = 0; // frames the NIC flagged bad or split over descriptors: dropped here
+    this.filled = false; // whether the ring holds buffers of the pool
+  }
+
+  // 4.6.7: ring address and length, one-buffer advanced descriptors with 2 KiB buffers,
+  // dropping when no descriptor is free instead of stalling the packet buffer.
+  configure() {
+    const regs = this.regs;
+    const q = this.index;
+    const bufferKiB = Math.floor(this.pool.bufferSize / 1024);
+    regs[R.SRRCTL(q) >> 2] = (regs[R.SRRCTL(q) >> 2] & ~(R.SRRCTL_DESCTYPE_MASK | R.SRRCTL_BSIZEPACKET_MASK)) |
+      R.SRRCTL_DESCTYPE_ADV_ONEBUF | R.SRRCTL_DROP_EN | bufferKiB;
+    const base = this.memory.physOf(0);
+    regs[R.RDBAL(q) >> 2] = base % TWO_32;
+    regs[R.RDBAH(q) >> 2] = Math.floor(base / TWO_32);
+    regs[R.RDLEN(q) >> 2] = this.size * D.DESCRIPTOR_BYTES;
+    regs[R.RDH(q) >> 2] = 0;
+    regs[R.RDT(q) >> 2] = 0;
+  }
+
+  // 4.6.7.1: give every descriptor a buffer, enable the queue, then hand the ring to the NIC
+  // by moving the tail. One slot stays empty: head == tail means "no descriptors".
+  start(waitForBit) {
+    for (let i = 0; i < this.size; i++) {
+      const id = this.pool.alloc();
+      if (id < 0) throw new IxyError('EINVAL', `a mempool of ${this.pool.entries} buffers is too small for an RX ring of ${this.size}`);
+      this.bufferIds[i] = id;
+      this.writeReadDescriptor(i, id);
+    }
+    this.filled = true;
+    const q = this.index;
+    this.regs[R.RXDCTL(q) >> 2] |= R.RXDCTL_ENABLE;
+    waitForBit(R.RXDCTL(q), R.RXDCTL_ENABLE, `RX queue ${q} to start (RXDCTL.ENABLE)`);
+    this.regs[R.RDH(q) >> 2] = 0;
+    Atomics.store(this.regs, this.tailIndex, this.size - 1);
+  }
+
+  writeReadDescriptor(i, id) {
+    const w = i << 2;
+    this.ring[w] = this.pool.physLo[id];
+    this.ring[w + 1] = this.pool.physHi[id];
+    this.ring[w + 2] = 0; // header address 0; also clears DD of the last write-back
+    this.ring[w + 3] = 0;
+  }
+
+  // Moves up to batch.capacity received frames into the batch; returns how many.
+  // Each completed descriptor gets a fresh buffer right away, so the ring stays full.
+  receive(batch) {
+    const ring = this.ring;
+    const ids = this.bufferIds;
+    const pool = this.pool;
+    const physLo = pool.physLo;
+    const physHi = pool.physHi;
+    const outIds = batch.ids;
+    const outLengths = batch.lengths;
+    const max = batch.capacity;
+    const mask = this.mask;
+    let i = this.next;
+    let n = 0;
+    let bytes = 0;
+    while (n < max) {
+      const w = i << 2;
+      const status = ring[w + 2];
+      if ((status & RXD_STAT_DD) === 0) break;
+      if ((status & (DONE_AND_WHOLE | RXD_ERROR_MASK)) !== DONE_AND_WHOLE) {
+        // A bad frame: keep the buffer on the descriptor and give it back to the NIC.
+        this.errors++;
+        ring[w + 2] = 0;
+        ring[w + 3] = 0;
+      } else {
+        if (pool.freeCount === 0) break; // no buffer to put in its place: leave it for later
+        const fresh = pool.freeIds[--pool.freeCount];
+        const length = ring[w + 3] & 0xffff;
+        outIds[n] = ids[i];
+        outLengths[n] = length;
+        n++;
+        bytes += length;
+        ids[i] = fresh;
+        ring[w] = physLo[fresh];
+        ring[w + 1] = physHi[fresh];
+        ring[w + 2] = 0;
+        ring[w + 3] = 0;
+      }
+      i = (i + 1) & mask;
+    }
+    batch.count = n;
+    batch.pool = pool;
+    if (i !== this.next) {
+      this.next = i;
+      // The tail names the last descriptor we gave back. Descriptor stores above must be
+      // visible before the NIC sees the new tail: Atomics.store is a full barrier.
+      Atomics.store(this.regs, this.tailIndex, (i - 1) & mask);
+      this.packets += n;
+      this.bytes += bytes;
+    }
+    return n;
+  }
+
+  // 4.6.7.1.2: disable the queue and wait until the NIC says it has stopped.
+  stop(waitForClear) {
+    const q = this.index;
+    this.regs[R.RXDCTL(q) >> 2] &= ~R.RXDCTL_ENABLE;
+    waitForClear(R.RXDCTL(q), R.RXDCTL_ENABLE, `RX queue ${q} to stop (RXDCTL.ENABLE)`);
+  }
+
+  // Gives every buffer on the ring back to the pool and releases the ring memory.
+  close() {
+    if (this.filled) this.pool.freeMany(this.bufferIds, 0, this.size);
+    this.filled = false;
+    this.memory.free();
+  }
+}
+
+module.exports = { RxQueue };

@@ -1,0 +1,141 @@
+'use strict';
+
+// One transmit queue: a ring of advanced TX data descriptors (datasheet 7.2) and, per
+// descriptor, the buffer it carries and that buffer's pool, so the buffer can go home
+// once the NIC reports it sent. send() is the hot path: it allocates nothing.
+const R = require('./registers');
+const D = require('./descriptors');
+const { DmaMemory } = require('../memory');
+
+const TWO_32 = 2 ** 32;
+const CLEAN_BATCH = 32; // buffers are reclaimed 32 at a time: one status read per 32 sends
+const { TXD_STAT_DD } = D;
+const SEND_COMMAND = D.TXD_DCMD_EOP | D.TXD_DCMD_RS | D.TXD_DCMD_IFCS | D.TXD_DCMD_DEXT | D.TXD_DTYP_DATA;
+
+class TxQueue {
+  constructor(regs, index, ringSize) {
+    this.regs = regs;
+    this.index = index;
+    this.size = ringSize;
+    this.mask = ringSize - 1;
+    this.memory = new DmaMemory(ringSize * D.DESCRIPTOR_BYTES);
+    this.ring = new Uint32Array(this.memory.buffer, 0, ringSize * D.DESCRIPTOR_WORDS);
+    this.bufferIds = new Uint32Array(ringSize);
+    this.pools = new Array(ringSize).fill(null);
+    this.tail = 0; // the next descriptor we fill
+    this.clean = 0; // the oldest descriptor whose buffer we have not reclaimed
+    this.tailIndex = R.TDT(index) >> 2;
+    this.packets = 0;
+    this.bytes = 0;
+  }
+
+  // 4.6.8: ring address and length; prefetch/host/write-back thresholds as recommended for
+  // high throughput (PTHRESH 36, HTHRESH 8, WTHRESH 4; 8.2.3.9.10).
+  configure() {
+    const regs = this.regs;
+    const q = this.index;
+    const base = this.memory.physOf(0);
+    regs[R.TDBAL(q) >> 2] = base % TWO_32;
+    regs[R.TDBAH(q) >> 2] = Math.floor(base / TWO_32);
+    regs[R.TDLEN(q) >> 2] = this.size * D.DESCRIPTOR_BYTES;
+    const thresholds = 36 | (8 << 8) | (4 << 16);
+    regs[R.TXDCTL(q) >> 2] = (regs[R.TXDCTL(q) >> 2] & ~0x3f3f3f) | thresholds;
+  }
+
+  // 4.6.8.1: empty ring (head == tail), then enable.
+  start(waitForBit) {
+    const q = this.index;
+    this.regs[R.TDH(q) >> 2] = 0;
+    this.regs[R.TDT(q) >> 2] = 0;
+    this.regs[R.TXDCTL(q) >> 2] |= R.TXDCTL_ENABLE;
+    waitForBit(R.TXDCTL(q), R.TXDCTL_ENABLE, `TX queue ${q} to start (TXDCTL.ENABLE)`);
+  }
+
+  // Frees the buffers of sent packets, CLEAN_BATCH at a time. The NIC completes in order,
+  // so DD on the last descriptor of a group means the whole group is done.
+  reclaim() {
+    const ring = this.ring;
+    const mask = this.mask;
+    let clean = this.clean;
+    for (;;) {
+      const inFlight = (this.tail - clean) & mask;
+      if (inFlight < CLEAN_BATCH) break;
+      const last = (clean + CLEAN_BATCH - 1) & mask;
+      if ((ring[(last << 2) + 3] & TXD_STAT_DD) === 0) break;
+      for (let k = 0; k < CLEAN_BATCH; k++) {
+        const i = (clean + k) & mask;
+        const pool = this.pools[i];
+        pool.freeIds[pool.freeCount++] = this.bufferIds[i];
+      }
+      clean = (last + 1) & mask;
+    }
+    this.clean = clean;
+  }
+
+  // Queues batch.ids[0..) for sending; returns how many fit. The rest stay the caller's:
+  // free them (batch.freeFrom(sent)) or try again.
+  send(batch) {
+    this.reclaim();
+    const ring = this.ring;
+    const mask = this.mask;
+    const pool = batch.pool;
+    const physLo = pool.physLo;
+    const physHi = pool.physHi;
+    const ids = batch.ids;
+    const lengths = batch.lengths;
+    const room = this.mask - ((this.tail - this.clean) & mask); // one slot stays empty
+    const n = batch.count < room ? batch.count : room;
+    let t = this.tail;
+    let bytes = 0;
+    for (let k = 0; k < n; k++) {
+      const id = ids[k];
+      const length = lengths[k];
+      const w = t << 2;
+      ring[w] = physLo[id];
+      ring[w + 1] = physHi[id];
+      ring[w + 2] = SEND_COMMAND | length;
+      ring[w + 3] = length << D.TXD_PAYLEN_SHIFT;
+      this.bufferIds[t] = id;
+      this.pools[t] = pool;
+      bytes += length;
+      t = (t + 1) & mask;
+    }
+    if (n > 0) {
+      this.tail = t;
+      // Descriptors first, then the tail: Atomics.store orders the stores before it.
+      Atomics.store(this.regs, this.tailIndex, t);
+      this.packets += n;
+      this.bytes += bytes;
+    }
+    return n;
+  }
+
+  get inFlight() {
+    return (this.tail - this.clean) & this.mask;
+  }
+
+  // Whether the NIC has sent everything queued (DD on the newest descriptor).
+  drained() {
+    if (this.tail === this.clean) return true;
+    return (this.ring[(((this.tail - 1) & this.mask) << 2) + 3] & TXD_STAT_DD) !== 0;
+  }
+
+  // 4.6.8.1.2 (disabling a queue): wait for the NIC to finish, then clear ENABLE.
+  stop(waitForClear) {
+    const q = this.index;
+    this.regs[R.TXDCTL(q) >> 2] &= ~R.TXDCTL_ENABLE;
+    waitForClear(R.TXDCTL(q), R.TXDCTL_ENABLE, `TX queue ${q} to stop (TXDCTL.ENABLE)`);
+  }
+
+  // Gives every buffer still on the ring back to its pool and releases the ring memory.
+  close() {
+    for (let i = this.clean; i !== this.tail; i = (i + 1) & this.mask) {
+      this.pools[i].free(this.bufferIds[i]);
+      this.pools[i] = null;
+    }
+    this.clean = this.tail;
+    this.memory.free();
+  }
+}
+
+module.exports = { TxQueue };

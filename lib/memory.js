@@ -1,0 +1,58 @@
+'use strict';
+
+// DMA memory: hugepages the NIC can read and write, with their physical addresses.
+// The addon allocates (hugetlbfs file, mmap shared, mlock, unlink) and translates
+// (/proc/self/pagemap); this class only keeps the result and answers "where is byte N".
+const fs = require('fs');
+const { IxyError, fromNative } = require('./errors');
+const { native } = require('./native');
+
+class DmaMemory {
+  // size: bytes wanted, rounded up to whole 2 MiB hugepages by the addon.
+  constructor(size) {
+    const addon = native();
+    let result;
+    try {
+      result = addon.allocDma(size);
+    } catch (err) {
+      throw explain(err);
+    }
+    this.buffer = result.buffer;
+    this.size = result.buffer.byteLength;
+    this.pageSize = addon.HUGE_PAGE_SIZE;
+    this.pagePhys = result.phys; // physical address of each hugepage
+  }
+
+  // Physical address of byte `offset`. Bytes are physically contiguous only within a
+  // hugepage, so a ring or buffer must never straddle a page boundary.
+  physOf(offset) {
+    const page = Math.floor(offset / this.pageSize);
+    return this.pagePhys[page] + (offset % this.pageSize);
+  }
+
+  free() {
+    if (this.buffer !== null) {
+      native().free(this.buffer);
+      this.buffer = null;
+    }
+  }
+}
+
+// Adds what to do to the addon's errors about hugepages.
+function explain(err) {
+  if (err.code === 'ENOHUGETLBFS' || err.code === 'ENOHUGEPAGES' || err.code === 'ENOTROOT') {
+    return new IxyError(err.code, err.message);
+  }
+  if (err.code === 'EACCES' || err.code === 'EPERM') {
+    return new IxyError('ENOTROOT', 'cannot allocate DMA memory in /mnt/huge: permission denied: run as root');
+  }
+  return fromNative(err, 'DMA allocation');
+}
+
+// Free hugepages right now, for messages and tests.
+function freeHugepages() {
+  const match = /HugePages_Free:\s+(\d+)/.exec(fs.readFileSync('/proc/meminfo', 'utf8'));
+  return match ? Number(match[1]) : 0;
+}
+
+module.exports = { DmaMemory, freeHugepages };

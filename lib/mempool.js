@@ -1,0 +1,80 @@
+'use strict';
+
+// A mempool: fixed-size packet buffers in DMA memory. A packet is a buffer id (a small
+// integer), never an object; everything about buffer i is made once, here:
+//   buffers[i]   a Uint8Array view of its bytes
+//   physLo[i], physHi[i]  its physical address as two 32-bit halves, ready for descriptors
+// Free buffers sit on a stack of ids, so alloc and free are one array access each.
+const { IxyError } = require('./errors');
+const { DmaMemory } = require('./memory');
+
+const HUGE_PAGE = 2 * 1024 * 1024;
+const TWO_32 = 2 ** 32;
+
+class Mempool {
+  constructor({ entries = 4096, bufferSize = 2048 } = {}) {
+    if (!Number.isInteger(entries) || entries < 1 || entries > 1 << 20) {
+      throw new IxyError('EINVAL', `mempool entries must be 1..1048576, got ${entries}`);
+    }
+    // A power of two that divides the hugepage, so no buffer straddles two pages.
+    if (!Number.isInteger(bufferSize) || bufferSize < 64 || bufferSize > HUGE_PAGE || (bufferSize & (bufferSize - 1)) !== 0) {
+      throw new IxyError('EINVAL', `mempool buffer size must be a power of two from 64 to 2 MiB, got ${bufferSize}`);
+    }
+    this.entries = entries;
+    this.bufferSize = bufferSize;
+    this.memory = new DmaMemory(entries * bufferSize);
+
+    this.buffers = new Array(entries);
+    this.physLo = new Uint32Array(entries);
+    this.physHi = new Uint32Array(entries);
+    this.freeIds = new Uint32Array(entries);
+    for (let i = 0; i < entries; i++) {
+      const offset = i * bufferSize;
+      const phys = this.memory.physOf(offset);
+      this.buffers[i] = new Uint8Array(this.memory.buffer, offset, bufferSize);
+      this.physLo[i] = phys % TWO_32;
+      this.physHi[i] = Math.floor(phys / TWO_32);
+      // Stack order: alloc hands out low ids first, which keeps a small working set warm.
+      this.freeIds[i] = entries - 1 - i;
+    }
+    this.freeCount = entries;
+  }
+
+  // One buffer id, or -1 when the pool is empty.
+  alloc() {
+    if (this.freeCount === 0) return -1;
+    return this.freeIds[--this.freeCount];
+  }
+
+  free(id) {
+    this.freeIds[this.freeCount++] = id;
+  }
+
+  // Fills ids[0..n) with up to n buffers; returns how many it got.
+  allocMany(ids, n) {
+    const got = n < this.freeCount ? n : this.freeCount;
+    let top = this.freeCount;
+    for (let i = 0; i < got; i++) ids[i] = this.freeIds[--top];
+    this.freeCount = top;
+    return got;
+  }
+
+  // Frees ids[from..to).
+  freeMany(ids, from, to) {
+    let top = this.freeCount;
+    for (let i = from; i < to; i++) this.freeIds[top++] = ids[i];
+    this.freeCount = top;
+  }
+
+  get inUse() {
+    return this.entries - this.freeCount;
+  }
+
+  close() {
+    this.memory.free();
+    this.buffers.fill(null);
+    this.freeCount = 0;
+  }
+}
+
+module.exports = { Mempool };

@@ -1,0 +1,48 @@
+'use strict';
+
+// Rates from two snapshots of a device's counters, and the one-line report the apps print.
+// Mbit/s is what the wire carries: each frame plus its 4-byte FCS, 8 bytes of preamble and
+// start delimiter and a 12-byte inter-frame gap (the 20 bytes of preamble and gap per frame).
+const WIRE_OVERHEAD = 4 + 20;
+
+class RateMeter {
+  constructor(device) {
+    this.device = device;
+    this.last = device.stats();
+    this.lastTime = process.hrtime.bigint();
+  }
+
+  // Rates since the previous sample (or since the meter was made).
+  sample() {
+    const now = process.hrtime.bigint();
+    const current = this.device.stats();
+    const seconds = Number(now - this.lastTime) / 1e9;
+    const rates = rates_(this.last, current, seconds);
+    this.last = current;
+    this.lastTime = now;
+    return rates;
+  }
+}
+
+function rates_(before, after, seconds) {
+  const rxPackets = after.rxPackets - before.rxPackets;
+  const txPackets = after.txPackets - before.txPackets;
+  return {
+    rxMpps: rxPackets / seconds / 1e6,
+    txMpps: txPackets / seconds / 1e6,
+    rxMbits: ((after.rxBytes - before.rxBytes) + rxPackets * WIRE_OVERHEAD) * 8 / seconds / 1e6,
+    txMbits: ((after.txBytes - before.txBytes) + txPackets * WIRE_OVERHEAD) * 8 / seconds / 1e6,
+    rxMissed: after.rxMissed - before.rxMissed,
+  };
+}
+
+function formatRates(address, r) {
+  const f = (x, d) => x.toFixed(d).padStart(8);
+  return `[${address}] RX: ${f(r.rxMpps, 2)} Mpps ${f(r.rxMbits, 0)} Mbit/s | TX: ${f(r.txMpps, 2)} Mpps ${f(r.txMbits, 0)} Mbit/s`;
+}
+
+function formatTotals(address, s) {
+  return `[${address}] total RX ${s.rxPackets} packets ${s.rxBytes} bytes, TX ${s.txPackets} packets ${s.txBytes} bytes, RX missed ${s.rxMissed}`;
+}
+
+module.exports = { RateMeter, rates: rates_, formatRates, formatTotals, WIRE_OVERHEAD };
