@@ -11,6 +11,7 @@ class Device {
     this.driver = driver;
     this.rxQueues = [];
     this.txQueues = [];
+    this.stopped = false;
     this.closed = false;
   }
 

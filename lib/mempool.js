@@ -70,10 +70,11 @@ class Mempool {
     return this.entries - this.freeCount;
   }
 
+  // Releases the DMA memory. The counts stay readable, so that a caller can still check
+  // that every buffer came home (freeCount === entries).
   close() {
     this.memory.free();
     this.buffers.fill(null);
-    this.freeCount = 0;
   }
 }
 

@@ -54,6 +54,9 @@ async function forward(addressA, addressB, { batchSize = 32, seconds = 0, out = 
     for (const [address, s] of Object.entries(totals)) out.write(`${formatTotals(address, s)}\n`);
     return { reason, stats: totals, pools: [...a.pools, ...b.pools] };
   } finally {
+    // Both stop before either frees memory: each TX ring holds the other port's buffers.
+    a.stop();
+    b.stop();
     a.close();
     b.close();
   }

@@ -215,16 +215,25 @@ class IxgbeDevice extends Device {
     return this.missed;
   }
 
-  // Waits briefly for TX to drain, stops every queue, returns all buffers to their pools
-  // and releases DMA memory and the BAR. Safe to call twice.
-  close() {
-    if (this.closed) return;
-    this.closed = true;
+  // Lets TX drain (briefly), then stops every queue: after this the NIC touches no more
+  // host memory. Buffers stay where they are until close().
+  stop() {
+    if (this.stopped || !this.regs) return;
+    this.stopped = true;
     const deadline = Date.now() + 100;
     while (this.txQueues.some((q) => !q.drained()) && Date.now() < deadline) sleepSync(1);
     for (const q of this.rxQueues) tryStop(q, this.waitClear);
     for (const q of this.txQueues) tryStop(q, this.waitClear);
-    if (this.regs) this.regs[R.RXCTRL >> 2] &= ~R.RXCTRL_RXEN;
+    this.regs[R.RXCTRL >> 2] &= ~R.RXCTRL_RXEN;
+  }
+
+  // Stops the device, returns every buffer to its pool and releases DMA memory and the BAR.
+  // Stop every device first when buffers travel between devices (forwarding): a TX ring
+  // may hold another device's buffers. Safe to call twice.
+  close() {
+    if (this.closed) return;
+    this.stop();
+    this.closed = true;
     for (const q of this.txQueues) q.close();
     for (const q of this.rxQueues) q.close();
     for (const pool of this.pools) pool.close();

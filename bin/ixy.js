@@ -1,0 +1,91 @@
+#!/usr/bin/env node
+'use strict';
+
+// The `ixy` command: parses arguments and calls the library; nothing else lives here.
+// Every failure a user can cause prints one line and exits non-zero.
+const { Command, InvalidArgumentError } = require('commander');
+const { version } = require('../package.json');
+
+const program = new Command();
+
+function integer(name, min, max) {
+  return (value) => {
+    if (!/^\d+$/.test(value)) throw new InvalidArgumentError(`${name} must be a whole number`);
+    const n = Number(value);
+    if (n < min || n > max) throw new InvalidArgumentError(`${name} must be ${min}..${max}`);
+    return n;
+  };
+}
+
+// Runs an async command body; IxyErrors become "ixy: message" and exit code 1.
+function action(body) {
+  return async (...args) => {
+    try {
+      await body(...args);
+    } catch (err) {
+      const message = err && err.code && err.message ? err.message : String(err && err.stack ? err.stack : err);
+      process.stderr.write(`ixy: ${message.split('\n')[0]}\n`);
+      if (process.env.IXY_DEBUG && err && err.stack) process.stderr.write(`${err.stack}\n`);
+      process.exitCode = 1;
+    }
+  };
+}
+
+program
+  .name('ixy')
+  .description('User-space driver for Intel 82599 (ixgbe) NICs, in JavaScript')
+  .version(version)
+  // Commander's own errors (unknown option, bad value) in the same one-line form as ours.
+  .configureOutput({ outputError: (text, write) => write(text.replace(/^error: /, 'ixy: ')) });
+
+program
+  .command('forward')
+  .description('forward packets between two ports in both directions, printing rates every second')
+  .argument('<pci1>', 'PCI address of the first port, e.g. 0000:03:00.0')
+  .argument('<pci2>', 'PCI address of the second port')
+  .option('-b, --batch <n>', 'packets per batch (1..512)', integer('--batch', 1, 512), 32)
+  .option('-t, --seconds <s>', 'stop after this many seconds (default: until Ctrl-C)', integer('--seconds', 0, 1e9), 0)
+  .option('--link-timeout <ms>', 'how long to wait for link', integer('--link-timeout', 1, 600000), 10000)
+  .action(action(async (pci1, pci2, opts) => {
+    const { forward } = require('../lib/apps/forward');
+    await forward(pci1, pci2, { batchSize: opts.batch, seconds: opts.seconds, deviceOptions: { linkTimeout: opts.linkTimeout } });
+  }));
+
+program
+  .command('generate')
+  .description('send IPv4/UDP frames with sequence numbers, printing rates every second')
+  .argument('<pci>', 'PCI address of the port')
+  .option('-b, --batch <n>', 'packets per batch (1..512)', integer('--batch', 1, 512), 32)
+  .option('-s, --size <bytes>', 'frame size without FCS (60..1514)', integer('--size', 60, 1514), 60)
+  .option('-r, --rate <pps>', 'packets per second (default: as fast as possible)', integer('--rate', 1, 1e9), 0)
+  .option('-n, --count <n>', 'stop after sending this many frames', integer('--count', 1, 2 ** 32 - 1), 0)
+  .option('-t, --seconds <s>', 'stop after this many seconds', integer('--seconds', 0, 1e9), 0)
+  .option('--link-timeout <ms>', 'how long to wait for link', integer('--link-timeout', 1, 600000), 10000)
+  .action(action(async (pci, opts) => {
+    const { generate } = require('../lib/apps/generate');
+    await generate(pci, {
+      batchSize: opts.batch, size: opts.size, rate: opts.rate, count: opts.count, seconds: opts.seconds,
+      deviceOptions: { linkTimeout: opts.linkTimeout },
+    });
+  }));
+
+program
+  .command('list')
+  .description('list network devices and whether ixy supports them')
+  .option('-a, --all', 'list every PCI device, not only network devices')
+  .action(action(async (opts) => {
+    require('../lib/apps/list').list({ all: Boolean(opts.all) });
+  }));
+
+program
+  .command('demo')
+  .description('start the 82599 device model with two ports and traffic, and forward between them')
+  .option('-t, --seconds <s>', 'how long to forward (0: until Ctrl-C)', integer('--seconds', 0, 1e9), 5)
+  .option('-b, --batch <n>', 'packets per batch (1..512)', integer('--batch', 1, 512), 32)
+  .option('-r, --rate <pps>', 'frames per second the model offers on each port (0: as many as fit)', integer('--rate', 0, 1e9), 0)
+  .action(action(async (opts) => {
+    const { demo } = require('../lib/apps/demo');
+    await demo({ seconds: opts.seconds, batchSize: opts.batch, rate: opts.rate });
+  }));
+
+program.parseAsync(process.argv);
