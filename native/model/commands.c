@@ -1,0 +1,243 @@
+/*
+ * commands.c - the control commands (see README.md, "Control protocol").
+ * Runs on the data thread (or on the main thread before it starts), so it
+ * may change any port state.  Replies are one JSON object without newline.
+ */
+#define _GNU_SOURCE
+#include <signal.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "model.h"
+
+#define MAXTOK 16
+
+static int fail(char *reply, size_t n, const char *msg, const char *arg)
+{
+	char m[256];
+	snprintf(m, sizeof m, "%s%s%s", msg, arg ? ": " : "", arg ? arg : "");
+	int o = snprintf(reply, n, "{\"ok\":false,\"error\":\"");
+	for (char *c = m; *c && o < (int)n - 8; c++) {       /* JSON string escape */
+		if (*c == '"' || *c == '\\')
+			reply[o++] = '\\';
+		reply[o++] = (unsigned char)*c < 0x20 ? '?' : *c;
+	}
+	snprintf(reply + o, n - o, "\"}");
+	return -1;
+}
+
+static int ok(char *reply, size_t n)
+{
+	snprintf(reply, n, "{\"ok\":true}");
+	return 0;
+}
+
+/* Parse an unsigned decimal number; -1 when it is not one. */
+static long long num(const char *s)
+{
+	char *end;
+	if (!s || !*s || *s == '-')
+		return -1;
+	long long v = strtoll(s, &end, 10);
+	return *end ? -1 : v;
+}
+
+static int parse_mac(const char *s, uint8_t mac[6])
+{
+	unsigned m[6];
+	if (sscanf(s, "%2x:%2x:%2x:%2x:%2x:%2x", &m[0], &m[1], &m[2], &m[3], &m[4], &m[5]) != 6 ||
+	    strlen(s) != 17)
+		return -1;
+	for (int i = 0; i < 6; i++)
+		mac[i] = (uint8_t)m[i];
+	return 0;
+}
+
+static int stats(char *reply, size_t n, int only)
+{
+	int o = snprintf(reply, n, "{\"ok\":true,\"ports\":[");
+	for (int i = 0; i < M.nports; i++) {
+		if (only >= 0 && i != only)
+			continue;
+		struct port *p = &M.ports[i];
+		struct truth *t = &p->t;
+		o += snprintf(reply + o, n - o,
+			"%s{\"address\":\"%s\",\"linkUp\":%s,\"rxOffered\":%lu,\"rxDelivered\":%lu,"
+			"\"rxBytes\":%lu,\"rxDropNoDesc\":%lu,\"rxDropDisabled\":%lu,\"rxDropFiltered\":%lu,"
+			"\"rxDropOversize\":%lu,\"txFrames\":%lu,\"txBytes\":%lu,\"descErrors\":%lu,"
+			"\"sinkFrames\":%lu,\"sinkSeqErrors\":%lu,\"sinkBadFrames\":%lu,\"pcapFrames\":%lu,"
+			"\"dmaOwnerPid\":%d,\"busMaster\":%s,\"rxQueueActive\":%s,\"txQueuesActive\":%d,"
+			"\"sourceSeq\":%lu}",
+			o > 20 ? "," : "", p->address, p->link_up ? "true" : "false",
+			t->rx_offered, t->rx_delivered, t->rx_bytes, t->rx_drop_nodesc,
+			t->rx_drop_disabled, t->rx_drop_filtered, t->rx_drop_oversize, t->tx_frames,
+			t->tx_bytes, t->desc_errors, t->sink_frames, t->sink_seq_errors,
+			t->sink_bad_frames, t->pcap_frames, dma_owner_pid(i),
+			p->bus_master ? "true" : "false", p->rxq.desc ? "true" : "false",
+			__builtin_popcountll(p->tx_active), p->src.seq);
+	}
+	snprintf(reply + o, n - o, "]}");
+	return 0;
+}
+
+static int cmd_source(struct port *p, char **tok, int nt, char *reply, size_t n)
+{
+	struct source *s = &p->src;
+	if (nt == 3 && !strcmp(tok[2], "off")) {
+		s->on = 0;
+		return ok(reply, n);
+	}
+	struct source ns = { .on = 1, .rate = 0, .size = 60, .count = 0, .flows = 1 };
+	for (int i = 2; i < nt; i++) {
+		char *eq = strchr(tok[i], '=');
+		if (!eq)
+			return fail(reply, n, "expected key=value", tok[i]);
+		*eq = 0;
+		const char *k = tok[i], *v = eq + 1;
+		long long x = num(v);
+		if (!strcmp(k, "rate") && x >= 0)
+			ns.rate = (uint64_t)x;
+		else if (!strcmp(k, "size") && x >= 60 && x <= 1518)
+			ns.size = (uint32_t)x;
+		else if (!strcmp(k, "count") && x >= 0)
+			ns.count = (uint64_t)x;
+		else if (!strcmp(k, "flows") && x >= 1 && x <= 65536)
+			ns.flows = (uint32_t)x;
+		else if (!strcmp(k, "dst") && !strcmp(v, "broadcast")) {
+			ns.dst_kind = 1;
+			memset(ns.dst, 0xff, 6);
+		} else if (!strcmp(k, "dst") && x >= 0 && x < M.nports) {
+			ns.dst_kind = 1;
+			memcpy(ns.dst, M.ports[x].filter_mac, 6);
+		} else if (!strcmp(k, "dst") && parse_mac(v, ns.dst) == 0)
+			ns.dst_kind = 1;
+		else
+			return fail(reply, n, "bad source option", k);
+	}
+	ns.last_ns = now_ns();
+	*s = ns;
+	source_build(p);
+	return ok(reply, n);
+}
+
+static int cmd_pcap_in(struct port *p, char **tok, int nt, char *reply, size_t n)
+{
+	struct replay *r = &p->rep;
+	if (nt < 3)
+		return fail(reply, n, "usage: pcap-in PORT FILE [loop=0|1] [rate=PPS]", NULL);
+	if (!strcmp(tok[2], "off")) {
+		r->on = 0;
+		return ok(reply, n);
+	}
+	int loop = 0;
+	long long rate = 0;
+	for (int i = 3; i < nt; i++) {
+		if (!strncmp(tok[i], "loop=", 5) && num(tok[i] + 5) >= 0 && num(tok[i] + 5) <= 1)
+			loop = (int)num(tok[i] + 5);
+		else if (!strncmp(tok[i], "rate=", 5) && (rate = num(tok[i] + 5)) >= 0)
+			;
+		else
+			return fail(reply, n, "bad pcap-in option", tok[i]);
+	}
+	char err[300];
+	r->on = 0;
+	if (pcap_load(r, tok[2], err, sizeof err) < 0)
+		return fail(reply, n, err, NULL);
+	r->loop = loop;
+	r->rate = (uint64_t)rate;
+	r->tokens = 0;
+	r->last_ns = now_ns();
+	r->on = 1;
+	return ok(reply, n);
+}
+
+static void uncable(int a)
+{
+	int b = M.ports[a].cable;
+	if (b >= 0)
+		M.ports[b].cable = -1;
+	M.ports[a].cable = -1;
+}
+
+/* Execute one command line; returns 0 on success. */
+int command_exec(char *line, char *reply, size_t n)
+{
+	char *tok[MAXTOK], *save = NULL;
+	int nt = 0;
+	for (char *t = strtok_r(line, " \t", &save); t && nt < MAXTOK; t = strtok_r(NULL, " \t", &save))
+		tok[nt++] = t;
+	if (nt == 0)
+		return fail(reply, n, "empty command", NULL);
+	const char *c = tok[0];
+	if (!strcmp(c, "quit")) {
+		kill(getpid(), SIGTERM);   /* the main thread cleans up */
+		return ok(reply, n);
+	}
+	long long pi = nt > 1 ? num(tok[1]) : -1;
+	if (!strcmp(c, "stats") && nt == 1)
+		return stats(reply, n, -1);
+	if (nt < 2 || pi < 0 || pi >= M.nports)
+		return nt < 2 && strcmp(c, "stats") ? fail(reply, n, "unknown command or missing port", c)
+						    : fail(reply, n, "bad port", nt > 1 ? tok[1] : c);
+	struct port *p = &M.ports[pi];
+	if (!strcmp(c, "stats"))
+		return stats(reply, n, (int)pi);
+	if (!strcmp(c, "source"))
+		return cmd_source(p, tok, nt, reply, n);
+	if (!strcmp(c, "sink")) {
+		if (nt == 3 && !strcmp(tok[2], "off")) {
+			p->sink = 0;
+			return ok(reply, n);
+		}
+		if (nt > 3 || (nt == 3 && strcmp(tok[2], "check=0") && strcmp(tok[2], "check=1")))
+			return fail(reply, n, "usage: sink PORT [check=0|1]", NULL);
+		p->sink = 1;
+		p->sink_check = nt == 3 && !strcmp(tok[2], "check=1");
+		p->sink_last_seq = -1;
+		return ok(reply, n);
+	}
+	if (!strcmp(c, "cable")) {
+		long long b = nt == 3 ? num(tok[2]) : -1;
+		if (nt == 3 && !strcmp(tok[2], "off")) {
+			uncable((int)pi);
+			return ok(reply, n);
+		}
+		if (b < 0 || b >= M.nports)
+			return fail(reply, n, "usage: cable A B", NULL);
+		uncable((int)pi);
+		uncable((int)b);
+		p->cable = (int)b;
+		M.ports[b].cable = (int)pi;
+		return ok(reply, n);
+	}
+	if (!strcmp(c, "pcap-out")) {
+		if (nt != 3)
+			return fail(reply, n, "usage: pcap-out PORT FILE|off", NULL);
+		if (p->pcap_out)
+			fclose(p->pcap_out);
+		p->pcap_out = NULL;
+		if (strcmp(tok[2], "off") && !(p->pcap_out = pcap_open_out(tok[2])))
+			return fail(reply, n, "cannot open", tok[2]);
+		return ok(reply, n);
+	}
+	if (!strcmp(c, "pcap-in"))
+		return cmd_pcap_in(p, tok, nt, reply, n);
+	if (!strcmp(c, "link") && nt == 3 && (!strcmp(tok[2], "up") || !strcmp(tok[2], "down"))) {
+		int up = !strcmp(tok[2], "up");
+		p->link_forced_down = !up;
+		p->link_up_at = 0;
+		port_set_link(p, up);
+		return ok(reply, n);
+	}
+	if (!strcmp(c, "stall") && nt == 3 && num(tok[2]) >= 0) {
+		p->stall_until = now_ns() + (uint64_t)num(tok[2]) * 1000000ull;
+		return ok(reply, n);
+	}
+	if (!strcmp(c, "clear") && nt == 2) {
+		memset(&p->t, 0, sizeof p->t);
+		p->sink_last_seq = -1;
+		return ok(reply, n);
+	}
+	return fail(reply, n, "unknown command or bad arguments", c);
+}

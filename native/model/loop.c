@@ -1,0 +1,69 @@
+/*
+ * loop.c - the data thread: one thread polls every port.
+ *
+ * Fast work each iteration: per port one RX visit (source, pcap replay)
+ * and one TX visit (all enabled TX queues; cable frames go straight into
+ * the peer's RX ring).  Slow work every 0.5 ms: control registers, control
+ * commands, DMA rescans, driver liveness.  With nothing to do the thread
+ * backs off: it spins briefly, then sleeps 50 us, after 100 ms idle 1 ms.
+ */
+#define _GNU_SOURCE
+#include <sched.h>
+#include <sys/prctl.h>
+#include <time.h>
+
+#include "model.h"
+
+#define SLOW_EVERY_NS 500000ull
+#define SPIN_NS       2000000ull     /* keep spinning this long after the last work */
+#define NAP_NS        100000000ull   /* short naps until idle this long */
+
+uint64_t now_ns(void)
+{
+	struct timespec ts;
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
+}
+
+static void slow_work(uint64_t now)
+{
+	control_poll();
+	for (int i = 0; i < M.nports; i++)
+		regs_scan(&M.ports[i], now);
+	dma_maybe_scan(now, 0);
+	dma_check_owners(now);
+}
+
+static void nap(uint64_t ns)
+{
+	struct timespec ts = { 0, (long)ns };
+	nanosleep(&ts, NULL);
+}
+
+void *data_thread(void *arg)
+{
+	(void)arg;
+	prctl(PR_SET_TIMERSLACK, 1000UL);    /* short sleeps really are short */
+	uint64_t last_slow = 0, last_work = now_ns();
+	while (!M.stop) {
+		uint64_t now = now_ns();
+		int work = 0;
+		for (int i = 0; i < M.nports; i++) {
+			struct port *p = &M.ports[i];
+			work |= rx_visit(p, now);
+			work |= tx_visit(p, now);
+		}
+		if (now - last_slow >= SLOW_EVERY_NS) {
+			last_slow = now;
+			slow_work(now);
+		}
+		if (work) {
+			last_work = now;
+		} else if (now - last_work < SPIN_NS) {
+			sched_yield();
+		} else {
+			nap(now - last_work < NAP_NS ? 50000 : 1000000);
+		}
+	}
+	return NULL;
+}

@@ -1,0 +1,247 @@
+/*
+ * main.c - ixy-model: command line, start-up, shutdown.
+ *
+ *   ixy-model [--ports N] [--dir DIR] [--socket PATH] [--config "CMD; CMD"]
+ *             [run -- COMMAND ARGS...]
+ *
+ * Creates one PCI device directory per port under DIR, starts the data
+ * thread and the control socket, prints one JSON "ready" line and waits
+ * for SIGTERM/SIGINT (or for the command of `run --` to exit).
+ */
+#define _GNU_SOURCE
+#include <dirent.h>
+#include <errno.h>
+#include <pthread.h>
+#include <signal.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include "model.h"
+
+int command_exec(char *line, char *reply, size_t n);
+pid_t runner_start(char **argv, int *go_fd);       /* run.c */
+
+struct model M;
+static pthread_t data_tid;
+static int data_started, dir_made;
+
+static void usage_error(const char *fmt, const char *arg)
+{
+	fprintf(stderr, "ixy-model: ");
+	fprintf(stderr, fmt, arg);
+	fprintf(stderr, "\n");
+	exit(2);
+}
+
+static void cleanup(void)
+{
+	M.stop = 1;
+	if (data_started)
+		pthread_join(data_tid, NULL);
+	data_started = 0;
+	control_stop();
+	for (int i = 0; i < M.nports; i++) {
+		if (M.ports[i].pcap_out)
+			fclose(M.ports[i].pcap_out);
+		M.ports[i].pcap_out = NULL;
+	}
+	dma_unmap_all();
+	for (int i = 0; i < M.nports; i++)
+		pcidev_destroy(&M.ports[i], M.dir);
+	if (dir_made)
+		remove_tree(M.dir);
+}
+
+/* Error after files exist: say what is wrong, remove everything, exit 2. */
+static void fatal(const char *what, const char *arg)
+{
+	cleanup();
+	usage_error(what, arg);
+}
+
+/* Remove /dev/shm/ixy-model-<pid> directories whose process is gone. */
+static void remove_stale(void)
+{
+	DIR *d = opendir("/dev/shm");
+	struct dirent *e;
+	while (d && (e = readdir(d))) {
+		int pid;
+		char path[300];
+		if (sscanf(e->d_name, "ixy-model-%d", &pid) != 1 || pid <= 0)
+			continue;
+		if (kill(pid, 0) == 0 || errno != ESRCH)
+			continue;
+		snprintf(path, sizeof path, "/dev/shm/%s", e->d_name);
+		remove_tree(path);
+	}
+	if (d)
+		closedir(d);
+}
+
+static int dir_is_empty(const char *path)
+{
+	DIR *d = opendir(path);
+	struct dirent *e;
+	int empty = 1;
+	while (d && (e = readdir(d)))
+		if (strcmp(e->d_name, ".") && strcmp(e->d_name, ".."))
+			empty = 0;
+	if (d)
+		closedir(d);
+	return d && empty;
+}
+
+static void print_ready(void)
+{
+	printf("{\"ready\":true,\"pid\":%d,\"dir\":\"%s\",\"socket\":\"%s\",\"ports\":[",
+	       getpid(), M.dir, M.sock_path);
+	for (int i = 0; i < M.nports; i++) {
+		const uint8_t *m = M.ports[i].mac;
+		printf("%s{\"address\":\"%s\",\"mac\":\"%02x:%02x:%02x:%02x:%02x:%02x\"}",
+		       i ? "," : "", M.ports[i].address, m[0], m[1], m[2], m[3], m[4], m[5]);
+	}
+	printf("]}\n");
+	fflush(stdout);
+}
+
+/* Run the --config commands ("CMD; CMD") before the data thread starts. */
+static void run_config(const char *config)
+{
+	char *copy = strdup(config), *save = NULL, reply[16384];
+	for (char *c = strtok_r(copy, ";", &save); c; c = strtok_r(NULL, ";", &save)) {
+		while (*c == ' ')
+			c++;
+		if (!*c)
+			continue;
+		char cmd[1024];
+		snprintf(cmd, sizeof cmd, "%s", c);
+		if (command_exec(c, reply, sizeof reply) < 0) {
+			char *e = strstr(reply, "\"error\":\"");
+			reply[1000] = 0;
+			char msg[1200];
+			snprintf(msg, sizeof msg, "--config '%.200s': %.900s", cmd, e ? e + 9 : reply);
+			msg[strlen(msg) - (e ? 2 : 0)] = 0;
+			free(copy);
+			fatal("%s", msg);
+		}
+	}
+	free(copy);
+}
+
+int main(int argc, char **argv)
+{
+	int nports = 2;
+	const char *dir = NULL, *sock = NULL, *config = NULL;
+	char **run_argv = NULL;
+
+	for (int i = 1; i < argc; i++) {
+		const char *a = argv[i];
+		if (!strcmp(a, "--ports") && i + 1 < argc) {
+			char *end;
+			long v = strtol(argv[++i], &end, 10);
+			if (*end || v < 1 || v > MAX_PORTS)
+				usage_error("--ports must be 1..8, got '%s'", argv[i]);
+			nports = (int)v;
+		} else if (!strcmp(a, "--dir") && i + 1 < argc) {
+			dir = argv[++i];
+		} else if (!strcmp(a, "--socket") && i + 1 < argc) {
+			sock = argv[++i];
+		} else if (!strcmp(a, "--config") && i + 1 < argc) {
+			config = argv[++i];
+		} else if (!strcmp(a, "run") && i + 1 < argc && !strcmp(argv[i + 1], "--") && i + 2 < argc) {
+			run_argv = argv + i + 2;
+			break;
+		} else {
+			usage_error("bad argument '%s' (usage: ixy-model [--ports N] [--dir DIR] "
+				    "[--socket PATH] [--config \"CMD; ...\"] [run -- COMMAND...])", a);
+		}
+	}
+	if (dir)
+		snprintf(M.dir, sizeof M.dir, "%s", dir);
+	else
+		snprintf(M.dir, sizeof M.dir, "/dev/shm/ixy-model-%d", getpid());
+	if (sock)
+		snprintf(M.sock_path, sizeof M.sock_path, "%s", sock);
+	else
+		snprintf(M.sock_path, sizeof M.sock_path, "%s/control.sock", M.dir);
+	if (strlen(M.sock_path) >= 108)
+		usage_error("socket path too long: '%s'", M.sock_path);
+	if (sock && access(sock, F_OK) == 0)
+		usage_error("socket path '%s' already exists", sock);
+
+	remove_stale();
+	if (mkdir(M.dir, 0755) < 0) {
+		if (errno != EEXIST || !dir_is_empty(M.dir))
+			usage_error("cannot create directory '%s' (it must not exist or be empty)", M.dir);
+	}
+	dir_made = 1;
+
+	/* Signals are handled synchronously by this thread (sigwaitinfo). */
+	sigset_t set;
+	sigemptyset(&set);
+	sigaddset(&set, SIGTERM);
+	sigaddset(&set, SIGINT);
+	sigaddset(&set, SIGCHLD);
+	sigaddset(&set, SIGHUP);
+	pthread_sigmask(SIG_BLOCK, &set, NULL);
+	signal(SIGPIPE, SIG_IGN);
+
+	M.nports = nports;
+	for (int i = 0; i < nports; i++) {
+		struct port *p = &M.ports[i];
+		p->idx = i;
+		p->cable = -1;
+		p->sink_last_seq = -1;
+		snprintf(p->address, sizeof p->address, "0000:ff:00.%d", i);
+		const uint8_t mac[6] = { 0x02, 0, 0, 0, 0xff, (uint8_t)i };
+		memcpy(p->mac, mac, 6);
+		if (pcidev_create(p, M.dir) < 0)
+			fatal("cannot create device files in '%s'", M.dir);
+		regs_reset(p);
+		regs_scan(p, now_ns());
+	}
+	if (config)
+		run_config(config);
+	/* fork before any thread exists; the child waits for "go" */
+	int go_fd = -1;
+	pid_t child = 0;
+	if (run_argv && (child = runner_start(run_argv, &go_fd)) < 0)
+		fatal("cannot start '%s'", run_argv[0]);
+	if (control_start() < 0)
+		fatal("cannot listen on '%s'", M.sock_path);
+	if (pthread_create(&data_tid, NULL, data_thread, NULL) != 0)
+		fatal("cannot start the data thread%s", "");
+	data_started = 1;
+	if (child) {
+		if (write(go_fd, "g", 1) != 1)
+			fatal("cannot start '%s'", run_argv[0]);
+		close(go_fd);
+	} else {
+		print_ready();
+	}
+
+	int status = 0;
+	for (;;) {
+		int sig = sigwaitinfo(&set, NULL);
+		if (sig == SIGCHLD && child) {
+			int ws;
+			if (waitpid(child, &ws, WNOHANG) == child) {
+				status = WIFEXITED(ws) ? WEXITSTATUS(ws) : 128 + WTERMSIG(ws);
+				break;
+			}
+		} else if (sig == SIGTERM || sig == SIGINT || sig == SIGHUP) {
+			if (child) {
+				int ws;
+				kill(child, SIGTERM);
+				waitpid(child, &ws, 0);
+				status = WIFEXITED(ws) ? WEXITSTATUS(ws) : 128 + WTERMSIG(ws);
+			}
+			break;
+		}
+	}
+	cleanup();
+	return status;
+}

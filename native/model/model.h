@@ -1,0 +1,176 @@
+/*
+ * model.h - shared declarations of the 82599 device model.
+ *
+ * The model is one process: a data thread that polls every port's rings,
+ * a control thread that serves the UNIX socket, and the main thread that
+ * waits for signals (or for the child of `run --`).  All per-port state
+ * below is owned by the data thread; the control thread only reads the
+ * 64-bit "truth" counters (aligned, so a read never sees a torn value).
+ */
+#ifndef IXY_MODEL_H
+#define IXY_MODEL_H
+
+#include <stdint.h>
+#include <stdio.h>
+#include <sys/types.h>
+
+#define MAX_PORTS 8
+#define NUM_QUEUES 64
+#define BAR_SIZE 0x80000            /* resource0: 512 KiB of registers */
+#define HUGE_SIZE (2u << 20)        /* hugepage size we translate in */
+#define MAX_FRAME 16384             /* largest gathered TX frame */
+
+/* Register access into the shared register file (little-endian dwords). */
+#define REG(p, off) ((p)->regs[(off) >> 2])
+
+/* The model's own truth for one port (read by the control thread). */
+struct truth {
+	uint64_t rx_offered, rx_delivered, rx_bytes;
+	uint64_t rx_drop_nodesc, rx_drop_disabled, rx_drop_filtered, rx_drop_oversize;
+	uint64_t tx_frames, tx_bytes, desc_errors;
+	uint64_t sink_frames, sink_seq_errors, sink_bad_frames, pcap_frames;
+};
+
+/* Fast state of one descriptor ring, precomputed when the queue is enabled. */
+struct ring {
+	uint8_t *desc;       /* model-virtual address of descriptor 0, NULL = inactive */
+	uint32_t count;      /* number of 16-byte descriptors */
+	uint32_t head;       /* the model's head (written to RDH/TDH once per visit) */
+	uint32_t enabled;    /* RXDCTL/TXDCTL.ENABLE as last seen */
+	uint32_t miss_gen;   /* DMA scan generation a translation miss waits for */
+	uint64_t base_phys;  /* ring base as read at enable time */
+};
+
+/* A traffic source (frames generated into RX). */
+struct source {
+	int on;
+	uint64_t rate;       /* frames per second, 0 = unlimited */
+	uint32_t size;       /* frame length without FCS */
+	uint64_t count;      /* 0 = endless */
+	uint32_t flows;
+	int dst_kind;        /* 0 = port's own MAC, 1 = given MAC */
+	uint8_t dst[6];
+	uint64_t seq;        /* next sequence number = frames offered */
+	double tokens;
+	uint64_t last_ns;
+	uint8_t tmpl[1536];  /* frame template (flow 0, seq 0) */
+	uint32_t ip_sum;     /* partial IPv4 header sum without source address */
+};
+
+/* Frames replayed from a pcap file into RX. */
+struct replay {
+	int on, loop;
+	uint64_t rate;
+	uint8_t *data;       /* whole file */
+	size_t len, pos;     /* pos = offset of next record */
+	double tokens;
+	uint64_t last_ns;
+};
+
+struct port {
+	int idx;
+	char address[16];
+	uint8_t mac[6];               /* the port's burnt-in MAC (EEPROM) */
+	volatile uint32_t *regs;      /* mmap of resource0 */
+	volatile uint8_t *config;     /* mmap of config (bus master lives here) */
+	dev_t res_dev;
+	ino_t res_ino;
+
+	/* state derived from registers by the slow scan */
+	int bus_master, link_up, link_forced_down, rx_en, tx_en;
+	int rx_ok;                    /* RX usable during the current batch */
+	uint32_t rx_free;             /* free RX descriptors in the current batch */
+	uint32_t rx_dirty;            /* something to write back in rx_end */
+	uint64_t link_up_at;          /* ns, 0 = no link-up pending */
+	uint64_t stall_until;         /* ns, TX consumes nothing before this */
+	uint8_t filter_mac[6];        /* RAL0/RAH0 */
+	int filter_valid;             /* RAH0.AV */
+	uint32_t fctrl;
+	uint32_t rx_bufsize;          /* SRRCTL(0).BSIZEPACKET in bytes */
+	uint32_t max_frame;           /* largest accepted frame incl. FCS */
+	int strip_crc;
+
+	struct ring rxq;              /* RX is delivered to queue 0 only */
+	struct ring txq[NUM_QUEUES];
+	uint64_t tx_active;           /* bit q set = txq[q].desc valid */
+
+	/* wiring */
+	struct source src;
+	struct replay rep;
+	int sink, sink_check, cable;  /* cable = peer port index or -1 */
+	int64_t sink_last_seq;        /* -1 = no base yet */
+	FILE *pcap_out;
+
+	/* statistics registers kept as running totals (see README) */
+	uint64_t gprc, gptc, gorc, gotc, mpc;
+
+	/* scratch for a TX frame spread over several descriptors */
+	uint32_t gather_len;
+	int gather_bad;
+
+	struct truth t;
+};
+
+struct model {
+	int nports;
+	struct port ports[MAX_PORTS];
+	char dir[256];
+	char sock_path[300];
+	volatile int stop;
+	uint64_t dma_gen;              /* bumped after each DMA rescan */
+};
+
+extern struct model M;
+
+/* time.c-ish helpers (in loop.c) */
+uint64_t now_ns(void);
+
+/* pcidev.c: device directories and register files */
+int pcidev_create(struct port *p, const char *dir);
+void pcidev_destroy(struct port *p, const char *dir);
+void remove_tree(const char *path);
+
+/* regs.c: defaults, reset and the slow control-register scan */
+void regs_reset(struct port *p);
+void regs_scan(struct port *p, uint64_t now);
+void port_set_link(struct port *p, int up);
+void port_drop_queues(struct port *p);
+
+/* dma.c: finding the driver's hugepages and translating physical addresses */
+void dma_scan(void);
+void dma_maybe_scan(uint64_t now, int force);
+void dma_request_scan(void);
+void dma_check_owners(uint64_t now);
+void dma_unmap_all(void);
+uint8_t *dma_virt(uint64_t phys, uint32_t len);
+uint32_t crc32_eth(const uint8_t *data, uint32_t len);
+int dma_owner_pid(int port);
+
+/* rx.c: delivering frames into an RX ring */
+uint32_t rx_begin(struct port *p);
+int rx_put(struct port *p, const uint8_t *frame, uint32_t len);
+void rx_end(struct port *p);
+void rx_stats_regs(struct port *p);
+int rx_active(const struct port *p);
+int rx_visit(struct port *p, uint64_t now);
+
+/* tx.c: consuming TX rings */
+int tx_visit(struct port *p, uint64_t now);
+
+/* traffic.c: source frames, sink checks, pcap files */
+void source_build(struct port *p);
+void source_fill(struct port *p, uint8_t *buf, uint64_t seq);
+void sink_check(struct port *p, const uint8_t *f, uint32_t len);
+FILE *pcap_open_out(const char *file);
+void pcap_write(FILE *f, const uint8_t *frame, uint32_t len);
+int pcap_load(struct replay *r, const char *file, char *err, size_t errlen);
+
+/* control.c: the socket and the commands */
+int control_start(void);
+void control_poll(void);             /* data thread: run a pending command */
+void control_stop(void);
+
+/* loop.c: the data thread */
+void *data_thread(void *arg);
+
+#endif

@@ -1,0 +1,276 @@
+/*
+ * rx.c - receive: frames from the wire into the driver's RX ring
+ * (datasheet 7.1; advanced receive descriptors 7.1.6).
+ *
+ * Only RX queue 0 receives (no RSS, no pools).  Free descriptors are
+ * those from the model's head up to, not including, RDT.  For a frame the
+ * model reads the read-format descriptor (packet buffer address at byte 0),
+ * copies the frame into that buffer and writes the write-back format:
+ * PKT_LEN at byte 12 and the extended status DD|EOP at byte 8, both in one
+ * 8-byte release store, so a driver that sees DD sees length and data.
+ * RDH and the statistics registers are written once per batch (rx_end).
+ */
+#include <string.h>
+
+#include "model.h"
+#include "regs.h"
+
+#define STAT_DD  (1u << 0)
+#define STAT_EOP (1u << 1)
+
+int rx_active(const struct port *p)
+{
+	return p->rxq.desc && p->rx_en && p->bus_master && p->link_up;
+}
+
+/* Start a batch: read RDT once.  Returns the number of free descriptors. */
+uint32_t rx_begin(struct port *p)
+{
+	p->rx_ok = rx_active(p);
+	p->rx_free = 0;
+	if (!p->rx_ok)
+		return 0;
+	uint32_t tail = __atomic_load_n(&REG(p, RDT(0)), __ATOMIC_ACQUIRE);
+	uint32_t n = p->rxq.count;
+	if (tail < n)
+		p->rx_free = (tail + n - p->rxq.head) % n;
+	return p->rx_free;
+}
+
+/* Write the running totals into the statistics registers (8.2.3.23). */
+void rx_stats_regs(struct port *p)
+{
+	REG(p, GPRC) = (uint32_t)p->gprc;
+	REG(p, TPR) = (uint32_t)(p->gprc + p->mpc);
+	REG(p, QPRC(0)) = (uint32_t)p->gprc;
+	REG(p, GORCL) = (uint32_t)p->gorc;
+	REG(p, GORCH) = (uint32_t)(p->gorc >> 32) & 0xf;    /* 36-bit counter */
+	REG(p, MPC(0)) = (uint32_t)p->mpc;
+	REG(p, QPRDC(0)) = (uint32_t)p->mpc;
+}
+
+/* End a batch: publish the new head (8.2.3.8.4) and the counters. */
+void rx_end(struct port *p)
+{
+	if (!p->rx_dirty)
+		return;
+	p->rx_dirty = 0;
+	if (p->rxq.desc)
+		__atomic_store_n(&REG(p, RDH(0)), p->rxq.head, __ATOMIC_RELEASE);
+	rx_stats_regs(p);
+}
+
+/* Destination address filter (7.1.1.1, FCTRL 8.2.3.7.1). */
+static int rx_accept(const struct port *p, const uint8_t *dst)
+{
+	if (dst[0] & 1) {
+		static const uint8_t bcast[6] = { 0xff, 0xff, 0xff, 0xff, 0xff, 0xff };
+		if (!memcmp(dst, bcast, 6))
+			return (p->fctrl & (FCTRL_BAM | FCTRL_MPE)) != 0;
+		return (p->fctrl & FCTRL_MPE) != 0;
+	}
+	if (p->fctrl & FCTRL_UPE)
+		return 1;
+	return p->filter_valid && !memcmp(dst, p->filter_mac, 6);
+}
+
+/* Checks shared by every frame; returns 0 and counts the drop if refused. */
+static int rx_admit(struct port *p, const uint8_t *dst, uint32_t len)
+{
+	if (!p->rx_ok) {
+		p->t.rx_drop_disabled++;
+		return 0;
+	}
+	if (!rx_accept(p, dst)) {
+		p->t.rx_drop_filtered++;
+		return 0;
+	}
+	uint32_t out = len + (p->strip_crc ? 0 : 4);
+	if (len + 4 > p->max_frame || out > p->rx_bufsize) {
+		p->t.rx_drop_oversize++;
+		return 0;
+	}
+	return 1;
+}
+
+static void rx_no_desc(struct port *p, uint64_t n)
+{
+	p->t.rx_drop_nodesc += n;
+	p->mpc += n;           /* 8.2.3.23: missed packets; QPRDC as with DROP_EN */
+	p->rx_dirty = 1;
+}
+
+/*
+ * Buffer of the descriptor at the head, or NULL.  A buffer outside every
+ * DMA mapping first triggers a rescan of the driver's memory; if it is still
+ * unknown after that, it is a descriptor error and the descriptor is
+ * completed with length 0 so the ring keeps moving.
+ */
+static uint8_t *rx_buffer(struct port *p, uint32_t out)
+{
+	struct ring *r = &p->rxq;
+	uint8_t *d = r->desc + (size_t)r->head * 16;
+	uint8_t *v = dma_virt(*(volatile uint64_t *)d, out);
+	if (v) {
+		r->miss_gen = 0;
+		return v;
+	}
+	if (r->miss_gen == 0 || (uint32_t)M.dma_gen < r->miss_gen) {
+		if (r->miss_gen == 0)
+			r->miss_gen = (uint32_t)M.dma_gen + 1;
+		dma_request_scan();
+		return NULL;
+	}
+	r->miss_gen = 0;
+	p->t.desc_errors++;
+	*(volatile uint64_t *)d = 0;
+	__atomic_store_n((uint64_t *)(d + 8), (uint64_t)(STAT_DD | STAT_EOP), __ATOMIC_RELEASE);
+	r->head = r->head + 1 == r->count ? 0 : r->head + 1;
+	p->rx_free--;
+	p->rx_dirty = 1;
+	return NULL;
+}
+
+/* Write-back (7.1.6.2) of the descriptor at the head, then advance. */
+static inline void rx_complete(struct port *p, uint32_t out)
+{
+	struct ring *r = &p->rxq;
+	uint8_t *d = r->desc + (size_t)r->head * 16;
+	*(volatile uint64_t *)d = 0;  /* packet type / RSS hash: none */
+	__atomic_store_n((uint64_t *)(d + 8), (uint64_t)out << 32 | STAT_DD | STAT_EOP,
+			 __ATOMIC_RELEASE);
+	r->head = r->head + 1 == r->count ? 0 : r->head + 1;
+	p->rx_free--;
+	p->rx_dirty = 1;
+	p->t.rx_delivered++;
+	p->t.rx_bytes += out;
+	p->gprc++;
+	p->gorc += out + (p->strip_crc ? 4 : 0);   /* GORC counts the FCS */
+}
+
+/* Offer one frame (from a cable or a pcap file).  Returns 1 if delivered. */
+int rx_put(struct port *p, const uint8_t *f, uint32_t len)
+{
+	p->t.rx_offered++;
+	if (!rx_admit(p, f, len))
+		return 0;
+	uint32_t out = len + (p->strip_crc ? 0 : 4);
+	uint8_t *v = NULL;
+	while (p->rx_free && !(v = rx_buffer(p, out)))
+		if (p->rxq.miss_gen)
+			break;                /* waiting for a rescan: no usable descriptor */
+	if (!p->rx_free || p->rxq.miss_gen) {
+		rx_no_desc(p, 1);
+		return 0;
+	}
+	memcpy(v, f, len);
+	if (!p->strip_crc) {
+		uint32_t crc = crc32_eth(f, len);
+		memcpy(v + len, &crc, 4);
+	}
+	rx_complete(p, out);
+	return 1;
+}
+
+/* Frames from the port's source: generated straight into the buffers. */
+static int rx_source(struct port *p, uint64_t now)
+{
+	struct source *s = &p->src;
+	uint64_t n;
+	if (s->rate == 0) {
+		n = p->rx_free;
+	} else {
+		double cap = s->rate / 100.0 > 64 ? s->rate / 100.0 : 64;   /* 10 ms burst */
+		s->tokens += (double)(now - s->last_ns) * s->rate / 1e9;
+		if (s->tokens > cap)
+			s->tokens = cap;
+		s->last_ns = now;
+		n = (uint64_t)s->tokens;
+		s->tokens -= n;
+	}
+	if (s->count && n > s->count - s->seq)
+		n = s->count - s->seq;
+	if (n == 0)
+		return 0;
+	p->t.rx_offered += n;
+	if (!rx_admit(p, s->tmpl, s->size)) {
+		/* rx_admit counted one; the whole batch shares the same fate */
+		uint64_t *c = !p->rx_ok ? &p->t.rx_drop_disabled
+			    : s->size + 4 > p->max_frame || s->size + (p->strip_crc ? 0 : 4) > p->rx_bufsize
+			    ? &p->t.rx_drop_oversize : &p->t.rx_drop_filtered;
+		*c += n - 1;
+		s->seq += n;
+		return 0;
+	}
+	uint32_t out = s->size + (p->strip_crc ? 0 : 4);
+	uint64_t done = 0;
+	while (done < n && p->rx_free) {
+		uint8_t *v = rx_buffer(p, out);
+		if (!v) {
+			if (p->rxq.miss_gen)
+				break;
+			continue;
+		}
+		source_fill(p, v, s->seq + done);
+		if (!p->strip_crc) {
+			uint32_t crc = crc32_eth(v, s->size);
+			memcpy(v + s->size, &crc, 4);
+		}
+		rx_complete(p, out);
+		done++;
+	}
+	if (done < n)
+		rx_no_desc(p, n - done);
+	s->seq += n;
+	return done > 0;
+}
+
+/* Frames replayed from a pcap file (classic format, 16-byte record headers). */
+static int rx_replay(struct port *p, uint64_t now)
+{
+	struct replay *r = &p->rep;
+	uint64_t n;
+	if (r->rate == 0) {
+		n = p->rx_free;
+	} else {
+		r->tokens += (double)(now - r->last_ns) * r->rate / 1e9;
+		if (r->tokens > 1024)
+			r->tokens = 1024;
+		r->last_ns = now;
+		n = (uint64_t)r->tokens;
+		r->tokens -= n;
+	}
+	int work = 0;
+	while (n--) {
+		if (r->pos + 16 > r->len) {
+			if (!r->loop || r->len <= 40) {
+				r->on = 0;
+				break;
+			}
+			r->pos = 24;
+		}
+		uint32_t incl;
+		memcpy(&incl, r->data + r->pos + 8, 4);
+		const uint8_t *f = r->data + r->pos + 16;
+		r->pos += 16 + incl;
+		if (r->pos > r->len || incl < 14)
+			continue;
+		work |= rx_put(p, f, incl);
+	}
+	return work;
+}
+
+/* One visit of a port's RX side: source and replay. */
+int rx_visit(struct port *p, uint64_t now)
+{
+	if (!p->src.on && !p->rep.on)
+		return 0;
+	rx_begin(p);
+	int work = 0;
+	if (p->src.on)
+		work |= rx_source(p, now);
+	if (p->rep.on)
+		work |= rx_replay(p, now);
+	rx_end(p);
+	return work;
+}

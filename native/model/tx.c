@@ -1,0 +1,152 @@
+/*
+ * tx.c - transmit: the model consumes the driver's TX rings
+ * (datasheet 7.2; advanced transmit data descriptor 7.2.3.2.4, context
+ * descriptor 7.2.3.2.3).
+ *
+ * Per visit the model reads TDT once, walks the descriptors from its head
+ * to TDT, hands each complete frame (up to EOP) to the port's wiring
+ * (sink, pcap file, cable), writes DD back into descriptors that ask for it
+ * (RS) and writes TDH once.  Legacy descriptors (DEXT = 0) have CMD/EOP/RS
+ * at the same bit positions and are handled alike.
+ */
+#include <string.h>
+
+#include "model.h"
+#include "regs.h"
+
+#define CMD_EOP  (1u << 24)
+#define CMD_RS   (1u << 27)
+#define CMD_DEXT (1u << 29)
+#define DTYP_CONTEXT 0x2u
+#define STA_DD   (1u << 0)
+
+static uint8_t gather[MAX_FRAME];   /* a frame spread over several descriptors */
+
+/* A complete frame left the port: count it and pass it on. */
+static void tx_emit(struct port *p, struct port *peer, const uint8_t *f, uint32_t len)
+{
+	p->t.tx_frames++;
+	p->t.tx_bytes += len;
+	p->gptc++;
+	p->gotc += len + 4;                       /* GOTC counts the FCS */
+	if (p->sink) {
+		p->t.sink_frames++;
+		if (p->sink_check)
+			sink_check(p, f, len);
+	}
+	if (p->pcap_out) {
+		pcap_write(p->pcap_out, f, len);
+		p->t.pcap_frames++;
+	}
+	if (peer)
+		rx_put(peer, f, len);
+}
+
+/* DD write-back (7.2.3.5) for the descriptors of one frame that have RS. */
+static void tx_writeback(struct ring *r, uint32_t from, uint32_t to)
+{
+	for (uint32_t i = from; i != to; i = i + 1 == r->count ? 0 : i + 1) {
+		uint8_t *d = r->desc + (size_t)i * 16;
+		if (*(volatile uint32_t *)(d + 8) & CMD_RS) {
+			volatile uint32_t *sta = (volatile uint32_t *)(d + 12);
+			*sta = *sta | STA_DD;
+		}
+	}
+}
+
+static int tx_ring(struct port *p, int q, struct port *peer)
+{
+	struct ring *r = &p->txq[q];
+	uint32_t tail = __atomic_load_n(&REG(p, TDT(q)), __ATOMIC_ACQUIRE);
+	uint32_t head = r->head;
+	if (tail >= r->count || head == tail)
+		return 0;
+	int need_data = p->sink_check || p->pcap_out || peer;
+	uint32_t start = head, glen = 0, nsegs = 0;
+	int bad = 0;
+	const uint8_t *single = NULL;
+
+	while (head != tail) {
+		uint8_t *d = r->desc + (size_t)head * 16;
+		uint64_t addr = *(volatile uint64_t *)d;
+		uint32_t cmd = *(volatile uint32_t *)(d + 8);
+		uint32_t next = head + 1 == r->count ? 0 : head + 1;
+		if ((cmd & CMD_DEXT) && ((cmd >> 20) & 0xf) == DTYP_CONTEXT) {
+			/* offload context: nothing to send */
+			head = next;
+			if (nsegs == 0)
+				start = head;
+			continue;
+		}
+		uint32_t len = cmd & 0xffff;                     /* DTALEN */
+		uint8_t *v = dma_virt(addr, len);
+		if (!v) {
+			if (r->miss_gen == 0 || (uint32_t)M.dma_gen < r->miss_gen) {
+				/* unknown memory: rescan the driver first, retry later */
+				if (r->miss_gen == 0)
+					r->miss_gen = (uint32_t)M.dma_gen + 1;
+				dma_request_scan();
+				break;
+			}
+			r->miss_gen = 0;
+			p->t.desc_errors++;
+			bad = 1;
+		} else if (need_data && !bad) {
+			if (nsegs == 0 && (cmd & CMD_EOP)) {
+				single = v;
+			} else if (glen + len <= MAX_FRAME) {
+				memcpy(gather + glen, v, len);
+			} else {
+				p->t.desc_errors++;
+				bad = 1;
+			}
+		}
+		glen += len;
+		nsegs++;
+		head = next;
+		if (cmd & CMD_EOP) {
+			if (!bad)
+				tx_emit(p, peer, single ? single : gather, glen);
+			if (nsegs == 1) {
+				if (cmd & CMD_RS) {
+					volatile uint32_t *sta = (volatile uint32_t *)(d + 12);
+					*sta = *sta | STA_DD;
+				}
+			} else {
+				tx_writeback(r, start, head);
+			}
+			start = head;
+			glen = nsegs = 0;
+			bad = 0;
+			single = NULL;
+		}
+	}
+	/* A frame without EOP yet (or waiting for a rescan) is retried next visit. */
+	head = start;
+	if (head == r->head)
+		return 0;
+	r->head = head;
+	__atomic_store_n(&REG(p, TDH(q)), head, __ATOMIC_RELEASE);
+	/* statistics registers as running totals (8.2.3.23) */
+	REG(p, GPTC) = (uint32_t)p->gptc;
+	REG(p, TPT) = (uint32_t)p->gptc;
+	REG(p, GOTCL) = (uint32_t)p->gotc;
+	REG(p, GOTCH) = (uint32_t)(p->gotc >> 32) & 0xf;
+	return 1;
+}
+
+/* One visit of all enabled TX queues of a port. */
+int tx_visit(struct port *p, uint64_t now)
+{
+	if (!p->tx_active || !p->tx_en || !p->bus_master || !p->link_up || now < p->stall_until)
+		return 0;
+	struct port *peer = p->cable >= 0 ? &M.ports[p->cable] : NULL;
+	if (peer)
+		rx_begin(peer);
+	int work = 0;
+	for (uint64_t act = p->tx_active; act; act &= act - 1)
+		work |= tx_ring(p, __builtin_ctzll(act), peer);
+	if (peer)
+		rx_end(peer);
+	return work;
+}
