@@ -19,12 +19,21 @@ const packet = require('./packet');
 // resolves once its link is up. Options go to the driver (queues, ring sizes, ...).
 async function open(address, options = {}) {
   pci.validateAddress(address);
+  requireRoot();
   const id = pci.readIdentity(address);
   const driver = driverFor(id);
   if (driver === null) {
     throw new IxyError('EUNSUPPORTED', `${address} is ${describeId(id)}, which ixy does not support ('ixy list' shows what it does)`);
   }
   return driver.load().open(address, options);
+}
+
+// Unbinding drivers, writing config space and reading physical addresses all need root:
+// say so once, up front, instead of failing half-way through initialisation.
+function requireRoot() {
+  if (process.geteuid && process.geteuid() !== 0) {
+    throw new IxyError('ENOTROOT', 'ixy needs root to drive a NIC (sysfs config space, hugepages, physical addresses): run it with sudo');
+  }
 }
 
 module.exports = {

@@ -1,0 +1,147 @@
+'use strict';
+
+// Every error a user can cause: one line on stderr, a non-zero exit, no stack trace, and
+// nothing left behind (hugepages, hugetlbfs files). Plus the happy paths of list and demo.
+const assert = require('assert');
+const fs = require('fs');
+const os = require('os');
+const path = require('path');
+const { execFileSync } = require('child_process');
+const { Model } = require('../lib/model');
+const { IXY, runIxy, freeHugepages, hugetlbfsFiles } = require('./helpers');
+
+// Runs ixy expecting failure; returns its one stderr line.
+async function failsWith(args, pattern, env = {}) {
+  const run = await runIxy(args, { env });
+  assert.notStrictEqual(run.code, 0, `expected failure, got exit 0: ${run.stdout}`);
+  const lines = run.stderr.trim().split('\n');
+  assert.strictEqual(lines.length, 1, `expected one line on stderr, got:\n${run.stderr}`);
+  assert.match(lines[0], pattern);
+  assert.doesNotMatch(run.stderr, /\n\s+at /, 'stack trace printed');
+  return lines[0];
+}
+
+// Runs a shell snippet that ends with `ixy ...` in a private mount namespace, so that
+// hugetlbfs can be unmounted or shrunk for this one process only.
+function inMountNamespace(script, env) {
+  return runIxyVia('unshare', ['-m', 'sh', '-c', script], env);
+}
+
+async function runIxyVia(command, args, env) {
+  const { spawnSync } = require('child_process');
+  const r = spawnSync(command, args, { env: { ...process.env, ...env, IXY: IXY, NODE: process.execPath }, encoding: 'utf8' });
+  return { code: r.status, stdout: r.stdout, stderr: r.stderr };
+}
+
+function checkOneLine(run, pattern) {
+  assert.notStrictEqual(run.code, 0);
+  const lines = run.stderr.trim().split('\n');
+  assert.strictEqual(lines.length, 1, run.stderr);
+  assert.match(lines[0], pattern);
+}
+
+describe('ixy command', function () {
+  let model;
+  let env;
+  let hugepagesBefore;
+
+  before(async function () {
+    hugepagesBefore = freeHugepages();
+    model = await Model.start({ ports: 2 });
+    env = { IXY_PCI_ROOT: model.dir };
+  });
+
+  after(async function () {
+    if (model) await model.stop();
+  });
+
+  it('rejects a malformed PCI address before touching any path', async function () {
+    await failsWith(['forward', '../../etc', '0000:ff:00.1'], /not a PCI address/, env);
+    await failsWith(['generate', '0000:FF:00.0'], /not a PCI address/, env);
+  });
+
+  it('reports a missing device', async function () {
+    await failsWith(['generate', '0000:ff:00.7'], /no PCI device 0000:ff:00\.7/, env);
+  });
+
+  it('refuses a device it does not support, naming what it found', async function () {
+    const root = fs.mkdtempSync(path.join(os.tmpdir(), 'ixy-pci-'));
+    try {
+      const dev = path.join(root, '0000:00:05.0');
+      fs.mkdirSync(dev);
+      fs.writeFileSync(path.join(dev, 'vendor'), '0x1af4\n');
+      fs.writeFileSync(path.join(dev, 'device'), '0x1000\n');
+      fs.writeFileSync(path.join(dev, 'class'), '0x020000\n');
+      const line = await failsWith(['generate', '0000:00:05.0'], /does not support/, { IXY_PCI_ROOT: root });
+      assert.match(line, /1af4:1000/);
+    } finally {
+      fs.rmSync(root, { recursive: true, force: true });
+    }
+  });
+
+  it('rejects out-of-range batch and frame sizes', async function () {
+    await failsWith(['forward', model.addresses[0], model.addresses[1], '--batch', '0'], /--batch must be 1\.\.512/, env);
+    await failsWith(['forward', model.addresses[0], model.addresses[1], '--batch', '9999'], /--batch must be 1\.\.512/, env);
+    await failsWith(['generate', model.addresses[0], '--size', '59'], /--size must be 60\.\.1514/, env);
+    await failsWith(['generate', model.addresses[0], '--size', 'big'], /--size must be a whole number/, env);
+  });
+
+  it('says so when the link does not come up in time', async function () {
+    await model.link(0, false);
+    try {
+      await failsWith(['generate', model.addresses[0], '--link-timeout', '300', '--count', '1'], /did not come up/, env);
+    } finally {
+      await model.link(0, true);
+    }
+  });
+
+  it('says how to fix a missing hugetlbfs mount', async function () {
+    const run = await inMountNamespace('umount /mnt/huge && exec "$NODE" "$IXY" generate 0000:ff:00.0 --count 1', env);
+    checkOneLine(run, /hugetlbfs is not mounted.*setup-hugetlbfs\.sh/);
+  });
+
+  it('says how to fix running out of hugepages', async function () {
+    // A hugetlbfs instance limited to 2 pages: the mempool (4 pages) cannot be had.
+    const run = await inMountNamespace('umount /mnt/huge && mount -t hugetlbfs -o size=4M nodev /mnt/huge && exec "$NODE" "$IXY" generate 0000:ff:00.0 --count 1', env);
+    checkOneLine(run, /not enough free hugepages.*setup-hugetlbfs\.sh/);
+  });
+
+  it('says it needs root', async function () {
+    const run = await runIxyVia('setpriv', ['--reuid=65534', '--regid=65534', '--clear-groups', process.execPath, IXY, 'generate', '0000:ff:00.0'], env);
+    checkOneLine(run, /needs root/);
+  });
+
+  it('lists the model\'s ports as supported 82599s', function () {
+    const out = execFileSync(process.execPath, [IXY, 'list'], { env: { ...process.env, ...env }, encoding: 'utf8' });
+    for (const address of model.addresses) assert.match(out, new RegExp(`${address.replace(/\./g, '\\.')}\\s+8086:10fb\\s+\\S+\\s+ixgbe\\s+Intel 82599ES`));
+  });
+
+  it('stops forward cleanly on SIGINT with final totals', async function () {
+    const run = await runIxy(['forward', ...model.addresses], {
+      env,
+      onStart: (child) => {
+        child.stdout.once('data', () => setTimeout(() => child.kill('SIGINT'), 1500));
+      },
+    });
+    assert.strictEqual(run.code, 0, run.stderr);
+    assert.match(run.stdout, /RX: .* Mpps .* Mbit\/s \| TX: /);
+    assert.match(run.stdout, /total RX \d+ packets/);
+  });
+
+  it('runs the demo: model, traffic, forwarding and a report', async function () {
+    const run = await runIxy(['demo', '--seconds', '2']);
+    assert.strictEqual(run.code, 0, run.stderr);
+    assert.match(run.stdout, /forwarding 0000:ff:00\.0/);
+    assert.match(run.stdout, /what the model saw/);
+    const delivered = [...run.stdout.matchAll(/delivered to the driver (\d+)/g)].map((m) => Number(m[1]));
+    assert.strictEqual(delivered.length, 2);
+    for (const n of delivered) assert.ok(n > 0, 'the model delivered frames to the driver');
+  });
+
+  it('leaves no hugepages or hugetlbfs files behind', async function () {
+    await model.stop();
+    model = null;
+    assert.deepStrictEqual(hugetlbfsFiles(), []);
+    assert.strictEqual(freeHugepages(), hugepagesBefore);
+  });
+});

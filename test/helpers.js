@@ -1,0 +1,61 @@
+'use strict';
+
+// Shared by the driver and CLI tests: run the `ixy` command, read pcap files, decode with
+// tshark, and check that a run left nothing behind.
+const { spawn, execFileSync } = require('child_process');
+const fs = require('fs');
+const path = require('path');
+
+const IXY = path.join(__dirname, '..', 'bin', 'ixy.js');
+
+// Runs `ixy args...` and resolves with { code, signal, stdout, stderr }.
+// `onStart(child)` may, for example, send it a signal later.
+function runIxy(args, { env = {}, onStart = null, timeoutMs = 60000 } = {}) {
+  return new Promise((resolve, reject) => {
+    const child = spawn(process.execPath, [IXY, ...args], { env: { ...process.env, ...env }, stdio: ['ignore', 'pipe', 'pipe'] });
+    let stdout = '';
+    let stderr = '';
+    child.stdout.on('data', (d) => { stdout += d; });
+    child.stderr.on('data', (d) => { stderr += d; });
+    const timer = setTimeout(() => child.kill('SIGKILL'), timeoutMs);
+    child.on('error', reject);
+    child.on('close', (code, signal) => {
+      clearTimeout(timer);
+      resolve({ code, signal, stdout, stderr });
+    });
+    if (onStart) onStart(child);
+  });
+}
+
+// Frames of a classic pcap file (either timestamp resolution), as Buffers.
+function readPcapFrames(file) {
+  const data = fs.readFileSync(file);
+  const magic = data.readUInt32LE(0);
+  if (magic !== 0xa1b2c3d4 && magic !== 0xa1b23c4d) throw new Error(`${file} is not a little-endian pcap file`);
+  const frames = [];
+  for (let at = 24; at + 16 <= data.length;) {
+    const captured = data.readUInt32LE(at + 8);
+    frames.push(data.subarray(at + 16, at + 16 + captured));
+    at += 16 + captured;
+  }
+  return frames;
+}
+
+// tshark's view of a pcap file: one array of field values per frame. IPv4 header
+// checksums are verified (ip.checksum.status: 'Good' or 1 when correct).
+function tsharkFields(file, fields) {
+  const args = ['-r', file, '-o', 'ip.check_checksum:TRUE', '-T', 'fields', '-E', 'separator=|'];
+  for (const f of fields) args.push('-e', f);
+  const out = execFileSync('tshark', args, { encoding: 'utf8', maxBuffer: 256 << 20, stdio: ['ignore', 'pipe', 'pipe'] });
+  return out.split('\n').filter((l) => l.length > 0).map((l) => l.split('|'));
+}
+
+function freeHugepages() {
+  return Number(/HugePages_Free:\s+(\d+)/.exec(fs.readFileSync('/proc/meminfo', 'utf8'))[1]);
+}
+
+function hugetlbfsFiles() {
+  return fs.readdirSync('/mnt/huge').filter((f) => f.startsWith('ixy-'));
+}
+
+module.exports = { IXY, runIxy, readPcapFrames, tsharkFields, freeHugepages, hugetlbfsFiles };
