@@ -50,7 +50,9 @@ struct source {
 	uint32_t flows;
 	int dst_kind;        /* 0 = port's own MAC, 1 = given MAC */
 	uint8_t dst[6];
-	uint64_t seq;        /* next sequence number = frames offered */
+	uint64_t seq;        /* sequence number of the next frame to deliver */
+	uint64_t offered;    /* frames offered so far (limited by count) */
+	uint64_t backlog;    /* offered frames waiting in the RX packet buffer */
 	double tokens;
 	uint64_t last_ns;
 	uint8_t tmpl[1536];  /* frame template (flow 0, seq 0) */

@@ -172,42 +172,58 @@ int rx_put(struct port *p, const uint8_t *f, uint32_t len)
 	return 1;
 }
 
+/*
+ * How many frames of `size` bytes the RX packet buffer (RXPBSIZE(0),
+ * 8.2.3.8.9, 512 KiB by default) holds while the ring has no free
+ * descriptor; a rate-limited source waits there, like frames on a real NIC.
+ */
+static uint64_t packet_buffer_frames(struct port *p, uint32_t size)
+{
+	uint32_t bytes = REG(p, RXPBSIZE(0));
+	if (bytes == 0 || bytes > (512u << 10))
+		bytes = 512u << 10;
+	return bytes / (size + 24);
+}
+
 /* Frames from the port's source: generated straight into the buffers. */
 static int rx_source(struct port *p, uint64_t now)
 {
 	struct source *s = &p->src;
-	uint64_t n;
+	uint64_t fresh;
 	if (s->rate == 0) {
-		n = p->rx_free;
+		fresh = p->rx_free;                   /* unlimited: exactly what fits */
 	} else {
-		double cap = s->rate / 100.0 > 64 ? s->rate / 100.0 : 64;   /* 10 ms burst */
 		s->tokens += (double)(now - s->last_ns) * s->rate / 1e9;
-		if (s->tokens > cap)
-			s->tokens = cap;
 		s->last_ns = now;
-		n = (uint64_t)s->tokens;
-		s->tokens -= n;
+		fresh = (uint64_t)s->tokens;
+		s->tokens -= fresh;
 	}
-	if (s->count && n > s->count - s->seq)
-		n = s->count - s->seq;
-	if (n == 0)
+	if (s->count && fresh > s->count - s->offered)
+		fresh = s->count - s->offered;
+	s->offered += fresh;
+	p->t.rx_offered += fresh;
+	s->backlog += fresh;
+	if (s->backlog == 0)
 		return 0;
-	p->t.rx_offered += n;
 	if (!rx_admit(p, s->tmpl, s->size)) {
-		/* rx_admit counted one; the whole batch shares the same fate */
+		/* rx_admit counted one frame; every waiting frame shares its fate */
 		uint64_t *c = !p->rx_ok ? &p->t.rx_drop_disabled
 			    : s->size + 4 > p->max_frame || s->size + (p->strip_crc ? 0 : 4) > p->rx_bufsize
 			    ? &p->t.rx_drop_oversize : &p->t.rx_drop_filtered;
-		*c += n - 1;
-		s->seq += n;
+		*c += s->backlog - 1;
+		s->seq += s->backlog;
+		s->backlog = 0;
 		return 0;
 	}
 	uint32_t out = s->size + (p->strip_crc ? 0 : 4);
-	uint64_t done = 0;
+	uint64_t done = 0, n = s->backlog;
 	while (done < n && p->rx_free) {
+		struct ring *r = &p->rxq;
+		uint32_t ahead = r->head + 16 < r->count ? r->head + 16 : r->head + 16 - r->count;
+		__builtin_prefetch(r->desc + (size_t)ahead * 16, 1);   /* 4 lines ahead */
 		uint8_t *v = rx_buffer(p, out);
 		if (!v) {
-			if (p->rxq.miss_gen)
+			if (r->miss_gen)
 				break;
 			continue;
 		}
@@ -219,9 +235,14 @@ static int rx_source(struct port *p, uint64_t now)
 		rx_complete(p, out);
 		done++;
 	}
-	if (done < n)
-		rx_no_desc(p, n - done);
-	s->seq += n;
+	s->seq += done;
+	s->backlog -= done;
+	uint64_t cap = packet_buffer_frames(p, s->size);
+	if (s->backlog > cap) {          /* packet buffer overflow: oldest frames lost */
+		rx_no_desc(p, s->backlog - cap);
+		s->seq += s->backlog - cap;
+		s->backlog = cap;
+	}
 	return done > 0;
 }
 
