@@ -1,0 +1,102 @@
+'use strict';
+
+// The igb and virtio drivers against QEMU's own device models, inside a QEMU guest (TCG).
+// One boot runs every guest test file (test/vm/guest/*.test.js); each guest test becomes a
+// test case here, and each record a guest test reports about what it sent becomes a
+// host-side check of QEMU's filter-dump pcap of that NIC, decoded by tshark.
+// Without QEMU (or IXY_VM=0) the tests are reported as pending, with the reason, loudly.
+const assert = require('assert');
+const fs = require('fs');
+const path = require('path');
+const Mocha = require('mocha');
+const { execFileSync } = require('child_process');
+
+const GUEST_DIR = path.join(__dirname, 'vm', 'guest');
+
+function guestTestNames() {
+  return fs.readdirSync(GUEST_DIR).filter((f) => f.endsWith('.test.js')).map((f) => f.replace(/\.test\.js$/, '')).sort();
+}
+
+// Which NIC kinds the guest tests use: a guest test file named after a kind ("igb",
+// "virtio-legacy") or starting with one ("igb-forward") needs that kind's ports.
+function kindsFor(names) {
+  const { KINDS } = require('./vm/guest/topology');
+  return Object.keys(KINDS).filter((kind) => names.some((n) => n === kind || n.startsWith(`${kind}-`)));
+}
+
+function skipLoudly(suite, reason) {
+  console.log(`\n  !!! QEMU guest tests SKIPPED: ${reason}\n`);
+  suite.addTest(new Mocha.Test(`SKIPPED (QEMU guest tests): ${reason}`));
+}
+
+describe('igb and virtio drivers in a QEMU guest', function () {
+  this.timeout(15 * 60 * 1000);
+  let run = null;
+  let skipped = null;
+
+  before(async function () {
+    const suite = this.test.parent;
+    if (process.env.IXY_VM === '0') {
+      skipped = 'IXY_VM=0';
+      return skipLoudly(suite, skipped);
+    }
+    const { runGuest } = require('./vm/run');
+    const tests = guestTestNames();
+    try {
+      run = await runGuest({ tests, kinds: kindsFor(tests), timeoutMs: 10 * 60 * 1000 });
+    } catch (err) {
+      skipped = `cannot build or start the guest: ${err.message.split('\n')[0]}`;
+      return skipLoudly(suite, skipped);
+    }
+    if (run.bootSeconds === null) {
+      skipped = `QEMU did not boot the guest: ${run.console.trim().split('\n').slice(-3).join(' | ')}`;
+      return skipLoudly(suite, skipped);
+    }
+    console.log(`      (guest: build ${run.buildSeconds.toFixed(1)} s, boot to power-off ${run.bootToOffSeconds.toFixed(1)} s; ${run.workDir})`);
+    for (const t of run.tests) {
+      const test = t.state === 'pending'
+        ? new Mocha.Test(`guest: ${t.title}`)
+        : new Mocha.Test(`guest: ${t.title}`, () => assert.fail(`in the guest: ${t.error}`));
+      if (t.state === 'pass') test.fn = () => {};
+      suite.addTest(test);
+    }
+    for (const record of run.data.filter((d) => d.pcapCheck)) {
+      suite.addTest(new Mocha.Test(`host: QEMU's pcap of ${record.nic} agrees with the driver: ${record.what}`, () => checkPcap(record)));
+    }
+  });
+
+  after(function () {
+    if (run && !skipped && run.tests.every((t) => t.state !== 'fail')) fs.rmSync(run.workDir, { recursive: true, force: true });
+  });
+
+  it('boots the guest, runs every guest test file and powers off', function () {
+    if (skipped) this.skip();
+    assert.ok(!run.timedOut, `the guest timed out; console in ${run.workDir}/console.log`);
+    assert.ok(run.done, `mocha in the guest did not finish; console in ${run.workDir}/console.log`);
+    assert.strictEqual(run.exit, run.done.failures, 'guest mocha exit status');
+    assert.ok(run.tests.length > 0);
+  });
+
+  // A record { nic, what, frames: [{ seq, length }] in order, ethertype?, src? } says what the
+  // driver sent out of `nic`; tshark reads QEMU's record of that NIC's wire.
+  function checkPcap(record) {
+    const nic = run.nics.find((n) => n.name === record.nic);
+    const filter = `eth.src == ${record.src || nic.mac}`;
+    const sent = tsharkFieldsFiltered(nic.pcap, filter);
+    assert.strictEqual(sent.length, record.frames.length, `frames from ${nic.mac} in ${nic.pcap}`);
+    sent.forEach((row, i) => {
+      const want = record.frames[i];
+      assert.strictEqual(Number(row[0]), want.length, `length of frame ${i}`);
+      assert.strictEqual(parseInt(row[1].slice(0, 8), 16), want.seq, `sequence number of frame ${i}`);
+      assert.ok(row[2] === 'Good' || row[2] === '1', `IPv4 checksum of frame ${i}: ${row[2]}`);
+    });
+  }
+});
+
+// tshark's frame length, UDP payload (hex) and IPv4 checksum verdict for frames matching `filter`.
+function tsharkFieldsFiltered(file, filter) {
+  const args = ['-r', file, '-o', 'ip.check_checksum:TRUE', '-Y', filter, '-T', 'fields', '-E', 'separator=|',
+    '-e', 'frame.len', '-e', 'udp.payload', '-e', 'ip.checksum.status'];
+  const out = execFileSync('tshark', args, { encoding: 'utf8', maxBuffer: 256 << 20, stdio: ['ignore', 'pipe', 'pipe'] });
+  return out.split('\n').filter((l) => l.length > 0).map((l) => l.split('|'));
+}

@@ -1,0 +1,180 @@
+'use strict';
+
+// Builds what the test guest boots: QEMU 10 (installed from bookworm-backports if missing),
+// the Debian kernel as an ELF vmlinux (QEMU boots it through its PVH entry, faster under
+// TCG than unpacking the xz bzImage), and an uncompressed initramfs in two parts:
+//   base.cpio  busybox, the host's node and its libraries, /init    (cached)
+//   package    the ixy package under test                           (rebuilt every run)
+// The kernel concatenates cpio archives, so the two are simply appended.
+// Cache: $IXY_VM_CACHE or /var/cache/ixy-vm. Usage: node test/vm/build.js
+const { execFileSync } = require('child_process');
+const fs = require('fs');
+const os = require('os');
+const path = require('path');
+const { CpioWriter } = require('./cpio');
+
+const ROOT = path.resolve(__dirname, '..', '..');
+const CACHE = process.env.IXY_VM_CACHE || '/var/cache/ixy-vm';
+const BACKPORTS = 'deb http://deb.debian.org/debian bookworm-backports main';
+const QEMU_MAJOR = 10; // -device igb appeared in QEMU 8; bookworm has 7.2, backports 10
+
+const sh = (cmd, args, opts = {}) => execFileSync(cmd, args, { encoding: 'utf8', stdio: ['ignore', 'pipe', 'pipe'], ...opts });
+const log = (msg) => process.stderr.write(`[vm] ${msg}\n`);
+
+function qemuVersion() {
+  try {
+    const m = /version (\d+)\.(\d+)/.exec(sh('qemu-system-x86_64', ['--version']));
+    return m ? Number(m[1]) : 0;
+  } catch {
+    return 0;
+  }
+}
+
+// QEMU >= 10, installing it from bookworm-backports when needed (root only). Throws with
+// the reason when that is impossible, so callers can report the tests as skipped.
+function ensureQemu() {
+  if (qemuVersion() >= QEMU_MAJOR) return;
+  if (process.geteuid() !== 0) throw new Error(`QEMU >= ${QEMU_MAJOR} is not installed and installing it needs root`);
+  log('installing qemu-system-x86 from bookworm-backports');
+  const list = '/etc/apt/sources.list.d/backports.list';
+  if (!fs.existsSync(list) || !fs.readFileSync(list, 'utf8').includes('bookworm-backports')) {
+    fs.writeFileSync(list, `${BACKPORTS}\n`);
+  }
+  const env = { ...process.env, DEBIAN_FRONTEND: 'noninteractive' };
+  sh('apt-get', ['update', '-qq'], { env });
+  sh('apt-get', ['install', '-y', '-qq', '-t', 'bookworm-backports', 'qemu-system-x86'], { env });
+  if (qemuVersion() < QEMU_MAJOR) throw new Error(`installed QEMU is still older than ${QEMU_MAJOR}`);
+}
+
+// Downloads a Debian package (once) and unpacks it under CACHE/<name>; returns that dir.
+function debPackage(name) {
+  const dir = path.join(CACHE, name);
+  if (fs.existsSync(path.join(dir, '.done'))) return dir;
+  const debs = path.join(CACHE, 'debs');
+  fs.mkdirSync(debs, { recursive: true });
+  log(`downloading ${name}`);
+  sh('apt-get', ['download', '-q', name], { cwd: debs });
+  const deb = fs.readdirSync(debs).find((f) => f.startsWith(`${name}_`) && f.endsWith('.deb'));
+  fs.rmSync(dir, { recursive: true, force: true });
+  sh('dpkg-deb', ['-x', path.join(debs, deb), dir]);
+  fs.writeFileSync(path.join(dir, '.done'), '');
+  return dir;
+}
+
+// The kernel package linux-image-amd64 points at, e.g. linux-image-6.1.0-56-amd64.
+function kernelPackage() {
+  const m = /Depends: (linux-image-\S+)/.exec(sh('apt-cache', ['depends', 'linux-image-amd64']));
+  if (!m) throw new Error('cannot tell which kernel linux-image-amd64 depends on');
+  return m[1];
+}
+
+// The ELF vmlinux inside the bzImage: the payload is one xz stream; find its magic and
+// decompress just that stream.
+function vmlinux() {
+  const out = path.join(CACHE, 'vmlinux');
+  if (fs.existsSync(out)) return out;
+  const dir = debPackage(kernelPackage());
+  const bootDir = path.join(dir, 'boot');
+  const image = fs.readFileSync(path.join(bootDir, fs.readdirSync(bootDir).find((f) => f.startsWith('vmlinuz-'))));
+  const at = image.indexOf(Buffer.from([0xfd, 0x37, 0x7a, 0x58, 0x5a, 0x00]));
+  if (at < 0) throw new Error('no xz payload in the kernel image');
+  const elf = execFileSync('xz', ['-dc', '--single-stream'], { input: image.subarray(at), maxBuffer: 1 << 30 });
+  if (elf.readUInt32BE(0) !== 0x7f454c46) throw new Error('the kernel payload is not an ELF file');
+  fs.writeFileSync(`${out}.tmp`, elf);
+  fs.renameSync(`${out}.tmp`, out);
+  return out;
+}
+
+// Libraries node needs, as ldd lists them (absolute paths, kept as they are).
+function sharedLibraries(binary) {
+  return sh('ldd', [binary]).split('\n').map((l) => /(\/\S+) \(0x/.exec(l)).filter(Boolean).map((m) => m[1]);
+}
+
+// busybox, node and its libraries, /init. Rebuilt when node, the kernel or init change.
+function baseArchive() {
+  const node = fs.realpathSync(process.execPath);
+  const init = fs.readFileSync(path.join(__dirname, 'init.sh'));
+  const stamp = JSON.stringify({ node, mtime: fs.statSync(node).mtimeMs, init: hash(init) });
+  const out = path.join(CACHE, 'base.cpio');
+  const stampFile = `${out}.stamp`;
+  if (fs.existsSync(out) && fs.existsSync(stampFile) && fs.readFileSync(stampFile, 'utf8') === stamp) return out;
+  const busybox = path.join(debPackage('busybox-static'), 'bin', 'busybox');
+  log('building base initramfs');
+  const w = new CpioWriter(`${out}.tmp`);
+  for (const d of ['proc', 'sys', 'dev', 'tmp', 'mnt/huge', 'etc', 'root']) w.dir(d);
+  w.file('bin/busybox', fs.readFileSync(busybox), 0o755);
+  for (const applet of sh(busybox, ['--list-full']).split('\n').filter(Boolean)) {
+    if (applet !== 'bin/busybox') w.symlink(applet, '/bin/busybox');
+  }
+  w.file('usr/bin/node', fs.readFileSync(node), 0o755);
+  for (const lib of sharedLibraries(node)) w.file(lib, fs.readFileSync(fs.realpathSync(lib)), 0o755);
+  w.file('init', init, 0o755);
+  w.close();
+  fs.renameSync(`${out}.tmp`, out);
+  fs.writeFileSync(stampFile, stamp);
+  return out;
+}
+
+function hash(buf) {
+  return require('crypto').createHash('sha256').update(buf).digest('hex');
+}
+
+// The directories of `names` and of everything they depend on, resolved the way node does.
+function dependencyClosure(names) {
+  const dirs = new Set();
+  const visit = (name, from) => {
+    let dir = null;
+    for (let d = from; ; d = path.dirname(d)) {
+      const candidate = path.join(d, 'node_modules', name);
+      if (fs.existsSync(path.join(candidate, 'package.json'))) { dir = candidate; break; }
+      if (d === path.dirname(d)) break;
+    }
+    if (dir === null || dirs.has(dir)) return;
+    dirs.add(dir);
+    const pkg = JSON.parse(fs.readFileSync(path.join(dir, 'package.json'), 'utf8'));
+    for (const dep of Object.keys(pkg.dependencies || {})) visit(dep, dir);
+  };
+  for (const name of names) visit(name, ROOT);
+  return [...dirs];
+}
+
+// The package under test at /ixy: what it ships, the addon, runtime modules, guest tests.
+function packageArchive(file) {
+  const w = new CpioWriter(file);
+  const skipJunk = (p) => !/\.0x$|\.pcap$/.test(p);
+  w.copy(path.join(ROOT, 'package.json'), 'ixy/package.json');
+  w.copy(path.join(ROOT, 'lib'), 'ixy/lib', skipJunk);
+  w.copy(path.join(ROOT, 'bin'), 'ixy/bin');
+  w.copy(path.join(ROOT, 'build', 'Release', 'ixy.node'), 'ixy/build/Release/ixy.node');
+  w.copy(path.join(ROOT, 'test', 'helpers.js'), 'ixy/test/helpers.js');
+  w.copy(path.join(__dirname, 'guest'), 'ixy/test/vm/guest');
+  for (const dir of dependencyClosure(['commander', 'mocha'])) {
+    w.copy(dir, `ixy/${path.relative(ROOT, dir)}`, (p) => !p.endsWith('/.bin'));
+  }
+  w.close();
+}
+
+// Everything a boot needs: { qemu, kernel, initrd }. The initrd is written to `workDir`
+// (a fresh one per run, so concurrent runs do not collide).
+function build(workDir = fs.mkdtempSync(path.join(os.tmpdir(), 'ixy-vm-'))) {
+  ensureQemu();
+  fs.mkdirSync(CACHE, { recursive: true });
+  const kernel = vmlinux();
+  const base = baseArchive();
+  if (!fs.existsSync(path.join(ROOT, 'build', 'Release', 'ixy.node'))) throw new Error('the addon is not built: run npm install');
+  const pkg = path.join(workDir, 'package.cpio');
+  packageArchive(pkg);
+  const initrd = path.join(workDir, 'initrd.cpio');
+  fs.copyFileSync(base, initrd);
+  fs.appendFileSync(initrd, fs.readFileSync(pkg));
+  fs.rmSync(pkg);
+  return { qemu: 'qemu-system-x86_64', kernel, initrd, workDir };
+}
+
+module.exports = { build, ensureQemu, qemuVersion, CACHE };
+
+if (require.main === module) {
+  const t0 = Date.now();
+  const result = build();
+  log(`ready in ${((Date.now() - t0) / 1000).toFixed(1)} s: ${JSON.stringify(result)}`);
+}

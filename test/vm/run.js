@@ -1,0 +1,106 @@
+'use strict';
+
+// Boots the test guest under QEMU (TCG) with NICs wired in pairs, runs guest tests, and
+// returns what they reported. Every NIC's backend is recorded by QEMU's filter-dump into
+// <workDir>/<name>.pcap: an independent record of what crossed the wire.
+//
+//   node test/vm/run.js [tests] [kinds]      e.g.  node test/vm/run.js smoke,igb igb
+// prints the guest console and exits with the guest's mocha status.
+const { spawn } = require('child_process');
+const fs = require('fs');
+const path = require('path');
+const { build } = require('./build');
+const topology = require('./guest/topology');
+
+const MEMORY = '1536M';
+const HUGEPAGES = 256; // 512 MiB of 2 MiB pages
+
+function qemuArgs({ kernel, initrd, workDir }, tests, nics) {
+  const args = [
+    '-accel', 'tcg', '-cpu', 'max', '-smp', '1', '-M', 'q35', '-m', MEMORY,
+    '-nodefaults', '-display', 'none', '-serial', 'stdio', '-no-reboot',
+    '-kernel', kernel, '-initrd', initrd,
+    '-append', `console=ttyS0 quiet loglevel=3 panic=-1 ixytest=${tests.join(',')} ixypages=${HUGEPAGES}`,
+  ];
+  for (const nic of nics) {
+    const id = `n${nic.slot}`;
+    const kind = topology.KINDS[nic.kind];
+    args.push('-netdev', `hubport,id=${id},hubid=${nic.hub}`);
+    // romfile= (empty): no option ROM, which would cost seconds of TCG time per NIC.
+    const options = kind.options ? `,${kind.options}` : '';
+    args.push('-device', `${kind.device},netdev=${id},mac=${nic.mac},romfile=,bus=pcie.0,addr=0x${nic.slot.toString(16)}${options}`);
+    args.push('-object', `filter-dump,id=f${nic.slot},netdev=${id},file=${path.join(workDir, `${nic.name}.pcap`)}`);
+  }
+  return args;
+}
+
+// Parses the guest's @@ixy lines (see guest/reporter.js).
+function parseConsole(text) {
+  const result = { tests: [], data: [], done: null, exit: null, bootSeconds: null };
+  for (const raw of text.split('\n')) {
+    const line = raw.replace(/\r$/, '');
+    const m = /^@@ixy (\w+) ?(.*)$/.exec(line);
+    if (!m) continue;
+    const [, kind, rest] = m;
+    if (kind === 'pass' || kind === 'pending') result.tests.push({ state: kind, title: rest });
+    else if (kind === 'fail') {
+      const at = rest.indexOf(' :: ');
+      result.tests.push({ state: 'fail', title: at < 0 ? rest : rest.slice(0, at), error: at < 0 ? '' : rest.slice(at + 4) });
+    } else if (kind === 'data') result.data.push(JSON.parse(rest));
+    else if (kind === 'done') {
+      const [passes, failures, pending, ms] = rest.split(' ').map(Number);
+      result.done = { passes, failures, pending, ms };
+    } else if (kind === 'exit') result.exit = Number(rest);
+    else if (kind === 'boot') result.bootSeconds = Number(rest.split(' ')[0]);
+  }
+  return result;
+}
+
+// Builds (cached) and boots; resolves with the parsed result plus the console text, the
+// NICs with their pcap paths, and timings. Kills QEMU when `timeoutMs` passes.
+async function runGuest({ tests = ['smoke'], kinds = [], timeoutMs = 600000, echo = null } = {}) {
+  const t0 = Date.now();
+  const image = build();
+  const buildSeconds = (Date.now() - t0) / 1000;
+  const nics = topology.nics(kinds).map((n) => ({ ...n, pcap: path.join(image.workDir, `${n.name}.pcap`) }));
+  const args = qemuArgs(image, tests, nics);
+  const t1 = Date.now();
+  const { text, code, timedOut } = await new Promise((resolve, reject) => {
+    const child = spawn(image.qemu, args, { stdio: ['pipe', 'pipe', 'pipe'] });
+    let out = '';
+    const onData = (d) => {
+      out += d;
+      if (echo) echo.write(d);
+    };
+    child.stdout.on('data', onData);
+    child.stderr.on('data', onData);
+    let killed = false;
+    const timer = setTimeout(() => { killed = true; child.kill('SIGKILL'); }, timeoutMs);
+    child.on('error', (err) => { clearTimeout(timer); reject(err); });
+    child.on('close', (c) => { clearTimeout(timer); resolve({ text: out, code: c, timedOut: killed }); });
+  });
+  fs.writeFileSync(path.join(image.workDir, 'console.log'), text);
+  fs.rmSync(image.initrd, { force: true }); // 100+ MB; the pcaps and console stay
+  const result = parseConsole(text);
+  return {
+    ...result, console: text, qemuExit: code, timedOut, nics, workDir: image.workDir,
+    buildSeconds, bootToOffSeconds: (Date.now() - t1) / 1000,
+  };
+}
+
+module.exports = { runGuest, parseConsole, qemuArgs };
+
+if (require.main === module) {
+  const tests = (process.argv[2] || 'smoke').split(',');
+  const kinds = process.argv[3] ? process.argv[3].split(',') : [];
+  runGuest({ tests, kinds, echo: process.stdout }).then((r) => {
+    const failed = r.tests.filter((t) => t.state === 'fail').length;
+    const ok = r.exit === 0 && r.done !== null && failed === 0 && !r.timedOut;
+    process.stderr.write(`[vm] build ${r.buildSeconds.toFixed(1)} s, boot to power-off ${r.bootToOffSeconds.toFixed(1)} s, ` +
+      `${r.tests.length} tests, ${failed} failed${r.timedOut ? ', TIMED OUT' : ''}; files in ${r.workDir}\n`);
+    process.exit(ok ? 0 : 1);
+  }, (err) => {
+    process.stderr.write(`[vm] ${err.message}\n`);
+    process.exit(2);
+  });
+}
