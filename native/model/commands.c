@@ -68,14 +68,14 @@ static int stats(char *reply, size_t n, int only)
 			"\"rxDropOversize\":%lu,\"txFrames\":%lu,\"txBytes\":%lu,\"descErrors\":%lu,"
 			"\"sinkFrames\":%lu,\"sinkSeqErrors\":%lu,\"sinkBadFrames\":%lu,\"pcapFrames\":%lu,"
 			"\"dmaOwnerPid\":%d,\"busMaster\":%s,\"rxQueueActive\":%s,\"txQueuesActive\":%d,"
-			"\"sourceSeq\":%lu,\"sourceBacklog\":%lu}",
+			"\"sourceSeq\":%lu,\"sourceBacklog\":%lu,\"loopMaxGapUs\":%lu,\"dmaWaits\":%lu}",
 			o > 20 ? "," : "", p->address, p->link_up ? "true" : "false",
 			t->rx_offered, t->rx_delivered, t->rx_bytes, t->rx_drop_nodesc,
 			t->rx_drop_disabled, t->rx_drop_filtered, t->rx_drop_oversize, t->tx_frames,
 			t->tx_bytes, t->desc_errors, t->sink_frames, t->sink_seq_errors,
 			t->sink_bad_frames, t->pcap_frames, dma_owner_pid(i),
 			p->bus_master ? "true" : "false", p->rxq.desc ? "true" : "false",
-			__builtin_popcountll(p->tx_active), p->src.seq, p->src.backlog);
+			__builtin_popcountll(p->tx_active), p->src.seq, p->src.backlog, M.max_gap_ns / 1000, t->dma_waits);
 	}
 	snprintf(reply + o, n - o, "]}");
 	return 0;
@@ -237,6 +237,7 @@ int command_exec(char *line, char *reply, size_t n)
 	if (!strcmp(c, "clear") && nt == 2) {
 		memset(&p->t, 0, sizeof p->t);
 		p->sink_last_seq = -1;
+		M.max_gap_ns = 0;
 		return ok(reply, n);
 	}
 	return fail(reply, n, "unknown command or bad arguments", c);

@@ -44,9 +44,12 @@ void *data_thread(void *arg)
 {
 	(void)arg;
 	prctl(PR_SET_TIMERSLACK, 1000UL);    /* short sleeps really are short */
-	uint64_t last_slow = 0, last_work = now_ns();
+	uint64_t last_slow = 0, last_work = now_ns(), prev = last_work;
 	while (!M.stop) {
 		uint64_t now = now_ns();
+		if (now - prev > M.max_gap_ns && now - last_work < SPIN_NS)
+			M.max_gap_ns = now - prev;   /* while busy: how long we were away */
+		prev = now;
 		int work = 0;
 		for (int i = 0; i < M.nports; i++) {
 			struct port *p = &M.ports[i];

@@ -29,6 +29,7 @@ struct truth {
 	uint64_t rx_drop_nodesc, rx_drop_disabled, rx_drop_filtered, rx_drop_oversize;
 	uint64_t tx_frames, tx_bytes, desc_errors;
 	uint64_t sink_frames, sink_seq_errors, sink_bad_frames, pcap_frames;
+	uint64_t dma_waits;   /* translation misses that waited for a rescan */
 };
 
 /* Fast state of one descriptor ring, precomputed when the queue is enabled. */
@@ -120,6 +121,7 @@ struct model {
 	char sock_path[300];
 	volatile int stop;
 	uint64_t dma_gen;              /* bumped after each DMA rescan */
+	uint64_t max_gap_ns;           /* longest pause of the data loop (stats, clear) */
 };
 
 extern struct model M;

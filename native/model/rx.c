@@ -116,8 +116,10 @@ static uint8_t *rx_buffer(struct port *p, uint32_t out)
 		return v;
 	}
 	if (r->miss_gen == 0 || (uint32_t)M.dma_gen < r->miss_gen) {
-		if (r->miss_gen == 0)
+		if (r->miss_gen == 0) {
 			r->miss_gen = (uint32_t)M.dma_gen + 1;
+			p->t.dma_waits++;
+		}
 		dma_request_scan();
 		return NULL;
 	}

@@ -85,8 +85,10 @@ static int tx_ring(struct port *p, int q, struct port *peer)
 		if (!v) {
 			if (r->miss_gen == 0 || (uint32_t)M.dma_gen < r->miss_gen) {
 				/* unknown memory: rescan the driver first, retry later */
-				if (r->miss_gen == 0)
+				if (r->miss_gen == 0) {
 					r->miss_gen = (uint32_t)M.dma_gen + 1;
+					p->t.dma_waits++;
+				}
 				dma_request_scan();
 				break;
 			}

@@ -28,6 +28,7 @@ static struct port P[2];
 static uint8_t *mem;            /* buffers */
 static uint64_t page_phys[16];
 static uint32_t stack[NBUF], top;
+static uint64_t txdrop;
 
 #define REG(p, o) ((p)->r[(o) >> 2])
 static uint64_t now(void) { struct timespec t; clock_gettime(CLOCK_MONOTONIC, &t); return t.tv_sec * 1000000000ull + t.tv_nsec; }
@@ -158,6 +159,7 @@ static uint32_t tx_batch(struct port *p, uint32_t *ids, uint16_t *lens, uint32_t
 	__atomic_store_n(&REG(p, 0x06018), p->txi, __ATOMIC_RELEASE);
 	for (uint32_t k = sent; k < n; k++)
 		stack[top++] = ids[k];
+	txdrop += n - sent;
 	return sent;
 }
 
@@ -185,6 +187,6 @@ int main(int argc, char **argv)
 		if ((it & 0xfff) == 0 && now() >= end) break;
 	}
 	double s = (now() - t0) / 1e9;
-	printf("{\"forwarded\":%lu,\"seconds\":%.3f,\"mpps\":%.2f}\n", fwd, s, fwd / s / 1e6);
+	printf("{\"forwarded\":%lu,\"txDropped\":%lu,\"seconds\":%.3f,\"mpps\":%.2f}\n", fwd, txdrop, s, fwd / s / 1e6);
 	return 0;
 }
