@@ -16,6 +16,9 @@ class PacketBatch {
     this.ids = new Uint32Array(capacity);
     this.lengths = new Uint32Array(capacity);
     this.count = 0;
+    // How many of the first packets the last Device.txBatch() handed to the NIC: those are
+    // the driver's now, ids[sent..count) are still the caller's (see release()).
+    this.sent = 0;
     this.pool = pool;
   }
 
@@ -28,6 +31,13 @@ class PacketBatch {
   freeFrom(from = 0) {
     if (from < this.count) this.pool.freeMany(this.ids, from, this.count);
     this.count = 0;
+  }
+
+  // Gives back every buffer the batch still owns, ids[sent..count), and empties it: what
+  // to call when done with a received batch, whether or not part of it was sent.
+  release() {
+    this.freeFrom(this.sent);
+    this.sent = 0;
   }
 }
 

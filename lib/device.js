@@ -4,6 +4,7 @@
 // subclass sets up rxQueues/txQueues whose receive(batch)/send(batch) do the work, and
 // implements the device-specific parts: link, MAC, promiscuous mode, hardware counters.
 const { IxyError } = require('./errors');
+const { ReceiveIterator } = require('./receive');
 
 class Device {
   constructor(address, driver) {
@@ -17,13 +18,24 @@ class Device {
 
   // Receives up to batch.capacity frames from RX queue `queue` into `batch`.
   rxBatch(queue, batch) {
+    batch.sent = 0;
     return this.rxQueues[queue].receive(batch);
   }
 
-  // Queues batch's packets on TX queue `queue`; returns how many were taken. The rest
-  // (batch.ids from that index on) still belong to the caller.
+  // Queues batch's packets on TX queue `queue`; returns how many were taken (also kept in
+  // batch.sent). The rest (batch.ids from that index on) still belong to the caller:
+  // batch.release() frees them.
   txBatch(queue, batch) {
-    return this.txQueues[queue].send(batch);
+    const sent = this.txQueues[queue].send(batch);
+    batch.sent = sent;
+    return sent;
+  }
+
+  // An async iterator over received batches that lets timers and I/O run between them:
+  //   for await (const batch of dev.receive(0, { batchSize: 64 })) { ... }
+  // One batch object is reused; see lib/receive.js for who frees what.
+  receive(queue = 0, options = {}) {
+    return new ReceiveIterator(this, queue, options);
   }
 
   // Packets and bytes are counted by the queues as they move them (exact on every NIC and

@@ -12,7 +12,9 @@ const HUGE_PAGE = 2 * 1024 * 1024;
 const TWO_32 = 2 ** 32;
 
 class Mempool {
-  constructor({ entries = 4096, bufferSize = 2048 } = {}) {
+  // debug: check buffer ownership (double free, use after free; see ownership.js). The
+  // default comes from the environment: IXY_DEBUG_BUFFERS=1.
+  constructor({ entries = 4096, bufferSize = 2048, debug = process.env.IXY_DEBUG_BUFFERS === '1' } = {}) {
     if (!Number.isInteger(entries) || entries < 1 || entries > 1 << 20) {
       throw new IxyError('EINVAL', `mempool entries must be 1..1048576, got ${entries}`);
     }
@@ -38,6 +40,7 @@ class Mempool {
       this.freeIds[i] = entries - 1 - i;
     }
     this.freeCount = entries;
+    if (debug) require('./ownership').makeChecked(this);
   }
 
   // One buffer id, or -1 when the pool is empty.

@@ -94,7 +94,140 @@ function isValidUdp(b, length) {
   return internetChecksum(b, ETH_HEADER, IPV4_HEADER) === 0;
 }
 
+// ---- Building headers one at a time (for tools that make other frames than writeUdpFrame's).
+
+const ETHERTYPE_IPV4 = 0x0800;
+const ETHERTYPE_VLAN = 0x8100;
+const IPPROTO_ICMP = 1;
+const IPPROTO_TCP = 6;
+const IPPROTO_UDP = 17;
+
+// dst, src: 'aa:bb:..' strings or arrays of 6 bytes. Returns the offset after the header.
+function writeEthernetHeader(b, dst, src, etherType = ETHERTYPE_IPV4) {
+  b.set(typeof dst === 'string' ? parseMac(dst) : dst, 0);
+  b.set(typeof src === 'string' ? parseMac(src) : src, 6);
+  put16(b, 12, etherType);
+  return ETH_HEADER;
+}
+
+// A 20-byte IPv4 header at `offset` with its checksum; addresses are strings or uint32s.
+function writeIpv4Header(b, offset, { srcIp, dstIp, protocol = IPPROTO_UDP, totalLength, ttl = 64, id = 0 }) {
+  b[offset] = 0x45;
+  b[offset + 1] = 0;
+  put16(b, offset + 2, totalLength);
+  put16(b, offset + 4, id);
+  put16(b, offset + 6, 0);
+  b[offset + 8] = ttl;
+  b[offset + 9] = protocol;
+  put16(b, offset + 10, 0);
+  putIp(b, offset + 12, srcIp);
+  putIp(b, offset + 16, dstIp);
+  put16(b, offset + 10, internetChecksum(b, offset, IPV4_HEADER));
+  return offset + IPV4_HEADER;
+}
+
+// An 8-byte UDP header at `offset`; `length` covers header and payload. Checksum 0 (none).
+function writeUdpHeader(b, offset, srcPort, dstPort, length) {
+  put16(b, offset, srcPort);
+  put16(b, offset + 2, dstPort);
+  put16(b, offset + 4, length);
+  put16(b, offset + 6, 0);
+  return offset + UDP_HEADER;
+}
+
+function putIp(b, offset, ip) {
+  if (typeof ip === 'number') {
+    b[offset] = ip >>> 24;
+    b[offset + 1] = (ip >>> 16) & 0xff;
+    b[offset + 2] = (ip >>> 8) & 0xff;
+    b[offset + 3] = ip & 0xff;
+  } else {
+    b.set(parseIpv4(ip), offset);
+  }
+}
+
+// Exchanges source and destination MAC in place: what a reflector does to every frame.
+function swapMacs(b) {
+  for (let i = 0; i < 6; i++) {
+    const t = b[i];
+    b[i] = b[i + 6];
+    b[i + 6] = t;
+  }
+}
+
+// ---- Parsing, into one object the caller reuses: no allocation per packet.
+
+class FrameInfo {
+  constructor() {
+    this.etherType = 0; // after a VLAN tag, if any
+    this.vlan = -1; // VLAN id, or -1 when untagged
+    this.l3 = 0; // offset of the IP header
+    this.protocol = -1; // IPv4 protocol (IPPROTO_*), -1 when not IPv4
+    this.ttl = 0;
+    this.srcIp = 0; // uint32, see ipToString
+    this.dstIp = 0;
+    this.l4 = 0; // offset of the TCP/UDP header
+    this.srcPort = 0; // TCP and UDP only
+    this.dstPort = 0;
+    this.payload = 0; // offset of the UDP payload (TCP: of the TCP header)
+    this.payloadLength = 0;
+  }
+}
+
+// Reads Ethernet (with an optional 802.1Q tag), IPv4 and UDP/TCP ports from b[0..length)
+// into `info`. Returns info.protocol: the IPv4 protocol, or -1 if the frame is not IPv4
+// (or too short to be). Bounds are checked against `length`; checksums are not (see
+// isValidUdp and internetChecksum).
+function parseFrame(b, length, info) {
+  info.protocol = -1;
+  info.srcPort = 0;
+  info.dstPort = 0;
+  info.vlan = -1;
+  if (length < ETH_HEADER) return -1;
+  let l3 = ETH_HEADER;
+  let type = (b[12] << 8) | b[13];
+  if (type === ETHERTYPE_VLAN && length >= ETH_HEADER + 4) {
+    info.vlan = ((b[14] << 8) | b[15]) & 0x0fff;
+    type = (b[16] << 8) | b[17];
+    l3 += 4;
+  }
+  info.etherType = type;
+  info.l3 = l3;
+  if (type !== ETHERTYPE_IPV4 || length < l3 + IPV4_HEADER || (b[l3] >>> 4) !== 4) return -1;
+  const headerLength = (b[l3] & 0x0f) * 4;
+  if (headerLength < IPV4_HEADER || length < l3 + headerLength) return -1;
+  info.ttl = b[l3 + 8];
+  info.srcIp = ((b[l3 + 12] << 24) | (b[l3 + 13] << 16) | (b[l3 + 14] << 8) | b[l3 + 15]) >>> 0;
+  info.dstIp = ((b[l3 + 16] << 24) | (b[l3 + 17] << 16) | (b[l3 + 18] << 8) | b[l3 + 19]) >>> 0;
+  const l4 = l3 + headerLength;
+  info.l4 = l4;
+  const protocol = b[l3 + 9];
+  if ((protocol === IPPROTO_UDP || protocol === IPPROTO_TCP) && length >= l4 + 4) {
+    info.srcPort = (b[l4] << 8) | b[l4 + 1];
+    info.dstPort = (b[l4 + 2] << 8) | b[l4 + 3];
+  }
+  info.payload = protocol === IPPROTO_UDP ? l4 + UDP_HEADER : l4;
+  const ipEnd = l3 + ((b[l3 + 2] << 8) | b[l3 + 3]);
+  info.payloadLength = Math.max(0, Math.min(ipEnd, length) - info.payload);
+  info.protocol = protocol;
+  return protocol;
+}
+
+// For printing (these allocate a string; keep them out of per-packet loops).
+function ipToString(ip) {
+  return `${ip >>> 24}.${(ip >>> 16) & 0xff}.${(ip >>> 8) & 0xff}.${ip & 0xff}`;
+}
+
+function macToString(b, offset = 0) {
+  const parts = [];
+  for (let i = 0; i < 6; i++) parts.push(b[offset + i].toString(16).padStart(2, '0'));
+  return parts.join(':');
+}
+
 module.exports = {
-  SEQ_OFFSET, MIN_FRAME, MAX_FRAME,
+  ETH_HEADER, IPV4_HEADER, UDP_HEADER, SEQ_OFFSET, MIN_FRAME, MAX_FRAME,
+  ETHERTYPE_IPV4, ETHERTYPE_VLAN, IPPROTO_ICMP, IPPROTO_TCP, IPPROTO_UDP,
   parseMac, parseIpv4, internetChecksum, writeUdpFrame, writeSeq, readSeq, isValidUdp,
+  writeEthernetHeader, writeIpv4Header, writeUdpHeader, swapMacs,
+  FrameInfo, parseFrame, ipToString, macToString,
 };
