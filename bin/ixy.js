@@ -70,6 +70,27 @@ program
   }));
 
 program
+  .command('pcap')
+  .description('capture received frames to a pcap file (tcpdump, tshark and Wireshark read it)')
+  .argument('<pci>', 'PCI address of the port')
+  .argument('<file>', "pcap file to write ('-': stdout)")
+  .argument('[n]', 'stop after n frames, with a progress bar on a terminal', integer('n', 1, 2 ** 32 - 1))
+  .option('--ns', 'nanosecond timestamps (the default)')
+  .option('--us', 'microsecond timestamps, for tools that only read the original format')
+  .option('-b, --batch <n>', 'packets per batch (1..512)', integer('--batch', 1, 512), 32)
+  .option('-t, --seconds <s>', 'stop after this many seconds', integer('--seconds', 0, 1e9), 0)
+  .option('--ring <n>', 'RX descriptors (power of two, 64..8192): more absorb longer pauses', integer('--ring', 64, 8192), 512)
+  .option('--link-timeout <ms>', 'how long to wait for link', integer('--link-timeout', 1, 600000), 10000)
+  .action(action(async (pci, file, n, opts) => {
+    if (opts.ns && opts.us) throw new InvalidArgumentError('--ns and --us exclude each other');
+    const { pcap } = require('../lib/apps/pcap');
+    await pcap(pci, file, {
+      count: n || 0, batchSize: opts.batch, nanoseconds: !opts.us, seconds: opts.seconds,
+      deviceOptions: { linkTimeout: opts.linkTimeout, rxRingSize: opts.ring, mempoolEntries: Math.max(4096, 2 * opts.ring) },
+    });
+  }));
+
+program
   .command('list')
   .description('list network devices and whether ixy supports them')
   .option('-a, --all', 'list every PCI device, not only network devices')

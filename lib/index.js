@@ -14,6 +14,9 @@ const { IxyError } = require('./errors');
 const { PacketBatch } = require('./batch');
 const { Mempool } = require('./mempool');
 const packet = require('./packet');
+const { checkDevice, CheckedMempool, envDebug } = require('./ownership');
+const { PcapWriter, CaptureClock, readPcap } = require('./pcap');
+const { Device } = require('./device');
 
 // Picks the driver from the device's vendor and device IDs, initialises the device and
 // resolves once its link is up. Options go to the driver (queues, ring sizes, ...).
@@ -25,7 +28,10 @@ async function open(address, options = {}) {
   if (driver === null) {
     throw new IxyError('EUNSUPPORTED', `${address} is ${describeId(id)}, which ixy does not support ('ixy list' shows what it does)`);
   }
-  return driver.load().open(address, options);
+  const dev = await driver.load().open(address, options);
+  // Buffer ownership checks (lib/ownership.js): off unless asked for, free when off.
+  if (options.debug || (options.debug === undefined && envDebug())) checkDevice(dev);
+  return dev;
 }
 
 // Unbinding drivers, writing config space and reading physical addresses all need root:
@@ -40,8 +46,13 @@ module.exports = {
   open,
   PacketBatch,
   Mempool,
+  CheckedMempool,
   IxyError,
+  Device,
   packet,
+  PcapWriter,
+  CaptureClock,
+  readPcap,
   listDevices: pci.listDevices,
   get IxgbeDevice() {
     return require('./ixgbe/device').IxgbeDevice;

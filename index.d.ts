@@ -1,0 +1,326 @@
+// Type declarations for require('ixy'): the public library API (lib/index.js).
+// A packet is a buffer id in a Mempool, never an object; a PacketBatch carries ids and
+// lengths. See docs/api.md for the rules of buffer ownership.
+
+/** Every failure a user can cause: `code` says which (EBADADDR, ENODEV, EDOUBLEFREE, ...). */
+export class IxyError extends Error {
+  constructor(code: string, message: string);
+  readonly code: string;
+}
+
+export interface MempoolOptions {
+  /** Number of buffers, 1..1048576 (default 4096). */
+  entries?: number;
+  /** Bytes per buffer, a power of two from 64 to 2 MiB (default 2048). */
+  bufferSize?: number;
+  /** Check buffer ownership (default: IXY_DEBUG_BUFFERS=1 in the environment). */
+  debug?: boolean;
+}
+
+/** Fixed-size packet buffers in DMA memory (hugepages). */
+export class Mempool {
+  constructor(options?: MempoolOptions);
+  readonly entries: number;
+  readonly bufferSize: number;
+  /** buffers[id]: a view of buffer id's bytes, made once when the pool is created. */
+  readonly buffers: Uint8Array[];
+  readonly physLo: Uint32Array;
+  readonly physHi: Uint32Array;
+  readonly freeIds: Uint32Array;
+  readonly freeCount: number;
+  readonly inUse: number;
+  /** A free buffer's id, or -1 when the pool is empty. */
+  alloc(): number;
+  free(id: number): void;
+  /** Fills ids[0..n) with up to n buffers; returns how many it got. */
+  allocMany(ids: Uint32Array, n: number): number;
+  /** Frees ids[from..to). */
+  freeMany(ids: Uint32Array, from: number, to: number): void;
+  /** Releases the DMA memory; counts stay readable. */
+  close(): void;
+}
+
+/** A Mempool that throws EDOUBLEFREE / EUSEAFTERFREE instead of corrupting memory. */
+export class CheckedMempool extends Mempool {
+  /** 0: the pool's, 1: the application's, 2: handed to the NIC. */
+  readonly owner: Uint8Array;
+}
+
+/** Buffer ids and lengths moving between an application and a queue; reused, never reallocated. */
+export class PacketBatch {
+  constructor(capacity?: number, pool?: Mempool | null);
+  readonly capacity: number;
+  readonly ids: Uint32Array;
+  readonly lengths: Uint32Array;
+  count: number;
+  /** How many of the first packets the last txBatch() took: ids[sent..count) are still yours. */
+  sent: number;
+  /** The pool every buffer of the batch belongs to (set by receive). */
+  pool: Mempool | null;
+  /** The bytes of packet i: a view of its whole buffer; the frame is the first lengths[i]. */
+  data(i: number): Uint8Array;
+  /** Frees packets [from, count) and empties the batch. */
+  freeFrom(from?: number): void;
+  /** Frees the packets the batch still owns, ids[sent..count), and empties it. */
+  release(): void;
+}
+
+export interface DeviceStats {
+  rxPackets: number;
+  rxBytes: number;
+  txPackets: number;
+  txBytes: number;
+  rxErrors: number;
+  rxMissed: number;
+}
+
+export interface RxQueue {
+  receive(batch: PacketBatch): number;
+  readonly packets: number;
+  readonly bytes: number;
+  readonly errors: number;
+}
+
+export interface TxQueue {
+  send(batch: PacketBatch): number;
+  reclaim(): void;
+  readonly packets: number;
+  readonly bytes: number;
+}
+
+export interface ReceiveOptions {
+  /** Packets per batch, 1..4096 (default 32). */
+  batchSize?: number;
+  /** How long the iterator may poll before letting the event loop run, in ms (default 1). */
+  sliceMs?: number;
+}
+
+/**
+ * The iterator of dev.receive(): yields ONE reused batch, valid until the next step. At
+ * the next step (and on break) the buffers it still owns (ids[sent..count)) are freed.
+ */
+export interface ReceiveIterator extends AsyncIterableIterator<PacketBatch> {
+  next(): Promise<IteratorResult<PacketBatch, undefined>>;
+  return(): Promise<IteratorResult<PacketBatch, undefined>>;
+}
+
+/** What every ixy driver offers. */
+export class Device {
+  readonly address: string;
+  /** The driver's name, e.g. 'ixgbe'. */
+  readonly driver: string;
+  readonly rxQueues: RxQueue[];
+  readonly txQueues: TxQueue[];
+  readonly pools: Mempool[];
+  readonly stopped: boolean;
+  readonly closed: boolean;
+  /** 'aa:bb:cc:dd:ee:ff' */
+  readonly mac: string;
+  /** Mb/s; 0 while the link is down. */
+  readonly linkSpeed: number;
+  promiscuous: boolean;
+  /** Receives up to batch.capacity frames; returns how many. */
+  rxBatch(queue: number, batch: PacketBatch): number;
+  /** Queues the batch's packets for sending; returns how many fit (also in batch.sent). */
+  txBatch(queue: number, batch: PacketBatch): number;
+  /** for await (const batch of dev.receive(0)) { ... } */
+  receive(queue?: number, options?: ReceiveOptions): ReceiveIterator;
+  stats(): DeviceStats;
+  /** Stops the queues: the NIC touches no more memory. */
+  stop(): void;
+  /** Stops the device and frees its memory. Safe to call twice. */
+  close(): void;
+}
+
+export interface OpenOptions {
+  rxQueues?: number;
+  txQueues?: number;
+  /** Descriptors per ring: a power of two, 64..8192 (default 512). */
+  rxRingSize?: number;
+  txRingSize?: number;
+  /** Buffers per RX queue's mempool (default 4096). */
+  mempoolEntries?: number;
+  bufferSize?: number;
+  /** Default true. */
+  promiscuous?: boolean;
+  /** How long to wait for link, in ms (default 10000). */
+  linkTimeout?: number;
+  /** Check buffer ownership (default: IXY_DEBUG_BUFFERS=1 in the environment). */
+  debug?: boolean;
+}
+
+/** Opens a NIC by PCI address (e.g. '0000:03:00.0'); resolves once its link is up. */
+export function open(address: string, options?: OpenOptions): Promise<Device>;
+
+export interface PciDevice {
+  address: string;
+  vendor: number;
+  device: number;
+  class: number;
+  /** The bound kernel driver, or null. */
+  driver: string | null;
+}
+
+export function listDevices(): PciDevice[];
+
+export interface PcapWriterOptions {
+  /** Nanosecond timestamps (default true); false: microseconds. */
+  nanoseconds?: boolean;
+  /** Bytes kept of each frame (default 65535). */
+  snaplen?: number;
+  /** Bytes buffered before a write to the file (default 1 MiB). */
+  bufferSize?: number;
+}
+
+/** Writes classic pcap files (link type Ethernet), buffered. */
+export class PcapWriter {
+  /** A file name (created or truncated) or an open file descriptor. */
+  constructor(target: string | number, options?: PcapWriterOptions);
+  readonly frames: number;
+  readonly bytes: number;
+  /** Appends bytes[0..length) with a timestamp (seconds and nanoseconds since 1970, UTC). */
+  write(bytes: Uint8Array, length: number, sec: number, nsec: number): void;
+  /** Appends the batch's frames [from, count), all with the same timestamp. */
+  writeBatch(batch: PacketBatch, sec: number, nsec: number, from?: number): void;
+  flush(): void;
+  close(): void;
+}
+
+/** Wall-clock time without allocating: now() updates sec and nsec in place. */
+export class CaptureClock {
+  sec: number;
+  nsec: number;
+  now(): this;
+}
+
+export interface PcapFrame {
+  sec: number;
+  nsec: number;
+  /** Length on the wire; data may be shorter (snaplen). */
+  length: number;
+  data: Uint8Array;
+}
+
+export interface PcapFile {
+  header: { nanoseconds: boolean; versionMajor: number; versionMinor: number; snaplen: number; linktype: number };
+  frames: PcapFrame[];
+}
+
+/** Reads a whole classic pcap file (either byte order and resolution). */
+export function readPcap(source: string | Uint8Array): PcapFile;
+
+export interface UdpFrameOptions {
+  size?: number;
+  dst?: string;
+  src?: string;
+  srcIp?: string;
+  dstIp?: string;
+  srcPort?: number;
+  dstPort?: number;
+  ttl?: number;
+}
+
+export interface Ipv4HeaderOptions {
+  srcIp: string | number;
+  dstIp: string | number;
+  protocol?: number;
+  totalLength: number;
+  ttl?: number;
+  id?: number;
+}
+
+/** Building and parsing Ethernet/IPv4/UDP in place. */
+export namespace packet {
+  const ETH_HEADER: 14;
+  const IPV4_HEADER: 20;
+  const UDP_HEADER: 8;
+  const SEQ_OFFSET: 42;
+  const MIN_FRAME: 60;
+  const MAX_FRAME: 1514;
+  const ETHERTYPE_IPV4: 0x0800;
+  const ETHERTYPE_VLAN: 0x8100;
+  const IPPROTO_ICMP: 1;
+  const IPPROTO_TCP: 6;
+  const IPPROTO_UDP: 17;
+
+  /** Results of parseFrame; make one and reuse it for every packet. */
+  class FrameInfo {
+    etherType: number;
+    vlan: number;
+    l3: number;
+    protocol: number;
+    ttl: number;
+    srcIp: number;
+    dstIp: number;
+    l4: number;
+    srcPort: number;
+    dstPort: number;
+    payload: number;
+    payloadLength: number;
+  }
+
+  /** Fills info from b[0..length); returns the IPv4 protocol, or -1 if not IPv4. */
+  function parseFrame(b: Uint8Array, length: number, info: FrameInfo): number;
+  function ipToString(ip: number): string;
+  function macToString(b: Uint8Array, offset?: number): string;
+  function parseMac(text: string): number[];
+  function parseIpv4(text: string): number[];
+  function internetChecksum(bytes: Uint8Array, offset: number, length: number): number;
+  /** Writes a whole IPv4/UDP frame with sequence number 0; returns its size. */
+  function writeUdpFrame(b: Uint8Array, options?: UdpFrameOptions): number;
+  function writeSeq(b: Uint8Array, seq: number): void;
+  function readSeq(b: Uint8Array): number;
+  function isValidUdp(b: Uint8Array, length: number): boolean;
+  /** Each returns the offset after the header it wrote. */
+  function writeEthernetHeader(b: Uint8Array, dst: string | ArrayLike<number>, src: string | ArrayLike<number>, etherType?: number): number;
+  function writeIpv4Header(b: Uint8Array, offset: number, options: Ipv4HeaderOptions): number;
+  function writeUdpHeader(b: Uint8Array, offset: number, srcPort: number, dstPort: number, length: number): number;
+  function swapMacs(b: Uint8Array): void;
+}
+
+/** The 82599 (ixgbe) driver; ixy.open() picks it for Intel 82599/X540/X550 device IDs. */
+export class IxgbeDevice extends Device {
+  static open(address: string, options?: OpenOptions): Promise<IxgbeDevice>;
+}
+
+export interface ModelPortStats {
+  address: string;
+  linkUp: boolean;
+  rxOffered: number;
+  rxDelivered: number;
+  rxBytes: number;
+  rxDropNoDesc: number;
+  rxDropDisabled: number;
+  rxDropFiltered: number;
+  txFrames: number;
+  txBytes: number;
+  descErrors: number;
+  sinkFrames: number;
+  sinkSeqErrors: number;
+  sinkBadFrames: number;
+  [counter: string]: number | boolean | string;
+}
+
+/**
+ * The 82599 device model (a separate process): fake PCI devices under `dir` (use it as
+ * IXY_PCI_ROOT), wired to traffic sources, sinks, cables and pcap files.
+ */
+export class Model {
+  static start(options?: { ports?: number }): Promise<Model>;
+  readonly pid: number;
+  readonly dir: string;
+  readonly addresses: string[];
+  readonly ports: { address: string; mac: string }[];
+  source(port: number, options?: { rate?: number; size?: number; count?: number; flows?: number; dst?: string }): Promise<unknown>;
+  sourceOff(port: number): Promise<unknown>;
+  sink(port: number, options?: { check?: boolean }): Promise<unknown>;
+  cable(a: number, b: number): Promise<unknown>;
+  pcapOut(port: number, file: string | null): Promise<unknown>;
+  pcapIn(port: number, file: string, options?: { loop?: boolean; rate?: number }): Promise<unknown>;
+  link(port: number, up: boolean): Promise<unknown>;
+  clear(port: number): Promise<unknown>;
+  stats(): Promise<ModelPortStats[]>;
+  stats(port: number): Promise<ModelPortStats>;
+  waitFor(port: number, predicate: (stats: ModelPortStats) => boolean, timeoutMs?: number): Promise<ModelPortStats>;
+  stop(): Promise<unknown>;
+}

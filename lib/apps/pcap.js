@@ -1,0 +1,70 @@
+'use strict';
+
+// `ixy pcap`: capture received frames to a pcap file, like tcpdump -w. Stops after `count`
+// frames, after `seconds`, or on SIGINT/SIGTERM; in every case the file is closed whole.
+//
+// Human-readable output (progress, rates, the final line) goes to stderr, so that the file
+// may be stdout ('-'): `ixy pcap 0000:03:00.0 - | tshark -r -`.
+const { open } = require('../index');
+const { PacketBatch } = require('../batch');
+const { PcapWriter, CaptureClock } = require('../pcap');
+const { runLoop } = require('./loop');
+const { formatTotals } = require('../stats');
+const { ProgressBar } = require('./progress');
+
+async function pcap(address, file, {
+  count = 0, batchSize = 32, nanoseconds = true, seconds = 0, err = process.stderr, deviceOptions = {},
+} = {}) {
+  const batch = new PacketBatch(batchSize);
+  // The device first: a bad address or a link that stays down must not leave an empty file.
+  const dev = await open(address, { txQueues: 0, ...deviceOptions });
+  let writer;
+  try {
+    writer = new PcapWriter(file === '-' ? 1 : file, { nanoseconds });
+  } catch (e) {
+    dev.close();
+    throw e;
+  }
+  const name = file === '-' ? 'stdout' : file;
+  const rxQueue = dev.rxQueues[0];
+  const clock = new CaptureClock();
+  const progress = count > 0 && err.isTTY ? new ProgressBar(err, count) : null;
+  const ticker = progress ? setInterval(() => progress.draw(writer.frames), 100) : null;
+  if (!progress) err.write(`capturing on ${dev.address} (${dev.mac}) to ${name}${count ? `, ${count} frames` : ''}; Ctrl-C stops\n`);
+
+  const step = () => {
+    const n = rxQueue.receive(batch);
+    if (n === 0) return false;
+    clock.now(); // one clock read per batch: its frames left the ring in this poll
+    // With a count, write only what is still wanted; the rest of the batch is dropped.
+    const wanted = count > 0 && count - writer.frames < n ? count - writer.frames : n;
+    const b = batch;
+    const frames = b.count;
+    b.count = wanted;
+    writer.writeBatch(b, clock.sec, clock.nsec);
+    b.count = frames;
+    b.freeFrom(0);
+    return count > 0 && writer.frames >= count;
+  };
+
+  let reason;
+  let stats;
+  try {
+    // The per-second rate report only when no progress bar shares the terminal.
+    reason = await runLoop({ devices: [dev], step, seconds, report: progress === null && count === 0, out: err });
+    stats = dev.stats();
+  } finally {
+    if (ticker) clearInterval(ticker);
+    try {
+      writer.close();
+    } finally {
+      dev.close();
+    }
+  }
+  if (progress) progress.finish(writer.frames);
+  err.write(`${formatTotals(dev.address, stats)}\n`);
+  err.write(`captured ${writer.frames} frames (${writer.bytes} bytes) to ${name}${reason === 'signal' ? ' (interrupted)' : ''}\n`);
+  return { reason, frames: writer.frames, bytes: writer.bytes, stats, pools: dev.pools };
+}
+
+module.exports = { pcap };

@@ -1,0 +1,182 @@
+'use strict';
+
+// Classic pcap files (the format of libpcap, tcpdump -w and Wireshark), written and read.
+//
+// Layout, all fields in the writer's byte order (we write little-endian):
+//   file header, 24 bytes: magic, version major 2, minor 4, thiszone 0, sigfigs 0,
+//                          snaplen, link type (1 = Ethernet)
+//   per frame, 16 bytes:   seconds, fraction (microseconds or nanoseconds, by the magic),
+//                          captured length, original length; then the captured bytes
+// The magic says the timestamp resolution: 0xa1b2c3d4 microseconds, 0xa1b23c4d nanoseconds.
+//
+// The writer copies frames into one preallocated Buffer and writes it out only when it is
+// full (or on flush/close): one system call per megabyte, not one per packet. Records are
+// never split between two writes, so the file on disk always ends on a whole record.
+const fs = require('fs');
+const { IxyError } = require('./errors');
+
+const MAGIC_MICROSECONDS = 0xa1b2c3d4;
+const MAGIC_NANOSECONDS = 0xa1b23c4d;
+const LINKTYPE_ETHERNET = 1;
+const FILE_HEADER = 24;
+const RECORD_HEADER = 16;
+const DEFAULT_SNAPLEN = 65535;
+const DEFAULT_BUFFER = 1 << 20;
+
+class PcapWriter {
+  // target: a file name (created or truncated) or an open file descriptor (e.g. 1, stdout).
+  constructor(target, { nanoseconds = true, snaplen = DEFAULT_SNAPLEN, bufferSize = DEFAULT_BUFFER } = {}) {
+    if (!Number.isInteger(snaplen) || snaplen < 1 || snaplen > 0x3ffff) {
+      throw new IxyError('EINVAL', `pcap snaplen must be 1..262143, got ${snaplen}`);
+    }
+    if (!Number.isInteger(bufferSize) || bufferSize < FILE_HEADER + RECORD_HEADER + snaplen) {
+      throw new IxyError('EINVAL', `pcap buffer must hold at least one whole record (${FILE_HEADER + RECORD_HEADER + snaplen} bytes)`);
+    }
+    this.nanoseconds = nanoseconds;
+    this.snaplen = snaplen;
+    this.buffer = Buffer.allocUnsafe(bufferSize);
+    this.used = 0;
+    this.frames = 0;
+    this.bytes = 0; // file bytes written or buffered, header included
+    this.ownsFd = typeof target !== 'number';
+    this.path = this.ownsFd ? String(target) : null;
+    try {
+      this.fd = this.ownsFd ? fs.openSync(target, 'w') : target;
+    } catch (err) {
+      throw new IxyError(err.code === 'EACCES' ? 'EACCES' : 'EPCAP', `cannot create pcap file '${target}': ${err.code || err.message}`);
+    }
+    const b = this.buffer;
+    b.writeUInt32LE(nanoseconds ? MAGIC_NANOSECONDS : MAGIC_MICROSECONDS, 0);
+    b.writeUInt16LE(2, 4);
+    b.writeUInt16LE(4, 6);
+    b.writeInt32LE(0, 8); // thiszone: timestamps are UTC
+    b.writeUInt32LE(0, 12); // sigfigs: always 0 in practice
+    b.writeUInt32LE(snaplen, 16);
+    b.writeUInt32LE(LINKTYPE_ETHERNET, 20);
+    this.used = FILE_HEADER;
+    this.bytes = FILE_HEADER;
+    // The header goes to disk at once: from now on the file is a valid (empty) capture,
+    // whatever happens to the process.
+    this.flush();
+  }
+
+  // Appends one frame: bytes[0..length) (cut to snaplen) with a timestamp of `sec` seconds
+  // and `nsec` nanoseconds since 1970 (UTC). Copies into the buffer; allocates nothing.
+  write(bytes, length, sec, nsec) {
+    const captured = length < this.snaplen ? length : this.snaplen;
+    if (this.used + RECORD_HEADER + captured > this.buffer.length) this.flush();
+    const b = this.buffer;
+    const at = this.used;
+    b.writeUInt32LE(sec >>> 0, at);
+    b.writeUInt32LE(this.nanoseconds ? nsec : Math.floor(nsec / 1000), at + 4);
+    b.writeUInt32LE(captured, at + 8);
+    b.writeUInt32LE(length, at + 12);
+    b.set(captured === bytes.length ? bytes : bytes.subarray(0, captured), at + RECORD_HEADER);
+    this.used = at + RECORD_HEADER + captured;
+    this.frames++;
+    this.bytes += RECORD_HEADER + captured;
+  }
+
+  // Appends batch's frames [from, count), all with the same timestamp (one clock read per
+  // batch: the frames of a batch were taken from the ring in the same poll).
+  writeBatch(batch, sec, nsec, from = 0) {
+    const buffers = batch.pool.buffers;
+    const ids = batch.ids;
+    const lengths = batch.lengths;
+    for (let i = from; i < batch.count; i++) this.write(buffers[ids[i]], lengths[i], sec, nsec);
+  }
+
+  // Writes what is buffered to the file.
+  flush() {
+    let done = 0;
+    while (done < this.used) done += fs.writeSync(this.fd, this.buffer, done, this.used - done);
+    this.used = 0;
+  }
+
+  // Flushes and closes the file. Safe to call twice.
+  close() {
+    if (this.fd === null) return;
+    try {
+      this.flush();
+    } finally {
+      if (this.ownsFd) fs.closeSync(this.fd);
+      this.fd = null;
+    }
+  }
+}
+
+// Wall-clock timestamps for captures without a BigInt or an array per read: the wall time
+// is taken once, and the monotonic clock (performance.now(), milliseconds with sub-
+// microsecond resolution) measures from there. now() updates `sec` and `nsec` in place.
+class CaptureClock {
+  constructor() {
+    const wallMs = Date.now();
+    this.origin = performance.now();
+    this.originSec = Math.floor(wallMs / 1000);
+    this.originNsec = (wallMs % 1000) * 1e6;
+    this.sec = this.originSec;
+    this.nsec = this.originNsec;
+  }
+
+  now() {
+    const ns = this.originNsec + Math.round((performance.now() - this.origin) * 1e6);
+    const whole = Math.floor(ns / 1e9);
+    this.sec = this.originSec + whole;
+    this.nsec = ns - whole * 1e9;
+    return this;
+  }
+}
+
+// Reads a whole classic pcap file (or a Buffer holding one), either byte order and either
+// resolution. Meant for tests and tools, not for speed: it returns one object per frame,
+// { sec, nsec, length (on the wire), data (a Buffer of the captured bytes) }.
+function readPcap(source) {
+  const data = Buffer.isBuffer(source) ? source : fs.readFileSync(source);
+  const name = Buffer.isBuffer(source) ? 'buffer' : `'${source}'`;
+  if (data.length < FILE_HEADER) throw new IxyError('EPCAP', `${name} is too short to be a pcap file`);
+  let le;
+  let nanoseconds;
+  const magicLE = data.readUInt32LE(0);
+  const magicBE = data.readUInt32BE(0);
+  if (magicLE === MAGIC_MICROSECONDS || magicLE === MAGIC_NANOSECONDS) {
+    le = true;
+    nanoseconds = magicLE === MAGIC_NANOSECONDS;
+  } else if (magicBE === MAGIC_MICROSECONDS || magicBE === MAGIC_NANOSECONDS) {
+    le = false;
+    nanoseconds = magicBE === MAGIC_NANOSECONDS;
+  } else {
+    throw new IxyError('EPCAP', `${name} is not a classic pcap file (magic 0x${magicLE.toString(16)}; pcapng is not supported)`);
+  }
+  const u16 = (at) => (le ? data.readUInt16LE(at) : data.readUInt16BE(at));
+  const u32 = (at) => (le ? data.readUInt32LE(at) : data.readUInt32BE(at));
+  const header = {
+    nanoseconds,
+    versionMajor: u16(4),
+    versionMinor: u16(6),
+    snaplen: u32(16),
+    linktype: u32(20) & 0xffff, // the upper bits may carry FCS information
+  };
+  const frames = [];
+  let at = FILE_HEADER;
+  while (at + RECORD_HEADER <= data.length) {
+    const captured = u32(at + 8);
+    if (at + RECORD_HEADER + captured > data.length) {
+      throw new IxyError('EPCAP', `${name} is cut short in the middle of frame ${frames.length + 1}`);
+    }
+    const fraction = u32(at + 4);
+    frames.push({
+      sec: u32(at),
+      nsec: nanoseconds ? fraction : fraction * 1000,
+      length: u32(at + 12),
+      data: data.subarray(at + RECORD_HEADER, at + RECORD_HEADER + captured),
+    });
+    at += RECORD_HEADER + captured;
+  }
+  if (at !== data.length) throw new IxyError('EPCAP', `${name} ends with ${data.length - at} bytes of a truncated record header`);
+  return { header, frames };
+}
+
+module.exports = {
+  PcapWriter, CaptureClock, readPcap,
+  MAGIC_MICROSECONDS, MAGIC_NANOSECONDS, LINKTYPE_ETHERNET,
+};

@@ -1,0 +1,256 @@
+'use strict';
+
+// The library API tool authors use: packet helpers, buffer ownership checks, the async
+// receive iterator (against the device model), and the TypeScript declarations.
+const assert = require('assert');
+const path = require('path');
+const { execFileSync } = require('child_process');
+const ixy = require('../lib');
+const { packet } = ixy;
+
+describe('packet helpers', function () {
+  it('builds Ethernet/IPv4/UDP header by header and parses it back without allocating', function () {
+    const b = new Uint8Array(128);
+    let at = packet.writeEthernetHeader(b, '02:00:00:00:00:02', '02:00:00:00:00:01');
+    at = packet.writeIpv4Header(b, at, { srcIp: '192.168.1.2', dstIp: 0x0a000001, totalLength: 20 + 8 + 10, ttl: 7 });
+    at = packet.writeUdpHeader(b, at, 1234, 53, 8 + 10);
+    assert.strictEqual(at, 42);
+    assert.strictEqual(packet.internetChecksum(b, 14, 20), 0, 'IPv4 header checksum');
+    assert.ok(packet.isValidUdp(b, 52));
+
+    const info = new packet.FrameInfo();
+    assert.strictEqual(packet.parseFrame(b, 52, info), packet.IPPROTO_UDP);
+    assert.strictEqual(packet.ipToString(info.srcIp), '192.168.1.2');
+    assert.strictEqual(packet.ipToString(info.dstIp), '10.0.0.1');
+    assert.deepStrictEqual([info.srcPort, info.dstPort, info.ttl, info.payload, info.payloadLength, info.vlan], [1234, 53, 7, 42, 10, -1]);
+    packet.swapMacs(b);
+    assert.strictEqual(packet.macToString(b, 0), '02:00:00:00:00:01');
+    assert.strictEqual(packet.macToString(b, 6), '02:00:00:00:00:02');
+
+    // Not IPv4, and too short: -1, and nothing read past `length`.
+    b[12] = 0x86;
+    b[13] = 0xdd;
+    assert.strictEqual(packet.parseFrame(b, 52, info), -1);
+    assert.strictEqual(info.etherType, 0x86dd);
+    packet.writeUdpFrame(b, { size: 60 });
+    assert.strictEqual(packet.parseFrame(b, 20, info), -1);
+  });
+
+  it('parses through an 802.1Q tag', function () {
+    const plain = new Uint8Array(64);
+    packet.writeUdpFrame(plain, { size: 60, dstPort: 4789 });
+    const tagged = new Uint8Array(68);
+    tagged.set(plain.subarray(0, 12), 0);
+    tagged.set([0x81, 0x00, 0x00, 0x2a], 12);
+    tagged.set(plain.subarray(12, 60), 16);
+    const info = new packet.FrameInfo();
+    assert.strictEqual(packet.parseFrame(tagged, 64, info), 17);
+    assert.deepStrictEqual([info.vlan, info.l3, info.dstPort], [42, 18, 4789]);
+  });
+});
+
+describe('buffer ownership checks', function () {
+  it('a checked mempool catches double frees, also within one freeMany, and frees nothing then', function () {
+    const pool = new ixy.Mempool({ entries: 64, debug: true });
+    try {
+      assert.ok(pool instanceof ixy.CheckedMempool);
+      const id = pool.alloc();
+      pool.free(id);
+      assert.throws(() => pool.free(id), { name: 'IxyError', code: 'EDOUBLEFREE', message: new RegExp(`buffer ${id} freed twice`) });
+      const ids = new Uint32Array(4);
+      assert.strictEqual(pool.allocMany(ids, 3), 3);
+      ids[3] = ids[1]; // the same buffer twice in one call
+      const free = pool.freeCount;
+      assert.throws(() => pool.freeMany(ids, 0, 4), { code: 'EDOUBLEFREE' });
+      assert.strictEqual(pool.freeCount, free, 'a failed freeMany freed some buffers');
+      pool.freeMany(ids, 0, 3); // still the application's: fine
+      assert.throws(() => pool.free(64), { code: 'EINVAL' });
+      assert.strictEqual(pool.freeCount, pool.entries);
+    } finally {
+      pool.close();
+    }
+  });
+
+  it('an unchecked mempool is a plain Mempool with nothing added to its hot path', function () {
+    const pool = new ixy.Mempool({ entries: 64, debug: false });
+    try {
+      assert.strictEqual(Object.getPrototypeOf(pool), ixy.Mempool.prototype);
+      assert.strictEqual(pool.owner, undefined);
+    } finally {
+      pool.close();
+    }
+  });
+});
+
+describe('the library on the device model', function () {
+  let Model;
+  let model;
+
+  before(async function () {
+    ({ Model } = require('../lib/model'));
+    model = await Model.start({ ports: 1 });
+    process.env.IXY_PCI_ROOT = model.dir;
+  });
+
+  after(async function () {
+    delete process.env.IXY_PCI_ROOT;
+    if (model) await model.stop();
+  });
+
+  // Opens port 0 with a ring that absorbs long pauses of a busy test machine.
+  function openPort(options = {}) {
+    return ixy.open(model.addresses[0], { rxRingSize: 4096, mempoolEntries: 8192, ...options });
+  }
+
+  it('a device offers mac, linkSpeed, promiscuous, stats() and close()', async function () {
+    const dev = await openPort();
+    try {
+      assert.ok(dev instanceof ixy.Device);
+      assert.strictEqual(dev.mac, model.ports[0].mac);
+      assert.strictEqual(dev.linkSpeed, 10000);
+      assert.strictEqual(dev.promiscuous, true);
+      dev.promiscuous = false;
+      assert.strictEqual(dev.promiscuous, false);
+      assert.deepStrictEqual(Object.keys(dev.stats()).sort(), ['rxBytes', 'rxErrors', 'rxMissed', 'rxPackets', 'txBytes', 'txPackets']);
+    } finally {
+      dev.close();
+      dev.close();
+    }
+  });
+
+  it('debug mode catches use after free, sending twice and freeing a sent buffer; close returns every buffer', async function () {
+    const dev = await openPort({ debug: true });
+    const pool = dev.pools[0];
+    const batch = new ixy.PacketBatch(8);
+    try {
+      await model.clear(0);
+      await model.source(0, { rate: 0, size: 60, count: 20 });
+      await model.waitFor(0, (s) => s.rxDelivered === 20, 5000);
+      assert.strictEqual(dev.rxBatch(0, batch), 8);
+
+      // Freed, then sent: caught, and nothing reaches the TX ring.
+      const id = batch.ids[0];
+      pool.free(id);
+      assert.throws(() => dev.txBatch(0, batch), { name: 'IxyError', code: 'EUSEAFTERFREE', message: new RegExp(`buffer ${id} sent after it was freed`) });
+      assert.strictEqual(dev.stats().txPackets, 0);
+      assert.throws(() => pool.free(id), { code: 'EDOUBLEFREE' });
+
+      // The other seven are still ours: send them, then try again.
+      batch.ids.copyWithin(0, 1, 8);
+      batch.lengths.copyWithin(0, 1, 8);
+      batch.count = 7;
+      assert.strictEqual(dev.txBatch(0, batch), 7);
+      assert.throws(() => dev.txBatch(0, batch), { code: 'EUSEAFTERFREE', message: /sent twice/ });
+      assert.throws(() => batch.freeFrom(0), { code: 'EDOUBLEFREE', message: /freed after it was sent/ });
+      batch.release(); // sent = 7 = count: nothing left to free
+      assert.strictEqual(batch.count, 0);
+      await model.waitFor(0, (s) => s.txFrames === 7, 5000);
+
+      // What the iterator hands out is checked too, and freed exactly once.
+      for await (const b of dev.receive(0, { batchSize: 4 })) {
+        assert.ok(b.count > 0);
+        break;
+      }
+    } finally {
+      dev.close();
+    }
+    assert.strictEqual(pool.freeCount, pool.entries, 'a buffer did not come back');
+  });
+
+  it('receive(): every offered frame arrives, in order, while a 10 ms timer keeps its schedule', async function () {
+    const N = 20000;
+    const dev = await openPort();
+    const pool = dev.pools[0];
+    let ticks = 0;
+    const timer = setInterval(() => { ticks++; }, 10);
+    const start = performance.now();
+    let received = 0;
+    let outOfOrder = 0;
+    let batches = 0;
+    try {
+      await model.clear(0);
+      // A rate the driver takes easily: the test is about not losing frames and not
+      // starving timers, not about speed.
+      await model.source(0, { rate: 50000, size: 60, count: N });
+      for await (const batch of dev.receive(0, { batchSize: 32 })) {
+        batches++;
+        assert.ok(batch.count >= 1 && batch.count <= 32);
+        for (let i = 0; i < batch.count; i++) {
+          if (packet.readSeq(batch.data(i)) !== received) outOfOrder++;
+          received++;
+        }
+        if (received >= N) break;
+      }
+      const elapsed = performance.now() - start;
+      clearInterval(timer);
+      const m = await model.stats(0);
+      assert.strictEqual(m.rxOffered, N);
+      assert.strictEqual(m.rxDropNoDesc, 0);
+      assert.strictEqual(received, N);
+      assert.strictEqual(outOfOrder, 0);
+      const expected = elapsed / 10;
+      assert.ok(ticks >= expected * 0.5, `timer fired ${ticks} times in ${elapsed.toFixed(0)} ms (expected about ${expected.toFixed(0)}): the loop starved it`);
+      assert.ok(batches > 1);
+      // The loop ended with break: the last batch went back, only the ring holds buffers.
+      assert.strictEqual(pool.freeCount, pool.entries - 4096);
+    } finally {
+      clearInterval(timer);
+      dev.close();
+    }
+    assert.strictEqual(pool.freeCount, pool.entries);
+  });
+
+  it('receive() ends when the device is closed, and a partly sent batch is freed exactly once', async function () {
+    const dev = await openPort({ debug: true });
+    const pool = dev.pools[0];
+    let frames = 0;
+    try {
+      await model.clear(0);
+      await model.source(0, { rate: 20000, size: 60 });
+      setTimeout(() => dev.close(), 300);
+      for await (const batch of dev.receive(0)) {
+        frames += batch.count;
+        // Reflect half of each batch; the iterator frees the other half.
+        const half = batch.count >> 1;
+        const count = batch.count;
+        batch.count = half;
+        dev.txBatch(0, batch);
+        batch.count = count;
+      }
+      assert.ok(dev.closed);
+      assert.ok(frames > 0);
+    } finally {
+      await model.sourceOff(0);
+      dev.close();
+    }
+    assert.strictEqual(pool.freeCount, pool.entries);
+  });
+});
+
+describe('TypeScript declarations', function () {
+  it('declare what the library exports at run time', function () {
+    const declared = require('fs').readFileSync(path.join(__dirname, '..', 'index.d.ts'), 'utf8');
+    for (const [, name] of declared.matchAll(/^export (?:class|function|namespace) (\w+)/gm)) {
+      assert.notStrictEqual(ixy[name], undefined, `index.d.ts declares ${name}, lib/index.js does not export it`);
+    }
+    const inPacket = declared.slice(declared.indexOf('export namespace packet'));
+    for (const [, name] of inPacket.matchAll(/^ {2}(?:function|const|class) (\w+)/gm)) {
+      assert.notStrictEqual(packet[name], undefined, `packet.${name} is declared but not exported`);
+    }
+  });
+
+  it('the example in test/types compiles against index.d.ts', function () {
+    this.timeout(120000);
+    const tsc = require.resolve('typescript/bin/tsc');
+    execFileSync(process.execPath, [tsc, '--noEmit', '-p', path.join(__dirname, 'types')], { encoding: 'utf8', stdio: ['ignore', 'pipe', 'pipe'] });
+  });
+
+  it('tsc rejects a misuse, so the check above can fail', function () {
+    this.timeout(120000);
+    const tsc = require.resolve('typescript/bin/tsc');
+    assert.throws(
+      () => execFileSync(process.execPath, [tsc, '--noEmit', '-p', path.join(__dirname, 'types', 'bad')], { encoding: 'utf8', stdio: ['ignore', 'pipe', 'pipe'] }),
+      (err) => /TS2\d{3}/.test(String(err.stdout)),
+    );
+  });
+});

@@ -1,0 +1,214 @@
+'use strict';
+
+// The pcap writer and reader, and `ixy pcap` against the device model. tshark is the
+// independent judge: it must read every file without complaint, see the right number of
+// frames, valid IPv4 header checksums and UDP; sequence numbers are read from the payload.
+const assert = require('assert');
+const fs = require('fs');
+const os = require('os');
+const path = require('path');
+const { execFileSync } = require('child_process');
+const { PcapWriter, CaptureClock, readPcap, MAGIC_NANOSECONDS, MAGIC_MICROSECONDS } = require('../lib/pcap');
+const packet = require('../lib/packet');
+const { runIxy, tsharkFields } = require('./helpers');
+
+// tshark exits non-zero (and says why on stderr) for a truncated or corrupt file.
+function tsharkCount(file) {
+  const out = execFileSync('tshark', ['-r', file, '-T', 'fields', '-e', 'frame.number'], { encoding: 'utf8', stdio: ['ignore', 'pipe', 'pipe'] });
+  return out.split('\n').filter((l) => l.length > 0).length;
+}
+
+// Checks every frame as tshark decodes it: length, IPv4 (checksum verified), UDP to port
+// 5000, and sequence numbers first, first + 1, ...
+function checkUdpFrames(file, { count, size, firstSeq = 0 }) {
+  const rows = tsharkFields(file, ['frame.len', 'ip.proto', 'ip.checksum.status', 'udp.dstport', 'udp.payload']);
+  assert.strictEqual(rows.length, count);
+  rows.forEach(([len, proto, checksum, dport, payload], i) => {
+    assert.strictEqual(len, String(size), `frame ${i}: length`);
+    assert.strictEqual(proto, '17', `frame ${i}: IP protocol`);
+    assert.ok(checksum === '1' || checksum === 'Good', `frame ${i}: IPv4 checksum status ${checksum}`);
+    assert.strictEqual(dport, '5000', `frame ${i}: UDP port`);
+    assert.strictEqual(parseInt(payload.replace(/:/g, '').slice(0, 8), 16), firstSeq + i, `frame ${i}: sequence number`);
+  });
+}
+
+describe('pcap files', function () {
+  let tmp;
+
+  before(function () {
+    tmp = fs.mkdtempSync(path.join(os.tmpdir(), 'ixy-pcap-'));
+  });
+
+  after(function () {
+    fs.rmSync(tmp, { recursive: true, force: true });
+  });
+
+  for (const nanoseconds of [true, false]) {
+    it(`writes frames tshark and tcpdump read, with ${nanoseconds ? 'nano' : 'micro'}second timestamps`, function () {
+      const file = path.join(tmp, `written-${nanoseconds}.pcap`);
+      const frame = new Uint8Array(2048); // like a mempool buffer: longer than its frame
+      // A buffer too small for all frames: the writer must flush many times, whole records only.
+      const writer = new PcapWriter(file, { nanoseconds, bufferSize: 70000 });
+      const clock = new CaptureClock();
+      const before = Date.now() / 1000;
+      const N = 3000;
+      for (let i = 0; i < N; i++) {
+        const size = 60 + (i % 1455); // 60..1514
+        packet.writeUdpFrame(frame, { size });
+        packet.writeSeq(frame, i);
+        clock.now();
+        writer.write(frame, size, clock.sec, clock.nsec);
+      }
+      writer.close();
+      writer.close(); // twice is fine
+      const after = Date.now() / 1000;
+
+      assert.strictEqual(writer.frames, N);
+      assert.strictEqual(fs.statSync(file).size, writer.bytes);
+      const rows = tsharkFields(file, ['frame.len', 'ip.checksum.status', 'udp.payload', 'frame.time_epoch']);
+      assert.strictEqual(rows.length, N);
+      let last = 0;
+      rows.forEach(([len, checksum, payload, time], i) => {
+        assert.strictEqual(Number(len), 60 + (i % 1455));
+        assert.strictEqual(checksum, '1', `frame ${i}: IPv4 checksum`);
+        assert.strictEqual(parseInt(payload.slice(0, 8), 16), i);
+        const t = Number(time);
+        assert.ok(t >= last && t >= before - 0.001 && t <= after + 0.001, `frame ${i}: timestamp ${time} outside ${before}..${after}`);
+        last = t;
+      });
+      const dump = execFileSync('tcpdump', ['-nn', '-r', file], { encoding: 'utf8', stdio: ['ignore', 'pipe', 'pipe'] });
+      assert.strictEqual(dump.trim().split('\n').length, N);
+
+      const { header, frames } = readPcap(file);
+      assert.strictEqual(header.nanoseconds, nanoseconds);
+      assert.strictEqual(header.linktype, 1);
+      assert.strictEqual(header.snaplen, 65535);
+      assert.deepStrictEqual([header.versionMajor, header.versionMinor], [2, 4]);
+      assert.strictEqual(fs.readFileSync(file).readUInt32LE(0), nanoseconds ? MAGIC_NANOSECONDS : MAGIC_MICROSECONDS);
+      assert.strictEqual(frames.length, N);
+      assert.strictEqual(frames[7].length, 67);
+      assert.strictEqual(frames[7].data.readUInt32BE(packet.SEQ_OFFSET), 7);
+    });
+  }
+
+  it('cuts frames to the snaplen and keeps the length on the wire', function () {
+    const file = path.join(tmp, 'snap.pcap');
+    const writer = new PcapWriter(file, { snaplen: 64 });
+    const frame = new Uint8Array(1514);
+    packet.writeUdpFrame(frame, { size: 1514 });
+    writer.write(frame, 1514, 1, 2);
+    writer.close();
+    const [f] = readPcap(file).frames;
+    assert.strictEqual(f.data.length, 64);
+    assert.strictEqual(f.length, 1514);
+    assert.deepStrictEqual([f.sec, f.nsec], [1, 2]);
+    assert.strictEqual(tsharkCount(file), 1);
+  });
+
+  it('the reader rejects what is not a whole pcap file', function () {
+    const file = path.join(tmp, 'cut.pcap');
+    const writer = new PcapWriter(file);
+    const frame = new Uint8Array(100);
+    packet.writeUdpFrame(frame, { size: 100 });
+    writer.write(frame, 100, 0, 0);
+    writer.close();
+    const whole = fs.readFileSync(file);
+    assert.throws(() => readPcap(whole.subarray(0, whole.length - 10)), { code: 'EPCAP', message: /cut short/ });
+    assert.throws(() => readPcap(Buffer.alloc(40)), { code: 'EPCAP', message: /not a classic pcap/ });
+  });
+
+  it('fails with a clear error when the file cannot be created', function () {
+    assert.throws(() => new PcapWriter(path.join(tmp, 'no', 'such', 'dir.pcap')), { name: 'IxyError', code: 'EPCAP', message: /cannot create pcap file .*ENOENT/ });
+  });
+});
+
+describe('ixy pcap on the device model', function () {
+  let Model;
+  let model;
+  let tmp;
+  let env;
+
+  before(async function () {
+    ({ Model } = require('../lib/model'));
+    model = await Model.start({ ports: 1 });
+    env = { IXY_PCI_ROOT: model.dir };
+    tmp = fs.mkdtempSync(path.join(os.tmpdir(), 'ixy-pcap-'));
+  });
+
+  after(async function () {
+    if (model) await model.stop();
+    if (tmp) fs.rmSync(tmp, { recursive: true, force: true });
+  });
+
+  // Starts `ixy pcap args...`; once it says it is capturing (the driver polls the ring),
+  // starts the model's source with `source` and, if given, calls `then(child)`.
+  function capture(args, source, then = null) {
+    let started = false;
+    return runIxy(['pcap', ...args], {
+      env,
+      onStart: (child) => {
+        child.stderr.on('data', (d) => {
+          if (started || !/capturing on/.test(String(d))) return;
+          started = true;
+          model.source(0, source).then(() => then && then(child));
+        });
+      },
+    });
+  }
+
+  it('captures exactly n frames: valid IPv4/UDP with consecutive sequence numbers, tshark agrees', async function () {
+    const N = 4000;
+    const file = path.join(tmp, 'n.pcap');
+    await model.clear(0);
+    // A rate far below what the driver takes, and a ring holding 200 ms of it: no frame may
+    // be lost even on a busy machine. --seconds only stops a broken run from hanging.
+    const run = await capture([model.addresses[0], file, String(N), '--ring', '4096', '--seconds', '30'], { rate: 20000, size: 124, count: N + 1000 });
+    assert.strictEqual(run.code, 0, run.stderr);
+    assert.match(run.stderr, new RegExp(`captured ${N} frames`));
+    assert.doesNotMatch(run.stderr, /\r/, 'progress bar drawn although stderr is not a terminal');
+    checkUdpFrames(file, { count: N, size: 124 });
+    const { frames } = readPcap(file);
+    assert.strictEqual(frames.length, N);
+    const m = await model.stats(0);
+    assert.strictEqual(m.rxDropNoDesc, 0);
+  });
+
+  it('microsecond timestamps with --us', async function () {
+    const file = path.join(tmp, 'us.pcap');
+    await model.clear(0);
+    const run = await capture([model.addresses[0], file, '100', '--us', '--seconds', '30'], { rate: 10000, size: 60, count: 100 });
+    assert.strictEqual(run.code, 0, run.stderr);
+    assert.strictEqual(fs.readFileSync(file).readUInt32LE(0), MAGIC_MICROSECONDS);
+    checkUdpFrames(file, { count: 100, size: 60 });
+  });
+
+  it('Ctrl-C (SIGINT) leaves a complete file with every frame received', async function () {
+    const file = path.join(tmp, 'sigint.pcap');
+    await model.clear(0);
+    const run = await capture([model.addresses[0], file, '--ring', '4096', '--seconds', '30'], { rate: 20000, size: 60 }, async (child) => {
+      // Interrupt in the middle of the traffic.
+      await model.waitFor(0, (s) => s.rxDelivered >= 3000, 20000);
+      child.kill('SIGINT');
+    });
+    await model.sourceOff(0);
+    assert.strictEqual(run.code, 0, run.stderr);
+    assert.match(run.stderr, /\(interrupted\)/);
+    const captured = Number(/captured (\d+) frames/.exec(run.stderr)[1]);
+    assert.ok(captured >= 3000, `only ${captured} frames`);
+    assert.strictEqual(tsharkCount(file), captured);
+    const { frames } = readPcap(file); // throws on a truncated record
+    assert.strictEqual(frames.length, captured);
+    frames.forEach((f, i) => assert.strictEqual(f.data.readUInt32BE(packet.SEQ_OFFSET), i, `frame ${i}: sequence number`));
+  });
+
+  it('a bad address or a missing device fails in one line and creates no file', async function () {
+    for (const address of ['0000:zz:00.0', '0000:00:1f.7']) {
+      const file = path.join(tmp, `bad-${address}.pcap`);
+      const run = await runIxy(['pcap', address, file, '10'], { env });
+      assert.notStrictEqual(run.code, 0);
+      assert.strictEqual(run.stderr.trim().split('\n').length, 1, run.stderr);
+      assert.match(run.stderr, /^ixy: /);
+      assert.ok(!fs.existsSync(file), `${file} was created`);
+    }
+  });
+});

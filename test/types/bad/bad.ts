@@ -1,0 +1,11 @@
+// Must NOT compile: proves that the declarations constrain callers (see test/api.test.js).
+import * as ixy from '../../..';
+
+async function misuse(): Promise<void> {
+  const dev = await ixy.open('0000:03:00.0', { rxRingSize: '512' });
+  const n: string = dev.rxBatch(0, new ixy.PacketBatch(32));
+  dev.mac = 'aa:bb:cc:dd:ee:ff';
+  void n;
+}
+
+void misuse;
