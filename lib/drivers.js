@@ -25,12 +25,34 @@ const IXGBE_DEVICES = new Map([
   [0x15d1, 'X550-T1 10GBASE-T'],
 ]);
 
+// igb family: 82576 (tested against QEMU's igb model) and I350 (same registers for what
+// ixy uses; untested).
+const IGB_DEVICES = new Map([
+  [0x10c9, '82576 1G copper'],
+  [0x10e6, '82576 1G fiber'],
+  [0x10e7, '82576 1G SerDes'],
+  [0x10e8, '82576 1G quad copper'],
+  [0x1526, '82576 1G quad copper ET2'],
+  [0x150a, '82576NS 1G copper'],
+  [0x1518, '82576NS 1G SerDes'],
+  [0x1521, 'I350 1G copper'],
+  [0x1522, 'I350 1G fiber'],
+  [0x1523, 'I350 1G backplane'],
+  [0x1524, 'I350 1G SGMII'],
+]);
+
 const DRIVERS = [
   {
     name: 'ixgbe',
     matches: (id) => id.vendor === INTEL && IXGBE_DEVICES.has(id.device),
     describe: (id) => `Intel ${IXGBE_DEVICES.get(id.device)}`,
     load: () => require('./ixgbe/device').IxgbeDevice,
+  },
+  {
+    name: 'igb',
+    matches: (id) => id.vendor === INTEL && IGB_DEVICES.has(id.device),
+    describe: (id) => `Intel ${IGB_DEVICES.get(id.device)}`,
+    load: () => require('./igb/device').IgbDevice,
   },
 ];
 

@@ -1,7 +1,8 @@
 'use strict';
 
 // Advanced descriptors, 16 bytes each, seen as four 32-bit words (the rings are Uint32Arrays).
-// Receive: datasheet 7.1.6; transmit: 7.2.3.2.4. The driver writes the "read" format and
+// Receive: 82599 datasheet 7.1.6, 82576 datasheet 7.1.5; transmit: 82599 7.2.3.2.4, 82576
+// 7.2.2.3. The fields used here sit at the same bits on both. The driver writes the "read" format and
 // the NIC overwrites it with the "write-back" format.
 
 module.exports = {

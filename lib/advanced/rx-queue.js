@@ -1,8 +1,10 @@
 'use strict';
 
-// One receive queue: a ring of advanced RX descriptors in DMA memory (datasheet 7.1) and
-// the buffer id behind each descriptor. receive() is the hot path: it allocates nothing.
-const R = require('./registers');
+// One receive queue: a ring of advanced RX descriptors in DMA memory (82599 datasheet 7.1,
+// 82576 datasheet 7.1) and the buffer id behind each descriptor. receive() is the hot path:
+// it allocates nothing. ixgbe and igb share this code; their register offsets differ, so
+// each driver passes its `layout` (RDBAL(q), RDT(q), SRRCTL bits, ...: see
+// lib/ixgbe/registers.js and lib/igb/registers.js). Sections cited are the 82599's.
 const D = require('./descriptors');
 const { DmaMemory } = require('../memory');
 const { IxyError } = require('../errors');
@@ -12,8 +14,9 @@ const { RXD_STAT_DD, RXD_STAT_EOP, RXD_ERROR_MASK } = D;
 const DONE_AND_WHOLE = RXD_STAT_DD | RXD_STAT_EOP;
 
 class RxQueue {
-  constructor(regs, index, ringSize, pool) {
+  constructor(regs, layout, index, ringSize, pool) {
     this.regs = regs;
+    this.layout = layout;
     this.index = index;
     this.size = ringSize;
     this.mask = ringSize - 1;
@@ -22,7 +25,7 @@ class RxQueue {
     this.ring = new Uint32Array(this.memory.buffer, 0, ringSize * D.DESCRIPTOR_WORDS);
     this.bufferIds = new Uint32Array(ringSize);
     this.next = 0; // the next descriptor the NIC will complete
-    this.tailIndex = R.RDT(index) >> 2;
+    this.tailIndex = layout.RDT(index) >> 2;
     this.packets = 0;
     this.bytes = 0;
     this.errors = 0; // frames the NIC flagged bad or split over descriptors: dropped here
@@ -33,6 +36,7 @@ class RxQueue {
   // dropping when no descriptor is free instead of stalling the packet buffer.
   configure() {
     const regs = this.regs;
+    const R = this.layout;
     const q = this.index;
     const bufferKiB = Math.floor(this.pool.bufferSize / 1024);
     regs[R.SRRCTL(q) >> 2] = (regs[R.SRRCTL(q) >> 2] & ~(R.SRRCTL_DESCTYPE_MASK | R.SRRCTL_BSIZEPACKET_MASK)) |
@@ -55,6 +59,7 @@ class RxQueue {
       this.writeReadDescriptor(i, id);
     }
     this.filled = true;
+    const R = this.layout;
     const q = this.index;
     this.regs[R.RXDCTL(q) >> 2] |= R.RXDCTL_ENABLE;
     waitForBit(R.RXDCTL(q), R.RXDCTL_ENABLE, `RX queue ${q} to start (RXDCTL.ENABLE)`);
@@ -125,6 +130,7 @@ class RxQueue {
 
   // 4.6.7.1.2: disable the queue and wait until the NIC says it has stopped.
   stop(waitForClear) {
+    const R = this.layout;
     const q = this.index;
     this.regs[R.RXDCTL(q) >> 2] &= ~R.RXDCTL_ENABLE;
     waitForClear(R.RXDCTL(q), R.RXDCTL_ENABLE, `RX queue ${q} to stop (RXDCTL.ENABLE)`);

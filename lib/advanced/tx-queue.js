@@ -1,9 +1,10 @@
 'use strict';
 
-// One transmit queue: a ring of advanced TX data descriptors (datasheet 7.2) and, per
-// descriptor, the buffer it carries and that buffer's pool, so the buffer can go home
-// once the NIC reports it sent. send() is the hot path: it allocates nothing.
-const R = require('./registers');
+// One transmit queue: a ring of advanced TX data descriptors (82599 datasheet 7.2, 82576
+// datasheet 7.2) and, per descriptor, the buffer it carries and that buffer's pool, so the
+// buffer can go home once the NIC reports it sent. send() is the hot path: it allocates
+// nothing. Shared by ixgbe and igb, which pass their register `layout` (TDBAL(q), TDT(q),
+// TXDCTL bits and thresholds). Sections cited are the 82599's.
 const D = require('./descriptors');
 const { DmaMemory } = require('../memory');
 
@@ -13,8 +14,9 @@ const { TXD_STAT_DD } = D;
 const SEND_COMMAND = D.TXD_DCMD_EOP | D.TXD_DCMD_RS | D.TXD_DCMD_IFCS | D.TXD_DCMD_DEXT | D.TXD_DTYP_DATA;
 
 class TxQueue {
-  constructor(regs, index, ringSize) {
+  constructor(regs, layout, index, ringSize) {
     this.regs = regs;
+    this.layout = layout;
     this.index = index;
     this.size = ringSize;
     this.mask = ringSize - 1;
@@ -24,26 +26,27 @@ class TxQueue {
     this.pools = new Array(ringSize).fill(null);
     this.tail = 0; // the next descriptor we fill
     this.clean = 0; // the oldest descriptor whose buffer we have not reclaimed
-    this.tailIndex = R.TDT(index) >> 2;
+    this.tailIndex = layout.TDT(index) >> 2;
     this.packets = 0;
     this.bytes = 0;
   }
 
-  // 4.6.8: ring address and length; prefetch/host/write-back thresholds as recommended for
-  // high throughput (PTHRESH 36, HTHRESH 8, WTHRESH 4; 8.2.3.9.10).
+  // 4.6.8: ring address and length; prefetch/host/write-back thresholds from the layout
+  // (82599: PTHRESH 36, HTHRESH 8, WTHRESH 4, as recommended for throughput, 8.2.3.9.10).
   configure() {
     const regs = this.regs;
+    const R = this.layout;
     const q = this.index;
     const base = this.memory.physOf(0);
     regs[R.TDBAL(q) >> 2] = base % TWO_32;
     regs[R.TDBAH(q) >> 2] = Math.floor(base / TWO_32);
     regs[R.TDLEN(q) >> 2] = this.size * D.DESCRIPTOR_BYTES;
-    const thresholds = 36 | (8 << 8) | (4 << 16);
-    regs[R.TXDCTL(q) >> 2] = (regs[R.TXDCTL(q) >> 2] & ~0x3f3f3f) | thresholds;
+    regs[R.TXDCTL(q) >> 2] = (regs[R.TXDCTL(q) >> 2] & ~R.TXDCTL_THRESHOLDS_MASK) | R.TXDCTL_THRESHOLDS;
   }
 
   // 4.6.8.1: empty ring (head == tail), then enable.
   start(waitForBit) {
+    const R = this.layout;
     const q = this.index;
     this.regs[R.TDH(q) >> 2] = 0;
     this.regs[R.TDT(q) >> 2] = 0;
@@ -122,6 +125,7 @@ class TxQueue {
 
   // 4.6.8.1.2 (disabling a queue): wait for the NIC to finish, then clear ENABLE.
   stop(waitForClear) {
+    const R = this.layout;
     const q = this.index;
     this.regs[R.TXDCTL(q) >> 2] &= ~R.TXDCTL_ENABLE;
     waitForClear(R.TXDCTL(q), R.TXDCTL_ENABLE, `TX queue ${q} to stop (TXDCTL.ENABLE)`);

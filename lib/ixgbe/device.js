@@ -7,8 +7,8 @@ const R = require('./registers');
 const pci = require('../pci');
 const { Device } = require('../device');
 const { Mempool } = require('../mempool');
-const { RxQueue } = require('./rx-queue');
-const { TxQueue } = require('./tx-queue');
+const { RxQueue } = require('../advanced/rx-queue');
+const { TxQueue } = require('../advanced/tx-queue');
 const { IxyError } = require('../errors');
 const { native } = require('../native');
 const { sleepSync, sleep, pollRegister } = require('../wait');
@@ -134,7 +134,7 @@ class IxgbeDevice extends Device {
     for (let q = 0; q < o.rxQueues; q++) {
       const pool = new Mempool({ entries: o.mempoolEntries, bufferSize: o.bufferSize });
       this.pools.push(pool);
-      const queue = new RxQueue(regs, q, o.rxRingSize, pool);
+      const queue = new RxQueue(regs, R, q, o.rxRingSize, pool);
       this.rxQueues.push(queue);
       queue.configure();
       // 8.2.3.11.1: bit 12 of DCA_RXCTRL is reserved, reads as 1 and must be written 0.
@@ -158,7 +158,7 @@ class IxgbeDevice extends Device {
     regs[R.DTXMXSZRQ >> 2] = 0xffff;
     regs[R.RTTDCS >> 2] &= ~R.RTTDCS_ARBDIS;
     for (let q = 0; q < o.txQueues; q++) {
-      const queue = new TxQueue(regs, q, o.txRingSize);
+      const queue = new TxQueue(regs, R, q, o.txRingSize);
       this.txQueues.push(queue);
       queue.configure();
     }

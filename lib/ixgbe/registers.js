@@ -90,6 +90,9 @@ module.exports = {
   TDT: txQueueReg(0x06018),
   TXDCTL: txQueueReg(0x06028),
   TXDCTL_ENABLE: 1 << 25,
+  // PTHRESH 36, HTHRESH 8, WTHRESH 4: recommended for throughput (8.2.3.9.10)
+  TXDCTL_THRESHOLDS_MASK: 0x3f3f3f,
+  TXDCTL_THRESHOLDS: 36 | (8 << 8) | (4 << 16),
 
   // Statistics (8.2.3.23): the hardware clears them when they are read.
   GPRC: 0x04074,

@@ -1,0 +1,283 @@
+'use strict';
+
+// The Intel 82576 (igb) driver: reset and initialisation following the 82576 datasheet's
+// section 4.5, one method per step; RX/TX rings are the advanced-descriptor queues shared
+// with ixgbe (lib/advanced), given this NIC's register layout.
+// Datasheet: Intel 82576EB GbE Controller Datasheet. The I350 keeps these registers and bits.
+// Tested against QEMU's igb model (test/vm), not on hardware.
+const R = require('./registers');
+const pci = require('../pci');
+const { Device } = require('../device');
+const { Mempool } = require('../mempool');
+const { RxQueue } = require('../advanced/rx-queue');
+const { TxQueue } = require('../advanced/tx-queue');
+const { IxyError } = require('../errors');
+const { native } = require('../native');
+const { sleepSync, sleep, pollRegister } = require('../wait');
+
+const MAX_QUEUES = 16; // 82576: 16 RX and 16 TX queues (I350: 8)
+
+const DEFAULTS = {
+  rxQueues: 1,
+  txQueues: 1,
+  rxRingSize: 512,
+  txRingSize: 512,
+  mempoolEntries: 4096,
+  bufferSize: 2048,
+  promiscuous: true,
+  linkTimeout: 10000, // ms
+};
+
+class IgbDevice extends Device {
+  constructor(address, options = {}) {
+    super(address, 'igb');
+    this.options = { ...DEFAULTS, ...options };
+    checkOptions(this.options);
+    pci.unbindDriver(address);
+    // Unlike QEMU's virtio, igb never turns bus mastering on by itself: without this no DMA.
+    pci.enableBusMastering(address);
+    this.bar = pci.mapBar(address, 0);
+    this.regs = new Uint32Array(this.bar);
+    this.pools = [];
+    try {
+      this.resetAndInit();
+    } catch (err) {
+      this.close();
+      throw err;
+    }
+  }
+
+  static async open(address, options = {}) {
+    const dev = new IgbDevice(address, options);
+    try {
+      await dev.waitForLink(dev.options.linkTimeout);
+    } catch (err) {
+      dev.close();
+      throw err;
+    }
+    return dev;
+  }
+
+  // 4.5.3 Initialization sequence.
+  resetAndInit() {
+    this.disableInterrupts();
+    this.globalReset();
+    this.disableInterrupts();
+    this.waitForEeprom();
+    this.setupLink();
+    this.resetStatistics();
+    this.initRx();
+    this.initTx();
+    for (const q of this.rxQueues) q.start(this.waitSet);
+    for (const q of this.txQueues) q.start(this.waitSet);
+    this.promiscuous = this.options.promiscuous;
+  }
+
+  get waitSet() {
+    return (offset, mask, what) => pollRegister(this.regs, offset, mask, true, what);
+  }
+
+  get waitClear() {
+    return (offset, mask, what) => pollRegister(this.regs, offset, mask, false, what);
+  }
+
+  // 4.5.4: mask every interrupt cause (legacy IMC and extended EIMC); ixy polls.
+  disableInterrupts() {
+    this.regs[R.IMC >> 2] = R.IMC_ALL;
+    this.regs[R.EIMC >> 2] = R.EIMC_ALL;
+  }
+
+  // 4.5.5 (and 4.3.1 software reset): CTRL.RST resets the MAC and clears itself; the
+  // datasheet asks for a wait of at least 1 ms before the device is accessed again.
+  globalReset() {
+    this.regs[R.CTRL >> 2] |= R.CTRL_RST;
+    sleepSync(1);
+    this.waitClear(R.CTRL, R.CTRL_RST, 'the device reset to finish (CTRL.RST)');
+    sleepSync(10);
+  }
+
+  // 4.5.3: after reset the NIC reloads its configuration from the EEPROM (EEC.AUTO_RD).
+  // QEMU's igb model never sets AUTO_RD (it has no EEPROM timing); what ixy needs from the
+  // auto-read is the MAC address, valid in RAH0 (AV). Accept that when AUTO_RD stays clear.
+  waitForEeprom() {
+    const start = Date.now();
+    while ((this.regs[R.EEC >> 2] & R.EEC_AUTO_RD) === 0) {
+      const waited = Date.now() - start;
+      if (waited > 20 && (this.regs[R.RAH(0) >> 2] & R.RAH_AV) !== 0) return;
+      if (waited > 2000) throw new IxyError('ETIMEDOUT', 'timed out after 2000 ms waiting for the EEPROM auto-read (EEC.AUTO_RD)');
+      sleepSync(1);
+    }
+  }
+
+  // 4.5.7.2 MAC/PHY link setup for the internal copper PHY: no forced speed or duplex;
+  // CTRL.SLU lets the MAC take the link the PHY reports, and the PHY (reset with the MAC)
+  // is told to autonegotiate again. open() waits for STATUS.LU.
+  setupLink() {
+    this.regs[R.CTRL >> 2] |= R.CTRL_SLU;
+    const control = this.phyRead(R.PHY_CTRL);
+    this.phyWrite(R.PHY_CTRL, control | R.PHY_CTRL_AN_ENABLE | R.PHY_CTRL_RESTART_AN);
+  }
+
+  // 8.2.4 MDIC: one PHY register access; the NIC sets READY when done, ERROR if it failed.
+  mdic(command, what) {
+    const regs = this.regs;
+    regs[R.MDIC >> 2] = command;
+    pollRegister(regs, R.MDIC, R.MDIC_READY, true, `the PHY to answer (MDIC.READY, ${what})`);
+    const value = regs[R.MDIC >> 2];
+    if ((value & R.MDIC_ERROR) !== 0) throw new IxyError('EIO', `the PHY of ${this.address} refused ${what}`);
+    return value & 0xffff;
+  }
+
+  phyRead(reg) {
+    return this.mdic(R.MDIC_OP_READ | (R.MDIC_PHY_INTERNAL << R.MDIC_PHYADD_SHIFT) | (reg << R.MDIC_REGADD_SHIFT), `a read of PHY register ${reg}`);
+  }
+
+  phyWrite(reg, value) {
+    this.mdic(R.MDIC_OP_WRITE | (R.MDIC_PHY_INTERNAL << R.MDIC_PHYADD_SHIFT) | (reg << R.MDIC_REGADD_SHIFT) | value, `a write of PHY register ${reg}`);
+  }
+
+  // 4.5.8: statistics clear when read; read them once to start from zero.
+  resetStatistics() {
+    for (const reg of [R.CRCERRS, R.GPRC, R.GPTC, R.GORCL, R.GORCH, R.GOTCL, R.GOTCH]) void this.regs[reg >> 2];
+    this.counters = null;
+    this.missed = 0;
+    this.readMissed();
+    this.missed = 0;
+  }
+
+  // 4.5.9 Receive initialization: receive off while the rings are programmed, then on with
+  // broadcast accepted and the CRC stripped (buffers hold the frame as sent).
+  initRx() {
+    const regs = this.regs;
+    const o = this.options;
+    regs[R.RCTL >> 2] &= ~R.RCTL_EN;
+    for (let q = 0; q < o.rxQueues; q++) {
+      const pool = new Mempool({ entries: o.mempoolEntries, bufferSize: o.bufferSize });
+      this.pools.push(pool);
+      const queue = new RxQueue(regs, R, q, o.rxRingSize, pool);
+      this.rxQueues.push(queue);
+      queue.configure(); // SRRCTL: advanced one-buffer descriptors, buffer size, drop when full
+    }
+    regs[R.RCTL >> 2] |= R.RCTL_EN | R.RCTL_BAM | R.RCTL_SECRC;
+  }
+
+  // 4.5.10 Transmit initialization: pad short frames, transmit on, then the rings.
+  initTx() {
+    const regs = this.regs;
+    const o = this.options;
+    regs[R.TCTL >> 2] |= R.TCTL_EN | R.TCTL_PSP;
+    for (let q = 0; q < o.txQueues; q++) {
+      const queue = new TxQueue(regs, R, q, o.txRingSize);
+      this.txQueues.push(queue);
+      queue.configure();
+    }
+  }
+
+  async waitForLink(timeoutMs) {
+    const deadline = Date.now() + timeoutMs;
+    while (this.linkSpeed === 0) {
+      if (Date.now() > deadline) {
+        throw new IxyError('ELINKTIMEOUT', `link on ${this.address} did not come up within ${timeoutMs / 1000} s: check the cable or the link partner`);
+      }
+      await sleep(10);
+    }
+  }
+
+  // 8.2.2 STATUS: LU and SPEED. Mb/s, 0 when the link is down.
+  get linkSpeed() {
+    const status = this.regs[R.STATUS >> 2];
+    if ((status & R.STATUS_LU) === 0) return 0;
+    switch (status & R.STATUS_SPEED_MASK) {
+      case R.STATUS_SPEED_10: return 10;
+      case R.STATUS_SPEED_100: return 100;
+      default: return 1000;
+    }
+  }
+
+  // RAL0/RAH0 (8.10, receive address registers) hold the MAC the EEPROM loaded.
+  get mac() {
+    const low = this.regs[R.RAL(0) >> 2];
+    const high = this.regs[R.RAH(0) >> 2];
+    const bytes = [low & 0xff, (low >>> 8) & 0xff, (low >>> 16) & 0xff, low >>> 24, high & 0xff, (high >>> 8) & 0xff];
+    return bytes.map((b) => b.toString(16).padStart(2, '0')).join(':');
+  }
+
+  // RCTL (8.10): unicast and multicast promiscuous.
+  get promiscuous() {
+    const mask = R.RCTL_UPE | R.RCTL_MPE;
+    return (this.regs[R.RCTL >> 2] & mask) === mask;
+  }
+
+  set promiscuous(on) {
+    const mask = R.RCTL_UPE | R.RCTL_MPE;
+    if (on) this.regs[R.RCTL >> 2] |= mask;
+    else this.regs[R.RCTL >> 2] &= ~mask;
+  }
+
+  // The NIC's own good-packet and -octet counters (GPRC, GPTC, GORC, GOTC; 8.19), summed
+  // since open: an independent check on the counts the queues keep.
+  hardwareCounters() {
+    const regs = this.regs;
+    const c = this.counters || (this.counters = { rxPackets: 0, txPackets: 0, rxBytes: 0, txBytes: 0 });
+    c.rxPackets += regs[R.GPRC >> 2];
+    c.txPackets += regs[R.GPTC >> 2];
+    c.rxBytes += regs[R.GORCL >> 2] + regs[R.GORCH >> 2] * 2 ** 32; // low first: reading high clears both
+    c.txBytes += regs[R.GOTCL >> 2] + regs[R.GOTCH >> 2] * 2 ** 32;
+    return { ...c };
+  }
+
+  // Frames dropped for lack of room (MPC, statistics 8.19, clear on read).
+  readMissed() {
+    this.missed += this.regs[R.MPC >> 2];
+    return this.missed;
+  }
+
+  // Lets TX drain (briefly), then stops every queue and the receiver.
+  stop() {
+    if (this.stopped || !this.regs) return;
+    this.stopped = true;
+    const deadline = Date.now() + 100;
+    while (this.txQueues.some((q) => !q.drained()) && Date.now() < deadline) sleepSync(1);
+    for (const q of this.rxQueues) tryStop(q, this.waitClear);
+    for (const q of this.txQueues) tryStop(q, this.waitClear);
+    this.regs[R.RCTL >> 2] &= ~R.RCTL_EN;
+  }
+
+  // As IxgbeDevice.close(): stop, buffers home, DMA memory and BAR released. Safe twice.
+  close() {
+    if (this.closed) return;
+    this.stop();
+    this.closed = true;
+    for (const q of this.txQueues) q.close();
+    for (const q of this.rxQueues) q.close();
+    for (const pool of this.pools) pool.close();
+    if (this.bar) native().free(this.bar);
+    this.regs = null;
+    this.bar = null;
+  }
+}
+
+function tryStop(queue, waitClear) {
+  try {
+    queue.stop(waitClear);
+  } catch {
+    // A queue that does not stop in time is released anyway.
+  }
+}
+
+function checkOptions(o) {
+  for (const key of ['rxQueues', 'txQueues']) {
+    if (!Number.isInteger(o[key]) || o[key] < 0 || o[key] > MAX_QUEUES) {
+      throw new IxyError('EINVAL', `${key} must be 0..${MAX_QUEUES}, got ${o[key]}`);
+    }
+  }
+  for (const key of ['rxRingSize', 'txRingSize']) {
+    const n = o[key];
+    // RDLEN/TDLEN: a multiple of 128 bytes (8.10, 8.12); powers of two wrap with a mask.
+    if (!Number.isInteger(n) || n < 64 || n > 4096 || (n & (n - 1)) !== 0) {
+      throw new IxyError('EINVAL', `${key} must be a power of two from 64 to 4096, got ${n}`);
+    }
+  }
+}
+
+module.exports = { IgbDevice, DEFAULTS };

@@ -1,0 +1,94 @@
+'use strict';
+
+// 82576 (and I350) registers used by the driver: byte offsets into BAR0 and the bits we touch,
+// named as in the Intel 82576EB GbE Controller Datasheet (rev. 2.x), section 8 unless noted.
+// The per-queue names (RDBAL, SRRCTL, RXDCTL, TDBAL, TXDCTL, ...) are also the `layout` the
+// shared advanced-descriptor queues (lib/advanced) use.
+
+// Queues 0..15, one 0x40 block each (8.10, 8.12).
+const rxQueueReg = (base) => (q) => base + 0x40 * q;
+const txQueueReg = (base) => (q) => base + 0x40 * q;
+
+module.exports = {
+  // General (8.2)
+  CTRL: 0x00000,
+  CTRL_SLU: 1 << 6, // set link up (8.2.1)
+  CTRL_RST: 1 << 26, // device reset, self-clearing
+  STATUS: 0x00008,
+  STATUS_LU: 1 << 1, // link up (8.2.2)
+  STATUS_SPEED_MASK: 3 << 6, // 00: 10, 01: 100, 1x: 1000 Mb/s
+  STATUS_SPEED_10: 0 << 6,
+  STATUS_SPEED_100: 1 << 6,
+  EEC: 0x00010,
+  EEC_AUTO_RD: 1 << 9, // EEPROM auto-read done (8.2.3)
+  CTRL_EXT: 0x00018,
+  // MDI control (8.2.4): reads and writes registers of the internal PHY (address 1)
+  MDIC: 0x00020,
+  MDIC_REGADD_SHIFT: 16,
+  MDIC_PHYADD_SHIFT: 21,
+  MDIC_PHY_INTERNAL: 1,
+  MDIC_OP_WRITE: 1 << 26,
+  MDIC_OP_READ: 2 << 26,
+  MDIC_READY: 1 << 28,
+  MDIC_ERROR: 1 << 30,
+  // PHY control register, PHY register 0 (IEEE 802.3 clause 22.2.4.1)
+  PHY_CTRL: 0,
+  PHY_CTRL_RESTART_AN: 1 << 9,
+  PHY_CTRL_AN_ENABLE: 1 << 12,
+
+  // Interrupts (8.8): ixy polls, every cause masked.
+  IMC: 0x000d8,
+  IMC_ALL: 0xffffffff,
+  EIMC: 0x01528,
+  EIMC_ALL: 0xffffffff,
+
+  // Receive (8.10)
+  RCTL: 0x00100,
+  RCTL_EN: 1 << 1,
+  RCTL_UPE: 1 << 3, // unicast promiscuous
+  RCTL_MPE: 1 << 4, // multicast promiscuous
+  RCTL_BAM: 1 << 15, // accept broadcast
+  RCTL_SECRC: 1 << 26, // strip the Ethernet CRC
+  RXPBS: 0x02404,
+  RAL: (i) => 0x05400 + 8 * i,
+  RAH: (i) => 0x05404 + 8 * i,
+  RAH_AV: 1 << 31, // address valid
+  RDBAL: rxQueueReg(0x0c000),
+  RDBAH: rxQueueReg(0x0c004),
+  RDLEN: rxQueueReg(0x0c008),
+  SRRCTL: rxQueueReg(0x0c00c),
+  SRRCTL_BSIZEPACKET_MASK: 0x7f, // in 1 KiB units
+  SRRCTL_DESCTYPE_MASK: 7 << 25,
+  SRRCTL_DESCTYPE_ADV_ONEBUF: 1 << 25,
+  SRRCTL_DROP_EN: 1 << 31,
+  RDH: rxQueueReg(0x0c010),
+  RDT: rxQueueReg(0x0c018),
+  RXDCTL: rxQueueReg(0x0c028),
+  RXDCTL_ENABLE: 1 << 25,
+
+  // Transmit (8.12)
+  TCTL: 0x00400,
+  TCTL_EN: 1 << 1,
+  TCTL_PSP: 1 << 3, // pad short packets
+  TDBAL: txQueueReg(0x0e000),
+  TDBAH: txQueueReg(0x0e004),
+  TDLEN: txQueueReg(0x0e008),
+  TDH: txQueueReg(0x0e010),
+  TDT: txQueueReg(0x0e018),
+  TXDCTL: txQueueReg(0x0e028),
+  TXDCTL_ENABLE: 1 << 25,
+  // PTHRESH 8, HTHRESH 1, WTHRESH 1 (fields of 5 bits here, 8.12.13): prefetch in bursts,
+  // write status back per descriptor so that drained() sees the last one promptly.
+  TXDCTL_THRESHOLDS_MASK: 0x1f1f1f,
+  TXDCTL_THRESHOLDS: 8 | (1 << 8) | (1 << 16),
+
+  // Statistics (8.19): clear on read.
+  CRCERRS: 0x04000,
+  MPC: 0x04010, // missed packets: no room in the receive FIFO or no descriptor
+  GPRC: 0x04074,
+  GPTC: 0x04080,
+  GORCL: 0x04088,
+  GORCH: 0x0408c,
+  GOTCL: 0x04090,
+  GOTCH: 0x04094,
+};

@@ -1,0 +1,6 @@
+'use strict';
+
+// The igb driver against QEMU's igb (82576) model.
+const { nicTests } = require('./nic-tests');
+
+nicTests('igb', { driver: 'igb', speed: 1000 });

@@ -1,0 +1,83 @@
+'use strict';
+
+// Traffic for the guest tests: a generator that sends numbered IPv4/UDP frames from its own
+// mempool, and a checker that takes received batches and verifies every frame (valid
+// header, expected length and UDP port, sequence numbers in order, pattern intact).
+const packet = require('../../../lib/packet');
+const { Mempool } = require('../../../lib/mempool');
+const { PacketBatch } = require('../../../lib/batch');
+
+class Generator {
+  // Frames of `size` bytes from `src` (a MAC) with UDP source port `srcPort`.
+  constructor({ size, src, srcPort, batchSize = 32 }) {
+    this.size = size;
+    this.pool = new Mempool({ entries: 1024, bufferSize: 2048 });
+    const template = new Uint8Array(size);
+    packet.writeUdpFrame(template, { size, src, srcPort });
+    for (const b of this.pool.buffers) b.set(template);
+    this.batch = new PacketBatch(batchSize, this.pool);
+    this.seq = 0;
+  }
+
+  // Sends up to `max` more frames on txQueue; returns how many went.
+  send(txQueue, max) {
+    const batch = this.batch;
+    const want = Math.min(max, batch.capacity);
+    const got = this.pool.allocMany(batch.ids, want);
+    for (let i = 0; i < got; i++) {
+      packet.writeSeq(this.pool.buffers[batch.ids[i]], this.seq + i);
+      batch.lengths[i] = this.size;
+    }
+    batch.count = got;
+    batch.pool = this.pool;
+    const sent = txQueue.send(batch);
+    if (sent < got) batch.freeFrom(sent);
+    this.seq += sent;
+    return sent;
+  }
+
+  close() {
+    this.pool.close();
+  }
+}
+
+class Checker {
+  constructor({ size, srcPort }) {
+    this.size = size;
+    this.srcPort = srcPort;
+    this.received = 0;
+    this.problems = [];
+  }
+
+  // Checks and frees every frame of a received batch.
+  take(batch) {
+    for (let i = 0; i < batch.count; i++) this.check(batch.data(i), batch.lengths[i]);
+    batch.freeFrom(0);
+  }
+
+  check(b, length) {
+    const n = this.received++;
+    if (this.problems.length >= 5) return;
+    const port = (b[34] << 8) | b[35];
+    if (!packet.isValidUdp(b, length)) this.problems.push(`frame ${n}: not a valid IPv4/UDP frame`);
+    else if (port !== this.srcPort) this.problems.push(`frame ${n}: UDP source port ${port}, expected ${this.srcPort}`);
+    else if (length !== this.size) this.problems.push(`frame ${n}: ${length} bytes, expected ${this.size}`);
+    else if (packet.readSeq(b) !== n) this.problems.push(`frame ${n}: sequence number ${packet.readSeq(b)}`);
+    else {
+      for (let i = packet.SEQ_OFFSET + 4; i < length; i++) {
+        if (b[i] !== (i & 0xff)) {
+          this.problems.push(`frame ${n}: byte ${i} is ${b[i]}`);
+          break;
+        }
+      }
+    }
+  }
+}
+
+// What the host checks against QEMU's pcap of `nic` (see test/vm.test.js).
+function reportSent(nic, what, { srcPort, size, count, src }) {
+  const record = { pcapCheck: true, nic, what, srcPort, size, count, src };
+  console.log(`@@ixy data ${JSON.stringify(record)}`);
+}
+
+module.exports = { Generator, Checker, reportSent };
