@@ -227,6 +227,88 @@ describe('the library on the device model', function () {
   });
 });
 
+describe('the examples on the device model', function () {
+  const { spawn } = require('child_process');
+  const fs = require('fs');
+  const os = require('os');
+  let model;
+  let tmp;
+
+  before(async function () {
+    model = await require('../lib/model').Model.start({ ports: 1 });
+    tmp = fs.mkdtempSync(path.join(os.tmpdir(), 'ixy-examples-'));
+  });
+
+  after(async function () {
+    if (model) await model.stop();
+    if (tmp) fs.rmSync(tmp, { recursive: true, force: true });
+  });
+
+  // Runs examples/<name> on port 0; `whenReady(output)` runs once it has printed its first
+  // line, `until(stdout)` says when to send SIGINT. Resolves with { code, stdout, stderr }.
+  function runExample(name, args, whenReady, until) {
+    return new Promise((resolve, reject) => {
+      const child = spawn(process.execPath, [path.join(__dirname, '..', 'examples', name), model.addresses[0], ...args], {
+        env: { ...process.env, IXY_PCI_ROOT: model.dir }, stdio: ['ignore', 'pipe', 'pipe'],
+      });
+      let stdout = '';
+      let stderr = '';
+      let ready = false;
+      let interrupted = false;
+      const killer = setTimeout(() => child.kill('SIGKILL'), 30000);
+      child.stdout.on('data', async (d) => {
+        stdout += d;
+        if (!ready) {
+          ready = true;
+          await whenReady();
+        }
+        if (!interrupted && until(stdout)) {
+          interrupted = true;
+          child.kill('SIGINT');
+        }
+      });
+      child.stderr.on('data', (d) => { stderr += d; });
+      child.on('error', reject);
+      child.on('close', (code) => {
+        clearTimeout(killer);
+        resolve({ code, stdout, stderr });
+      });
+    });
+  }
+
+  it('count-protocols counts every UDP frame the model sent', async function () {
+    const N = 3000;
+    await model.clear(0);
+    const run = await runExample('count-protocols.js', [], () => model.source(0, { rate: 20000, size: 60, count: N }), (out) => out.includes(`udp ${N}`));
+    assert.strictEqual(run.code, 0, run.stderr);
+    assert.match(run.stdout, new RegExp(`^total: udp ${N}$`, 'm'));
+  });
+
+  it('reflector sends every frame back with the MACs swapped, in debug mode', async function () {
+    const N = 3000;
+    const capture = path.join(tmp, 'reflected.pcap');
+    await model.clear(0);
+    await model.pcapOut(0, capture);
+    let sent = false;
+    const run = await runExample('reflector.js', ['--debug'], async () => {
+      await model.source(0, { rate: 20000, size: 60, count: N });
+      await model.waitFor(0, (s) => s.txFrames >= N, 20000);
+      sent = true;
+    }, () => sent);
+    await model.pcapOut(0, null);
+    assert.strictEqual(run.code, 0, run.stderr);
+    assert.match(run.stdout, new RegExp(`received ${N}, reflected ${N}, dropped 0`));
+    const { frames } = ixy.readPcap(capture);
+    assert.strictEqual(frames.length, N);
+    const mac = model.ports[0].mac;
+    frames.forEach((f, i) => {
+      assert.strictEqual(packet.macToString(f.data, 6), mac, `frame ${i}: source MAC`);
+      assert.notStrictEqual(packet.macToString(f.data, 0), mac, `frame ${i}: destination MAC`);
+      assert.strictEqual(packet.readSeq(f.data), i, `frame ${i}: sequence number`);
+    });
+  });
+});
+
 describe('TypeScript declarations', function () {
   it('declare what the library exports at run time', function () {
     const declared = require('fs').readFileSync(path.join(__dirname, '..', 'index.d.ts'), 'utf8');
