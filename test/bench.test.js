@@ -1,0 +1,60 @@
+'use strict';
+
+// Smoke test of `npm run bench`: one short run per driver at batch 32, then the shape of
+// the results file. No timing thresholds: a busy machine is slow, not broken.
+const assert = require('assert');
+const { execFile } = require('child_process');
+const fs = require('fs');
+const os = require('os');
+const path = require('path');
+
+const RUN = path.join(__dirname, 'bench', 'run.js');
+
+function checkMeasurement(m, what) {
+  for (const key of ['mpps', 'nsPerPacket']) {
+    assert.ok(m[key] && m[key].min <= m[key].median && m[key].median <= m[key].max, `${what}.${key}: ${JSON.stringify(m[key])}`);
+  }
+  assert.ok(m.mpps.median > 0, `${what}: no packets moved`);
+  assert.ok(m.runs.length >= 1 && m.runs.every((r) => r.packets > 0), `${what}: a run moved no packets`);
+}
+
+describe('npm run bench (--quick)', function () {
+  this.timeout(120000);
+  let tmp;
+
+  before(function () {
+    tmp = fs.mkdtempSync(path.join(os.tmpdir(), 'ixy-bench-'));
+  });
+
+  after(function () {
+    fs.rmSync(tmp, { recursive: true, force: true });
+  });
+
+  it('measures JS and C forwarding, generate and the model ceiling, and writes the results', function (done) {
+    const args = [RUN, '--quick', '--batches', '32', '--seconds', '0.5', '--warmup', '0.3', '--results', tmp];
+    execFile(process.execPath, args, { timeout: 110000 }, (err, stdout, stderr) => {
+      if (err) return done(new Error(`bench failed: ${stderr || err.message}`));
+      try {
+        const files = fs.readdirSync(tmp).filter((f) => f.endsWith('.json'));
+        assert.strictEqual(files.length, 1, 'one results file');
+        const r = JSON.parse(fs.readFileSync(path.join(tmp, files[0]), 'utf8'));
+        assert.ok(r.machine.nproc >= 1 && r.machine.node === process.version);
+        assert.strictEqual(r.forward.length, 1);
+        const row = r.forward[0];
+        assert.strictEqual(row.batch, 32);
+        checkMeasurement(row.js, 'forward.js');
+        checkMeasurement(row.c, 'forward.c');
+        assert.ok(row.ratio > 0);
+        assert.ok(Number.isFinite(row.js.heapBytesPerPacket) && row.js.heapBytesPerPacket >= 0, 'heap bytes per packet');
+        assert.ok(Number.isInteger(row.js.gcs), 'GC count');
+        checkMeasurement(r.generate.js, 'generate.js');
+        checkMeasurement(r.generate.c, 'generate.c');
+        checkMeasurement(r.ceiling[0].c, 'ceiling');
+        assert.match(stdout, /forward, batch 32/);
+        done();
+      } catch (e) {
+        done(e);
+      }
+    });
+  });
+});

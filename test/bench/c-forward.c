@@ -1,0 +1,266 @@
+/*
+ * c-forward.c - the C yardstick for `npm run bench`, and the trivial driver
+ * that measures the device model's ceiling (native/model/README.md, "Speed").
+ *
+ * A minimal 82599 driver with the JavaScript driver's memory scheme and ring
+ * algorithm, so that "JS / C" compares languages, not algorithms:
+ *  - memory like native/addon.cc: a file on hugetlbfs (/mnt/huge), mapped
+ *    shared, mlocked, unlinked, physical addresses from /proc/self/pagemap;
+ *    one mempool of 4096 x 2 KiB buffers per port with a stack of free ids and
+ *    each buffer's physical address precomputed (lib/mempool.js);
+ *  - RX like lib/advanced/rx-queue.js: check DD, hand out the buffer, put a
+ *    fresh one from the free stack into the descriptor, RDT = last processed;
+ *  - TX like lib/advanced/tx-queue.js: reclaim in groups of 32 by checking DD
+ *    of a group's last descriptor, write the descriptors, one TDT write;
+ *  - forwarding like lib/apps/forward.js: rx A -> touch one byte -> tx B and
+ *    back; what TX cannot take is freed.
+ * It is written to be as fast as C allows (64-bit descriptor stores, release
+ * stores for the tails, which are plain stores on x86).
+ *
+ * Build: gcc -O2 -o build/c-forward test/bench/c-forward.c
+ * Usage: c-forward DIR [--seconds S] [--warmup S] [--batch N] [--touch 0|1]
+ *                      [--ring N] [--mode forward|generate]
+ * DIR is the model's directory (ports DIR/0000:ff:00.0 and .1).  Prints a
+ * JSON line when the ports are up, then one with the result.  generate: TX
+ * only on port 0, 60-byte frames with a sequence number (like `ixy generate`).
+ */
+#define _GNU_SOURCE
+#include <fcntl.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <time.h>
+#include <unistd.h>
+
+#define HUGE (2u << 20)
+#define NBUF 4096
+#define BUFSZ 2048
+#define MAX_BATCH 4096
+#define CLEAN_BATCH 32
+#define RXD_DD 1u
+#define RXD_DONE_AND_WHOLE 3u                  /* DD | EOP */
+#define RXD_ERRORS 0xfff00000u
+#define TXD_CMD ((3u << 20) | (1u << 24) | (1u << 25) | (1u << 27) | (1u << 29)) /* DATA EOP IFCS RS DEXT */
+
+struct pool { uint8_t *mem; uint64_t *phys; uint32_t *free; uint32_t count; };
+struct rxq { volatile uint32_t *ring, *tail; uint32_t *ids, next, mask; struct pool *pool; };
+struct txq { volatile uint32_t *ring, *tail; uint32_t *ids, head, clean, mask; struct pool **pools; };
+struct batch { uint32_t ids[MAX_BATCH], lens[MAX_BATCH], count; struct pool *pool; };
+
+static void die(const char *m) { fprintf(stderr, "c-forward: %s\n", m); exit(1); }
+static uint64_t now_ns(void)
+{
+	struct timespec t;
+	clock_gettime(CLOCK_MONOTONIC, &t);
+	return (uint64_t)t.tv_sec * 1000000000ull + (uint64_t)t.tv_nsec;
+}
+
+/* DMA memory as the addon makes it; phys[k] = physical address of hugepage k. */
+static uint8_t *dma_alloc(size_t len, uint64_t *phys)
+{
+	static int n;
+	char path[64];
+	len = (len + HUGE - 1) / HUGE * HUGE;
+	snprintf(path, sizeof path, "/mnt/huge/c-forward-%d-%d", getpid(), n++);
+	int fd = open(path, O_CREAT | O_RDWR, 0600);
+	if (fd < 0 || ftruncate(fd, (off_t)len) < 0) die("cannot create a file on /mnt/huge (run ./setup-hugetlbfs.sh)");
+	uint8_t *v = mmap(NULL, len, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
+	close(fd);
+	unlink(path);
+	if (v == MAP_FAILED || mlock(v, len)) die("no free hugepages (mmap/mlock failed)");
+	memset(v, 0, len);
+	int pm = open("/proc/self/pagemap", O_RDONLY);
+	for (size_t o = 0; o < len; o += HUGE) {
+		uint64_t e;
+		if (pm < 0 || pread(pm, &e, 8, (off_t)((uintptr_t)(v + o) / 4096 * 8)) != 8 || !(e >> 63))
+			die("cannot read /proc/self/pagemap (root needed)");
+		phys[o / HUGE] = (e & ((1ull << 55) - 1)) * 4096;
+	}
+	close(pm);
+	return v;
+}
+
+static void pool_init(struct pool *p)
+{
+	uint64_t pages[NBUF * BUFSZ / HUGE];
+	p->mem = dma_alloc((size_t)NBUF * BUFSZ, pages);
+	p->phys = malloc(NBUF * sizeof *p->phys);
+	p->free = malloc(NBUF * sizeof *p->free);
+	for (uint32_t i = 0; i < NBUF; i++) {
+		uint64_t off = (uint64_t)i * BUFSZ;
+		p->phys[i] = pages[off / HUGE] + off % HUGE;
+		p->free[i] = NBUF - 1 - i;           /* low ids first, as lib/mempool.js */
+	}
+	p->count = NBUF;
+}
+
+/* ---- the hot path: receive(), reclaim(), send() of lib/advanced/ ---- */
+
+static uint32_t rx_batch(struct rxq *q, struct batch *b, uint32_t max)
+{
+	struct pool *pool = q->pool;
+	uint32_t i = q->next, n = 0;
+	while (n < max) {
+		volatile uint64_t *d = (volatile uint64_t *)(q->ring + i * 4);
+		uint64_t wb = d[1];                  /* status (word 2) and length (word 3) */
+		uint32_t status = (uint32_t)wb;
+		if (!(status & RXD_DD))
+			break;
+		if ((status & (RXD_DONE_AND_WHOLE | RXD_ERRORS)) != RXD_DONE_AND_WHOLE) {
+			d[1] = 0;                    /* bad frame: the buffer stays, NIC gets it back */
+		} else {
+			if (pool->count == 0)
+				break;
+			uint32_t fresh = pool->free[--pool->count];
+			b->ids[n] = q->ids[i];
+			b->lens[n++] = (uint32_t)(wb >> 32) & 0xffff;
+			q->ids[i] = fresh;
+			d[0] = pool->phys[fresh];
+			d[1] = 0;
+		}
+		i = (i + 1) & q->mask;
+	}
+	b->count = n;
+	b->pool = pool;
+	if (i != q->next) {
+		q->next = i;
+		__atomic_store_n(q->tail, (i - 1) & q->mask, __ATOMIC_RELEASE);
+	}
+	return n;
+}
+
+static void tx_reclaim(struct txq *q)
+{
+	uint32_t clean = q->clean;
+	while (((q->head - clean) & q->mask) >= CLEAN_BATCH) {
+		uint32_t last = (clean + CLEAN_BATCH - 1) & q->mask;
+		if (!(q->ring[last * 4 + 3] & RXD_DD))
+			break;
+		for (uint32_t k = 0; k < CLEAN_BATCH; k++) {
+			uint32_t i = (clean + k) & q->mask;
+			struct pool *p = q->pools[i];
+			p->free[p->count++] = q->ids[i];
+		}
+		clean = (last + 1) & q->mask;
+	}
+	q->clean = clean;
+}
+
+static uint32_t tx_batch(struct txq *q, struct batch *b)
+{
+	tx_reclaim(q);
+	uint32_t room = q->mask - ((q->head - q->clean) & q->mask);
+	uint32_t n = b->count < room ? b->count : room, t = q->head;
+	const uint64_t *phys = b->pool->phys;
+	for (uint32_t k = 0; k < n; k++) {
+		volatile uint64_t *d = (volatile uint64_t *)(q->ring + t * 4);
+		uint32_t len = b->lens[k];
+		d[0] = phys[b->ids[k]];
+		d[1] = (TXD_CMD | len) | (uint64_t)len << 46;   /* PAYLEN at bit 14 of word 3 */
+		q->ids[t] = b->ids[k];
+		q->pools[t] = b->pool;
+		t = (t + 1) & q->mask;
+	}
+	if (n) {
+		q->head = t;
+		__atomic_store_n(q->tail, t, __ATOMIC_RELEASE);
+	}
+	return n;
+}
+
+static uint64_t forward_batch(struct rxq *rx, struct txq *tx, struct batch *b, uint32_t max, int touch)
+{
+	uint32_t n = rx_batch(rx, b, max);
+	if (!n)
+		return 0;
+	if (touch)
+		for (uint32_t k = 0; k < n; k++)
+			b->pool->mem[(size_t)b->ids[k] * BUFSZ + 1]++;
+	uint32_t sent = tx_batch(tx, b);
+	for (uint32_t k = sent; k < n; k++)      /* the other side is full: drop */
+		b->pool->free[b->pool->count++] = b->ids[k];
+	return sent;
+}
+
+/* ---- set-up: the init sequence of lib/ixgbe/device.js, condensed ---- */
+
+#include "c-forward-init.h"
+
+int main(int argc, char **argv)
+{
+	if (argc < 2)
+		die("usage: c-forward DIR [--seconds S] [--warmup S] [--batch N] [--touch 0|1] [--ring N] [--mode forward|generate]");
+	double seconds = 3, warmup = 1;
+	uint32_t batch = 32, ring = 512;
+	int touch = 1, generate = 0;
+	for (int a = 2; a + 1 < argc; a += 2) {
+		const char *k = argv[a], *v = argv[a + 1];
+		if (!strcmp(k, "--seconds")) seconds = atof(v);
+		else if (!strcmp(k, "--warmup")) warmup = atof(v);
+		else if (!strcmp(k, "--batch")) batch = (uint32_t)atoi(v);
+		else if (!strcmp(k, "--touch")) touch = atoi(v);
+		else if (!strcmp(k, "--ring")) ring = (uint32_t)atoi(v);
+		else if (!strcmp(k, "--mode")) generate = !strcmp(v, "generate");
+		else die("unknown option");
+	}
+	if (batch < 1 || batch > MAX_BATCH || ring < 64 || ring > 4096 || (ring & (ring - 1)))
+		die("batch must be 1..4096, ring a power of two 64..4096");
+
+	struct pool pools[3];
+	struct rxq rx[2];
+	struct txq tx[2];
+	static struct batch b;
+	for (int i = 0; i < 2; i++) {
+		pool_init(&pools[i]);
+		port_open(argv[1], i, ring, &pools[i], &rx[i], &tx[i]);
+	}
+	printf("{\"ready\":true}\n");
+	fflush(stdout);
+
+	uint64_t moved = 0, base = 0, seq = 0, t0 = now_ns(), tw = 0;
+	uint64_t end = t0 + (uint64_t)((warmup + seconds) * 1e9), warm = t0 + (uint64_t)(warmup * 1e9);
+	if (generate) {
+		pool_init(&pools[2]);
+		for (uint32_t i = 0; i < NBUF; i++)
+			fill_frame(pools[2].mem + (size_t)i * BUFSZ);
+	}
+	for (uint64_t it = 0;; it++) {
+		if (generate) {
+			b.count = pools[2].count < batch ? pools[2].count : batch;
+			b.pool = &pools[2];
+			for (uint32_t k = 0; k < b.count; k++) {
+				uint32_t id = pools[2].free[--pools[2].count];
+				uint32_t s = (uint32_t)(seq + k);
+				uint8_t *f = pools[2].mem + (size_t)id * BUFSZ;
+				f[42] = s >> 24; f[43] = s >> 16; f[44] = s >> 8; f[45] = s;
+				b.ids[k] = id;
+				b.lens[k] = 60;
+			}
+			uint32_t sent = tx_batch(&tx[0], &b);
+			for (uint32_t k = sent; k < b.count; k++)
+				pools[2].free[pools[2].count++] = b.ids[k];
+			seq += sent;
+			moved += sent;
+		} else {
+			moved += forward_batch(&rx[0], &tx[1], &b, batch, touch);
+			moved += forward_batch(&rx[1], &tx[0], &b, batch, touch);
+		}
+		if ((it & 1023) == 0) {
+			uint64_t t = now_ns();
+			if (!tw && t >= warm) {
+				tw = t;
+				base = moved;
+			}
+			if (t >= end)
+				break;
+		}
+	}
+	double s = (now_ns() - tw) / 1e9;
+	double mpps = (moved - base) / s / 1e6;
+	printf("{\"packets\":%llu,\"seconds\":%.3f,\"mpps\":%.3f,\"nsPerPacket\":%.2f,\"batch\":%u,\"touch\":%d,\"mode\":\"%s\"}\n",
+	       (unsigned long long)(moved - base), s, mpps, mpps > 0 ? 1e3 / mpps : 0, batch, touch,
+	       generate ? "generate" : "forward");
+	return 0;
+}

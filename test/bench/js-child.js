@@ -1,0 +1,80 @@
+'use strict';
+
+// One JavaScript benchmark run, in its own process (fresh JIT, fresh heap): the real
+// `forward` or `generate` app of lib/apps against the model named by IXY_PCI_ROOT.
+//   node js-child.js '{"mode":"forward","batch":32,"warmup":1,"seconds":3,"addresses":[..]}'
+// stdout: {"ready":true} once the ports are up, then one JSON line with what only this
+// process can see: the heap allocated and the GCs during the measured window
+// [ready + warmup, ready + warmup + seconds], and the app's own packet counts. The
+// runner (run-one.js) takes the packet rate from the model over the same window.
+const v8 = require('v8');
+const { forward } = require('../../lib/apps/forward');
+const { generate } = require('../../lib/apps/generate');
+
+const cfg = JSON.parse(process.argv[2]);
+
+// Heap bytes allocated in a window = growth of the used heap + what every GC in the
+// window freed (V8's GCProfiler reports the used heap before and after each GC). That
+// counts every allocation, including those collected before the window ends.
+function heapWindow() {
+  const profiler = new v8.GCProfiler();
+  let usedStart = 0;
+  return {
+    start() {
+      profiler.start();
+      usedStart = v8.getHeapStatistics().used_heap_size;
+    },
+    stop() {
+      const usedEnd = v8.getHeapStatistics().used_heap_size;
+      const { statistics } = profiler.stop();
+      let freed = 0;
+      let pauseUs = 0;
+      for (const gc of statistics) {
+        freed += gc.beforeGC.heapStatistics.usedHeapSize - gc.afterGC.heapStatistics.usedHeapSize;
+        pauseUs += gc.cost;
+      }
+      return { heapAllocated: usedEnd - usedStart + freed, gcs: statistics.length, gcPauseUs: Math.round(pauseUs) };
+    },
+  };
+}
+
+// The apps print one line when their ports are up; that is our "ready".
+function readyOut(onReady) {
+  let first = true;
+  return {
+    write() {
+      if (first) {
+        first = false;
+        onReady();
+      }
+      return true;
+    },
+  };
+}
+
+async function main() {
+  const heap = heapWindow();
+  let window = null;
+  const out = readyOut(() => {
+    process.stdout.write('{"ready":true}\n');
+    setTimeout(() => heap.start(), cfg.warmup * 1000);
+    setTimeout(() => { window = heap.stop(); }, (cfg.warmup + cfg.seconds) * 1000);
+  });
+  // Run a little past the window so the runner's last sample falls inside the run.
+  const seconds = cfg.warmup + cfg.seconds + 0.5;
+  const options = { batchSize: cfg.batch, seconds, out };
+  let packets;
+  if (cfg.mode === 'generate') {
+    const r = await generate(cfg.addresses[0], options);
+    packets = r.sent;
+  } else {
+    const r = await forward(cfg.addresses[0], cfg.addresses[1], options);
+    packets = Object.values(r.stats).reduce((sum, s) => sum + s.txPackets, 0);
+  }
+  process.stdout.write(`${JSON.stringify({ done: true, packets, ...window })}\n`);
+}
+
+main().catch((err) => {
+  process.stderr.write(`js-child: ${err.message}\n`);
+  process.exit(1);
+});

@@ -1,0 +1,59 @@
+#!/usr/bin/env node
+'use strict';
+
+// npm run profile [-- --seconds S] [--batch N] [--out DIR]
+// A flame graph of `ixy forward` on the model: the model offers unlimited 64-byte frames
+// on both ports, `ixy forward` runs under 0x (V8's sampling profiler, no network needed),
+// gets SIGINT after S seconds (it stops cleanly and prints its totals), and 0x writes
+// an HTML flame graph into DIR (default profile-<time>/, gitignored).
+const { spawn } = require('child_process');
+const fs = require('fs');
+const path = require('path');
+const { Model } = require('../../lib/model');
+
+const ROOT = path.join(__dirname, '..', '..');
+const ZERO_X = path.join(ROOT, 'node_modules', '0x', 'cmd.js');
+const IXY = path.join(ROOT, 'bin', 'ixy.js');
+
+function parseArgs(argv) {
+  const o = { seconds: 10, batch: 32, out: path.join(ROOT, `profile-${new Date().toISOString().replace(/[:.]/g, '-')}`) };
+  for (let i = 0; i < argv.length; i += 2) {
+    if (argv[i] === '--seconds') o.seconds = Number(argv[i + 1]);
+    else if (argv[i] === '--batch') o.batch = Number(argv[i + 1]);
+    else if (argv[i] === '--out') o.out = path.resolve(argv[i + 1]);
+    else throw new Error(`unknown option ${argv[i]} (use --seconds, --batch, --out)`);
+  }
+  if (!(o.seconds > 0)) throw new Error('--seconds must be positive');
+  return o;
+}
+
+function findHtml(dir) {
+  if (!fs.existsSync(dir)) return null;
+  const html = fs.readdirSync(dir).find((f) => f.endsWith('.html'));
+  return html ? path.join(dir, html) : null;
+}
+
+async function main() {
+  const o = parseArgs(process.argv.slice(2));
+  if (!fs.existsSync(ZERO_X)) throw new Error('0x is not installed: run npm install (it is a devDependency)');
+  const model = await Model.start({ ports: 2, config: ['source 0 rate=0 size=60', 'source 1 rate=0 size=60', 'sink 0', 'sink 1'] });
+  try {
+    const args = [ZERO_X, '--output-dir', o.out, '--', process.execPath, IXY, 'forward', ...model.addresses, '--batch', String(o.batch)];
+    const child = spawn(process.execPath, args, { env: { ...process.env, IXY_PCI_ROOT: model.dir }, stdio: ['ignore', 'inherit', 'inherit'] });
+    const exited = new Promise((resolve) => child.once('exit', (code, signal) => resolve(code ?? signal)));
+    // 0x passes SIGINT on to the profiled process, waits for it, then builds the graph.
+    const timer = setTimeout(() => child.kill('SIGINT'), o.seconds * 1000);
+    const status = await exited;
+    clearTimeout(timer);
+    const html = findHtml(o.out);
+    if (!html) throw new Error(`0x exited with ${status} and wrote no flame graph into ${o.out}`);
+    process.stdout.write(`flame graph: ${html}\n`);
+  } finally {
+    await model.stop();
+  }
+}
+
+main().catch((err) => {
+  process.stderr.write(`profile: ${err.message}\n`);
+  process.exit(1);
+});

@@ -1,0 +1,88 @@
+'use strict';
+
+// One benchmark run: a fresh model, one driver process (the JS app or the C yardstick),
+// and the packet rate as the model itself counts it (frames consumed from the TX rings,
+// both ports) over [ready + warmup, ready + warmup + seconds]. The same clock and the
+// same counter for both languages, so the JS/C ratio compares like with like.
+const { spawn } = require('child_process');
+const path = require('path');
+const { Model } = require('../../lib/model');
+
+const JS_CHILD = path.join(__dirname, 'js-child.js');
+
+// 64-byte frames on the wire: 60 bytes without the FCS. Sources unlimited (rate 0):
+// every free RX descriptor is filled on each visit. Sinks count without checking.
+const MODEL_CONFIG = {
+  forward: ['source 0 rate=0 size=60', 'source 1 rate=0 size=60', 'sink 0', 'sink 1'],
+  generate: ['sink 0'],
+};
+
+function sleep(ms) {
+  return new Promise((resolve) => setTimeout(resolve, ms));
+}
+
+// Total frames the driver handed to the wire, with the time it was read (midpoint of
+// the request, in ms).
+async function sample(model) {
+  const before = performance.now();
+  const ports = await model.stats();
+  const at = (before + performance.now()) / 2;
+  return { at, txFrames: ports.reduce((sum, p) => sum + p.txFrames, 0) };
+}
+
+function childCommand(lang, cfg, cForward) {
+  if (lang === 'c') {
+    const margin = 0.5; // keep running past the runner's last sample
+    return [cForward, [cfg.dir, '--mode', cfg.mode, '--batch', String(cfg.batch), '--touch', cfg.touch === false ? '0' : '1',
+      '--warmup', String(cfg.warmup), '--seconds', String(cfg.seconds + margin)]];
+  }
+  return [process.execPath, [JS_CHILD, JSON.stringify(cfg)]];
+}
+
+// Resolves with { mpps, nsPerPacket, packets, seconds, child: <the child's last JSON line> }.
+async function runOne({ lang, mode = 'forward', batch, warmup, seconds, touch = true, cForward }) {
+  const model = await Model.start({ ports: 2, config: MODEL_CONFIG[mode] });
+  let child = null;
+  try {
+    const cfg = { mode, batch, warmup, seconds, touch, dir: model.dir, addresses: model.addresses };
+    const [cmd, args] = childCommand(lang, cfg, cForward);
+    child = spawn(cmd, args, { env: { ...process.env, IXY_PCI_ROOT: model.dir }, stdio: ['ignore', 'pipe', 'pipe'] });
+    const lines = [];
+    let stderr = '';
+    let ready = null;
+    const isReady = new Promise((resolve) => { ready = resolve; });
+    let buffer = '';
+    child.stdout.setEncoding('utf8');
+    child.stdout.on('data', (d) => {
+      buffer += d;
+      let nl;
+      while ((nl = buffer.indexOf('\n')) >= 0) {
+        const line = buffer.slice(0, nl);
+        buffer = buffer.slice(nl + 1);
+        if (line.startsWith('{')) lines.push(JSON.parse(line));
+        if (line.includes('"ready":true')) ready(true);
+      }
+    });
+    child.stderr.on('data', (d) => { stderr += d; });
+    const exited = new Promise((resolve) => child.once('exit', (code, signal) => resolve({ code, signal })));
+    const failed = exited.then(() => false);
+    if (!(await Promise.race([isReady, failed]))) {
+      throw new Error(`${lang} driver failed before it was ready: ${stderr.trim() || 'no message'}`);
+    }
+    await sleep(warmup * 1000);
+    const s1 = await sample(model);
+    await sleep(seconds * 1000);
+    const s2 = await sample(model);
+    const { code, signal } = await exited;
+    if (code !== 0) throw new Error(`${lang} driver exited with ${code ?? signal}: ${stderr.trim()}`);
+    const packets = s2.txFrames - s1.txFrames;
+    const secs = (s2.at - s1.at) / 1000;
+    const mpps = packets / secs / 1e6;
+    return { mpps, nsPerPacket: mpps > 0 ? 1000 / mpps : null, packets, seconds: secs, child: lines[lines.length - 1] };
+  } finally {
+    if (child && child.exitCode === null && child.signalCode === null) child.kill('SIGKILL');
+    await model.stop();
+  }
+}
+
+module.exports = { runOne, MODEL_CONFIG };

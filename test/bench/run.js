@@ -1,0 +1,112 @@
+#!/usr/bin/env node
+'use strict';
+
+// npm run bench [-- --quick] [--seconds S] [--warmup S] [--runs N] [--batches 1,2,..]
+//                [--no-c] [--results DIR] [--latest | --no-latest]
+// Bidirectional forwarding on the model (64-byte frames, sources unlimited, sinks without
+// check), one driver process per run, for each batch size: the JS driver and the C
+// yardstick side by side; then the TX-only rate of `generate`, and the model's ceiling
+// (the C yardstick without touching packets). Writes test/bench/results/<time>.json and,
+// for full runs, test/bench/latest.json and latest.svg. See PERFORMANCE.md.
+const fs = require('fs');
+const os = require('os');
+const path = require('path');
+const { runOne } = require('./run-one');
+const { buildCForward } = require('./c-build');
+const { plotSvg } = require('./plot');
+const { summarize, machine } = require('./summary');
+
+const ALL_BATCHES = [1, 2, 4, 8, 16, 32, 64, 128, 256];
+
+function parseArgs(argv) {
+  const o = { quick: false, seconds: 3, warmup: 1, runs: 3, batches: ALL_BATCHES, c: true, results: path.join(__dirname, 'results'), latest: null };
+  for (let i = 0; i < argv.length; i++) {
+    const a = argv[i];
+    const next = () => {
+      if (i + 1 >= argv.length) throw new Error(`${a} needs a value`);
+      return argv[++i];
+    };
+    if (a === '--quick') o.quick = true;
+    else if (a === '--seconds') o.seconds = Number(next());
+    else if (a === '--warmup') o.warmup = Number(next());
+    else if (a === '--runs') o.runs = Number(next());
+    else if (a === '--batches') o.batches = next().split(',').map(Number);
+    else if (a === '--no-c') o.c = false;
+    else if (a === '--results') o.results = next();
+    else if (a === '--latest') o.latest = true;
+    else if (a === '--no-latest') o.latest = false;
+    else throw new Error(`unknown option ${a}`);
+  }
+  if (o.quick) {
+    if (!argv.includes('--seconds')) o.seconds = 1;
+    if (!argv.includes('--warmup')) o.warmup = 0.5;
+    if (!argv.includes('--runs')) o.runs = 1;
+    if (!argv.includes('--batches')) o.batches = [1, 32, 256];
+  }
+  if (o.latest === null) o.latest = !o.quick; // a smoke test must not replace the published figures
+  for (const b of o.batches) if (!Number.isInteger(b) || b < 1 || b > 4096) throw new Error(`bad batch size ${b}`);
+  if (!(o.seconds > 0) || !(o.warmup >= 0) || !(o.runs >= 1)) throw new Error('--seconds, --warmup and --runs must be positive');
+  return o;
+}
+
+function fmt(n, digits = 2) {
+  return n === null || n === undefined ? '-' : n.toFixed(digits);
+}
+
+async function measure(o, spec, label) {
+  const runs = [];
+  for (let r = 0; r < o.runs; r++) runs.push(await runOne({ warmup: o.warmup, seconds: o.seconds, ...spec }));
+  const s = summarize(runs);
+  process.stdout.write(`  ${label.padEnd(28)} ${fmt(s.mpps.median).padStart(7)} Mpps  [${fmt(s.mpps.min)}..${fmt(s.mpps.max)}]` +
+    `  ${fmt(s.nsPerPacket.median, 1).padStart(6)} ns/pkt${s.heapBytesPerPacket !== undefined ? `  heap ${fmt(s.heapBytesPerPacket, 3)} B/pkt  GCs ${s.gcs}` : ''}\n`);
+  return s;
+}
+
+async function main() {
+  const o = parseArgs(process.argv.slice(2));
+  const cForward = o.c ? buildCForward() : null;
+  const started = new Date();
+  const result = { date: started.toISOString(), machine: machine(), options: { seconds: o.seconds, warmup: o.warmup, runs: o.runs, frameSize: 60, ringSize: 512 } };
+  process.stdout.write(`bench: ${o.runs} run(s) of ${o.warmup}+${o.seconds} s per point; load average ${os.loadavg().map((l) => l.toFixed(2)).join(' ')}\n`);
+
+  result.forward = [];
+  for (const batch of o.batches) {
+    process.stdout.write(`forward, batch ${batch}\n`);
+    const row = { batch };
+    if (o.c) row.c = await measure(o, { lang: 'c', batch, cForward }, 'C');
+    row.js = await measure(o, { lang: 'js', batch }, 'JavaScript');
+    if (row.c) row.ratio = row.js.mpps.median / row.c.mpps.median;
+    result.forward.push(row);
+  }
+
+  process.stdout.write('generate (TX only), batch 32\n');
+  result.generate = { batch: 32, js: await measure(o, { lang: 'js', mode: 'generate', batch: 32 }, 'JavaScript') };
+  if (o.c) result.generate.c = await measure(o, { lang: 'c', mode: 'generate', batch: 32, cForward }, 'C');
+
+  if (o.c) {
+    // The model's ceiling: a driver that does nothing but ring work (no packet touched).
+    process.stdout.write('model ceiling (C yardstick, packets not touched)\n');
+    result.ceiling = [];
+    for (const batch of o.quick ? [256] : [32, 64, 256]) {
+      result.ceiling.push({ batch, c: await measure(o, { lang: 'c', batch, touch: false, cForward }, `batch ${batch}`) });
+    }
+  }
+  result.loadAverageAfter = os.loadavg();
+
+  fs.mkdirSync(o.results, { recursive: true });
+  const file = path.join(o.results, `${started.toISOString().replace(/[:.]/g, '-')}.json`);
+  fs.writeFileSync(file, `${JSON.stringify(result, null, 2)}\n`);
+  process.stdout.write(`results: ${file}\n`);
+  if (o.latest) {
+    fs.writeFileSync(path.join(__dirname, 'latest.json'), `${JSON.stringify(result, null, 2)}\n`);
+    fs.writeFileSync(path.join(__dirname, 'latest.svg'), plotSvg(result.forward.map((r) => ({
+      batch: r.batch, js: r.js.mpps, c: r.c ? r.c.mpps : undefined,
+    }))));
+    process.stdout.write(`latest: ${path.join(__dirname, 'latest.json')}, latest.svg\n`);
+  }
+}
+
+main().catch((err) => {
+  process.stderr.write(`bench: ${err.message}\n`);
+  process.exit(1);
+});

@@ -1,0 +1,41 @@
+'use strict';
+
+// Statistics over benchmark runs, and a description of the machine they ran on.
+const fs = require('fs');
+const os = require('os');
+
+function spread(values) {
+  const v = values.filter((x) => typeof x === 'number' && Number.isFinite(x)).sort((a, b) => a - b);
+  if (v.length === 0) return null;
+  const mid = v.length >> 1;
+  const median = v.length % 2 ? v[mid] : (v[mid - 1] + v[mid]) / 2;
+  return { median, min: v[0], max: v[v.length - 1] };
+}
+
+// runs: results of runOne(). Heap bytes per packet: what the JS process allocated in its
+// measured window over the packets the model counted in (nearly) the same window.
+function summarize(runs) {
+  const s = {
+    mpps: spread(runs.map((r) => r.mpps)),
+    nsPerPacket: spread(runs.map((r) => r.nsPerPacket)),
+    runs: runs.map((r) => ({ mpps: r.mpps, packets: r.packets, seconds: r.seconds, driver: r.child })),
+  };
+  const withHeap = runs.filter((r) => r.child && typeof r.child.heapAllocated === 'number' && r.packets > 0);
+  if (withHeap.length > 0) {
+    s.heapBytesPerPacket = Math.max(...withHeap.map((r) => r.child.heapAllocated / r.packets)); // worst run
+    s.gcs = Math.max(...withHeap.map((r) => r.child.gcs));
+    s.gcPauseUs = Math.max(...withHeap.map((r) => r.child.gcPauseUs));
+  }
+  return s;
+}
+
+function machine() {
+  let cpu = os.cpus()[0] ? os.cpus()[0].model : 'unknown';
+  try {
+    const m = /model name\s*:\s*(.*)/.exec(fs.readFileSync('/proc/cpuinfo', 'utf8'));
+    if (m) cpu = m[1];
+  } catch { /* keep os.cpus() */ }
+  return { cpu, nproc: os.cpus().length, node: process.version, kernel: os.release(), loadAverage: os.loadavg() };
+}
+
+module.exports = { spread, summarize, machine };
