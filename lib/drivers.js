@@ -3,6 +3,7 @@
 // Which driver serves which PCI device, by vendor and device ID. `ixy.open`, `ixy list`
 // and every app decide through this table only.
 const INTEL = 0x8086;
+const VIRTIO = 0x1af4;
 
 // ixgbe family: 82599 (tested on the device model), X540 and X550 (same queues and
 // descriptors; link setup differs and is untested here). Device IDs as Intel assigns them.
@@ -53,6 +54,14 @@ const DRIVERS = [
     matches: (id) => id.vendor === INTEL && IGB_DEVICES.has(id.device),
     describe: (id) => `Intel ${IGB_DEVICES.get(id.device)}`,
     load: () => require('./igb/device').IgbDevice,
+  },
+  {
+    // virtio 1.1, 4.1.2: 1000 is the transitional (legacy-capable) network device,
+    // 1041 (0x1040 + device type 1) the modern-only one.
+    name: 'virtio',
+    matches: (id) => id.vendor === VIRTIO && (id.device === 0x1000 || id.device === 0x1041),
+    describe: (id) => (id.device === 0x1000 ? 'virtio-net (legacy/transitional)' : 'virtio-net (modern)'),
+    load: () => require('./virtio/device').VirtioDevice,
   },
 ];
 

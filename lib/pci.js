@@ -112,6 +112,22 @@ function enableBusMastering(address) {
   writeConfig16(address, PCI_COMMAND, command | PCI_COMMAND_BUS_MASTER);
 }
 
+// The whole config space as sysfs gives it (256 bytes, or 4 KiB for PCIe as root): for
+// walking capability lists (virtio finds its register blocks that way).
+function readConfigSpace(address) {
+  try {
+    return fs.readFileSync(devicePath(address, 'config'));
+  } catch (err) {
+    throw permissionOr(err, `cannot read the config space of ${address}`);
+  }
+}
+
+// The sysfs file of BAR `index`. An I/O-port BAR cannot be mapped, but this file can be
+// read and written with pread/pwrite (legacy virtio's registers live there).
+function resourcePath(address, index) {
+  return devicePath(address, `resource${index}`);
+}
+
 // Maps BAR `index` (memory BARs only) and returns an ArrayBuffer over the registers.
 function mapBar(address, index = 0) {
   const file = devicePath(address, `resource${index}`);
@@ -151,6 +167,8 @@ module.exports = {
   unbindDriver,
   enableBusMastering,
   readConfig16,
+  readConfigSpace,
+  resourcePath,
   mapBar,
   listDevices,
 };

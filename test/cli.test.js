@@ -69,11 +69,11 @@ describe('ixy command', function () {
     try {
       const dev = path.join(root, '0000:00:05.0');
       fs.mkdirSync(dev);
-      fs.writeFileSync(path.join(dev, 'vendor'), '0x1af4\n');
-      fs.writeFileSync(path.join(dev, 'device'), '0x1000\n');
+      fs.writeFileSync(path.join(dev, 'vendor'), '0x8086\n'); // an e1000 (82540EM): not an ixy NIC
+      fs.writeFileSync(path.join(dev, 'device'), '0x100e\n');
       fs.writeFileSync(path.join(dev, 'class'), '0x020000\n');
       const line = await failsWith(['generate', '0000:00:05.0'], /does not support/, { IXY_PCI_ROOT: root });
-      assert.match(line, /1af4:1000/);
+      assert.match(line, /8086:100e/);
     } finally {
       fs.rmSync(root, { recursive: true, force: true });
     }

@@ -23,6 +23,7 @@ class Generator {
   send(txQueue, max) {
     const batch = this.batch;
     const want = Math.min(max, batch.capacity);
+    if (want <= 0) return 0;
     const got = this.pool.allocMany(batch.ids, want);
     for (let i = 0; i < got; i++) {
       packet.writeSeq(this.pool.buffers[batch.ids[i]], this.seq + i);

@@ -1,0 +1,195 @@
+'use strict';
+
+// The virtio-net driver: legacy and transitional devices (1af4:1000) through the I/O BAR,
+// modern ones (1af4:1041) through PCI capabilities and memory BARs; the same queues and
+// batch API on top of both. Initialisation follows virtio 1.1, 3.1.1 (and 3.1.2 for
+// legacy); the network specifics follow 5.1. One receive and one transmit queue.
+const pci = require('../pci');
+const C = require('./constants');
+const { Device } = require('../device');
+const { Mempool } = require('../mempool');
+const { IxyError } = require('../errors');
+const { sleep } = require('../wait');
+const { LegacyTransport } = require('./legacy-transport');
+const { ModernTransport } = require('./modern-transport');
+const { Virtqueue } = require('./virtqueue');
+const { VirtioRxQueue } = require('./rx-queue');
+const { VirtioTxQueue } = require('./tx-queue');
+const { VirtioCtrlQueue } = require('./ctrl-queue');
+
+const LEGACY_DEVICE_ID = 0x1000;
+const bit = (n) => 1n << BigInt(n);
+
+// What we accept when offered: MAC and link status in the config, the control queue for
+// promiscuous mode, ANY_LAYOUT (some hypervisors, VirtualBox among them, misbehave without
+// it) and VERSION_1 (required of modern devices). Nothing else: no offloads, no mergeable
+// buffers, no event index, no indirect descriptors.
+const WANTED = bit(C.NET_F_MAC) | bit(C.NET_F_STATUS) | bit(C.NET_F_CTRL_VQ) | bit(C.NET_F_CTRL_RX) |
+  bit(C.F_ANY_LAYOUT) | bit(C.F_VERSION_1);
+
+const DEFAULTS = {
+  rxQueues: 1,
+  txQueues: 1,
+  mempoolEntries: 4096,
+  bufferSize: 2048,
+  promiscuous: true,
+  linkTimeout: 10000,
+};
+
+// virtio-net reports no link speed without VIRTIO_NET_F_SPEED_DUPLEX (which QEMU leaves
+// unset by default); a link that is up reports this nominal figure.
+const NOMINAL_SPEED = 10000;
+
+class VirtioDevice extends Device {
+  constructor(address, options = {}) {
+    super(address, 'virtio');
+    this.options = { ...DEFAULTS, ...options };
+    for (const key of ['rxQueues', 'txQueues']) {
+      if (this.options[key] !== 1) throw new IxyError('EINVAL', `virtio supports exactly one ${key.slice(0, 2).toUpperCase()} queue here, got ${this.options[key]}`);
+    }
+    const id = pci.readIdentity(address);
+    pci.unbindDriver(address);
+    // QEMU's legacy device enables bus mastering by itself on ACK|DRIVER; others do not.
+    pci.enableBusMastering(address);
+    this.transport = id.device === LEGACY_DEVICE_ID ? new LegacyTransport(address) : new ModernTransport(address);
+    this.pools = [];
+    this.ctrl = null;
+    try {
+      this.init();
+    } catch (err) {
+      this.close();
+      throw err;
+    }
+  }
+
+  static async open(address, options = {}) {
+    const dev = new VirtioDevice(address, options);
+    try {
+      const deadline = Date.now() + dev.options.linkTimeout;
+      while (dev.linkSpeed === 0) {
+        if (Date.now() > deadline) throw new IxyError('ELINKTIMEOUT', `link on ${address} did not come up within ${dev.options.linkTimeout / 1000} s`);
+        await sleep(10);
+      }
+    } catch (err) {
+      dev.close();
+      throw err;
+    }
+    return dev;
+  }
+
+  // 3.1.1 Driver Requirements: Device Initialization, step by step.
+  init() {
+    const t = this.transport;
+    t.reset(); // 1. reset
+    t.status = C.STATUS_ACKNOWLEDGE; // 2. we noticed the device
+    t.status = C.STATUS_ACKNOWLEDGE | C.STATUS_DRIVER; // 3. we can drive it
+    this.negotiate(); // 4.-6. features
+    this.headerBytes = this.has(C.F_VERSION_1) ? C.NET_HDR_MODERN : C.NET_HDR_LEGACY;
+    this.setupQueues(); // 7. device-specific setup
+    this.rxQueues[0].fill(); // 5.1.6.3: receive buffers before DRIVER_OK is allowed
+    t.status |= C.STATUS_DRIVER_OK; // 8. live
+    if (t.status & C.STATUS_DEVICE_NEEDS_RESET) throw new IxyError('EIO', `virtio device ${this.address} needs a reset after initialisation`);
+    this.rxNotify(); // the device may now look at the buffers
+    if (this.ctrl !== null) this.promiscuous = this.options.promiscuous;
+  }
+
+  // 3.1.1 steps 4-6 (2.2 Feature Bits): take the offered subset of WANTED; modern devices
+  // must confirm with FEATURES_OK.
+  negotiate() {
+    const t = this.transport;
+    const offered = t.deviceFeatures();
+    if (t.kind === 'modern' && (offered & bit(C.F_VERSION_1)) === 0n) {
+      throw new IxyError('EUNSUPPORTED', `virtio device ${this.address} does not offer VIRTIO_F_VERSION_1`);
+    }
+    this.features = offered & WANTED;
+    t.setDriverFeatures(this.features);
+    if (t.needsFeaturesOk) {
+      t.status |= C.STATUS_FEATURES_OK;
+      if ((t.status & C.STATUS_FEATURES_OK) === 0) {
+        t.status |= C.STATUS_FAILED;
+        throw new IxyError('EUNSUPPORTED', `virtio device ${this.address} rejected the features ixy needs`);
+      }
+    }
+  }
+
+  has(feature) {
+    return (this.features & bit(feature)) !== 0n;
+  }
+
+  // 4.1.5.1.3 Virtqueue Configuration, for receiveq1, transmitq1 and the control queue.
+  setupQueues() {
+    const t = this.transport;
+    const vq = (index) => {
+      const size = t.queueSize(index);
+      if (size === 0) throw new IxyError('EUNSUPPORTED', `virtio device ${this.address} has no queue ${index}`);
+      const ring = new Virtqueue(size);
+      t.activateQueue(index, ring);
+      return ring;
+    };
+    const pool = new Mempool({ entries: this.options.mempoolEntries, bufferSize: this.options.bufferSize });
+    this.pools.push(pool);
+    this.rxNotify = t.notifier(C.RX_QUEUE);
+    this.rxQueues.push(new VirtioRxQueue(vq(C.RX_QUEUE), pool, this.headerBytes, this.rxNotify));
+    const tx = new VirtioTxQueue(vq(C.TX_QUEUE), this.headerBytes, t.notifier(C.TX_QUEUE));
+    tx.prepare();
+    this.txQueues.push(tx);
+    if (this.has(C.NET_F_CTRL_VQ)) this.ctrl = new VirtioCtrlQueue(vq(C.CTRL_QUEUE), t.notifier(C.CTRL_QUEUE));
+  }
+
+  // 5.1.4: the MAC from the device config (VIRTIO_NET_F_MAC).
+  get mac() {
+    if (!this.has(C.NET_F_MAC)) return '00:00:00:00:00:00';
+    const bytes = [];
+    for (let i = 0; i < 6; i++) bytes.push(this.transport.readConfig8(C.NET_CONFIG_MAC + i));
+    return bytes.map((b) => b.toString(16).padStart(2, '0')).join(':');
+  }
+
+  // 5.1.4: link status where the device reports it (VIRTIO_NET_F_STATUS), else up.
+  get linkSpeed() {
+    if (this.closed) return 0;
+    if (!this.has(C.NET_F_STATUS)) return NOMINAL_SPEED;
+    return (this.transport.readConfig16(C.NET_CONFIG_STATUS) & C.NET_S_LINK_UP) ? NOMINAL_SPEED : 0;
+  }
+
+  // 5.1.6.5.1 Packet Receive Filtering: promiscuous and all-multicast together, as on the
+  // Intel NICs. Needs VIRTIO_NET_F_CTRL_RX; QEMU's device starts promiscuous.
+  get promiscuous() {
+    return this.promiscuousOn === true;
+  }
+
+  set promiscuous(on) {
+    if (this.ctrl === null || !this.has(C.NET_F_CTRL_RX)) {
+      throw new IxyError('EUNSUPPORTED', `virtio device ${this.address} has no control queue for receive filtering`);
+    }
+    this.ctrl.command(C.NET_CTRL_RX, C.NET_CTRL_RX_PROMISC, on ? 1 : 0, 'promiscuous mode');
+    this.ctrl.command(C.NET_CTRL_RX, C.NET_CTRL_RX_ALLMULTI, on ? 1 : 0, 'all-multicast mode');
+    this.promiscuousOn = on;
+  }
+
+  // Lets TX drain briefly, then resets the device: after a reset it touches no more memory.
+  stop() {
+    if (this.stopped || !this.transport) return;
+    this.stopped = true;
+    const deadline = Date.now() + 100;
+    while (this.txQueues.some((q) => !q.drained()) && Date.now() < deadline) { /* spin */ }
+    try {
+      this.transport.reset();
+    } catch {
+      // a device that does not reset is released anyway
+    }
+  }
+
+  close() {
+    if (this.closed) return;
+    this.stop();
+    this.closed = true;
+    for (const q of this.txQueues) q.close();
+    for (const q of this.rxQueues) q.close();
+    if (this.ctrl) this.ctrl.close();
+    for (const pool of this.pools) pool.close();
+    if (this.transport) this.transport.close();
+    this.transport = null;
+  }
+}
+
+module.exports = { VirtioDevice, DEFAULTS };

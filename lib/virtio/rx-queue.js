@@ -1,0 +1,106 @@
+'use strict';
+
+// The receive virtqueue of a virtio-net device (virtio 1.1, 5.1.6.3 and 5.1.6.4). Every
+// buffer is a chain of two device-writable descriptors: 2k holds the virtio-net header
+// (its own slot of the scratch area, never read by us: no offloads were negotiated), 2k+1
+// is a mempool buffer, so the frame lands at offset 0 of the buffer as on every ixy NIC.
+// The chains never change shape: receiving only swaps the buffer of descriptor 2k+1 and
+// puts head 2k back on the available ring. receive() allocates nothing.
+const C = require('./constants');
+const { IxyError } = require('../errors');
+
+const HEADER_SLOT = 16;
+
+class VirtioRxQueue {
+  constructor(vq, pool, headerBytes, notify) {
+    this.vq = vq;
+    this.pool = pool;
+    this.headerBytes = headerBytes;
+    this.notify = notify;
+    this.chains = vq.size >> 1;
+    this.bufferIds = new Uint32Array(this.chains);
+    this.filled = false;
+    this.packets = 0;
+    this.bytes = 0;
+    this.errors = 0;
+  }
+
+  // 5.1.6.3 Setting Up Receive Buffers: every chain gets a buffer and goes on the ring.
+  fill() {
+    const vq = this.vq;
+    for (let k = 0; k < this.chains; k++) {
+      const id = this.pool.alloc();
+      if (id < 0) throw new IxyError('EINVAL', `a mempool of ${this.pool.entries} buffers is too small for a virtio RX ring of ${this.chains}`);
+      this.bufferIds[k] = id;
+      vq.setDescriptor(2 * k, vq.scratchPhys(k * HEADER_SLOT), this.headerBytes, C.DESC_F_WRITE | C.DESC_F_NEXT, 2 * k + 1);
+      vq.setDescriptor(2 * k + 1, this.pool.physLo[id] + this.pool.physHi[id] * 2 ** 32, this.pool.bufferSize, C.DESC_F_WRITE, 0);
+      vq.avail[2 + k] = 2 * k;
+    }
+    this.filled = true;
+    vq.availIdx = this.chains;
+    Atomics.store(vq.avail, 1, vq.availIdx);
+  }
+
+  receive(batch) {
+    const vq = this.vq;
+    const desc = vq.desc;
+    const avail = vq.avail;
+    const usedRing = vq.usedRing;
+    const mask = vq.mask;
+    const ids = this.bufferIds;
+    const pool = this.pool;
+    const outIds = batch.ids;
+    const outLengths = batch.lengths;
+    const max = batch.capacity;
+    const headerBytes = this.headerBytes;
+    // One read of used.idx: everything up to it is complete (2.6.14).
+    const used = Atomics.load(vq.usedHead, 1);
+    let last = vq.lastUsed;
+    let availIdx = vq.availIdx;
+    let n = 0;
+    let bytes = 0;
+    while (last !== used && n < max) {
+      const slot = (last & mask) << 1;
+      const head = usedRing[slot];
+      const length = usedRing[slot + 1] - headerBytes;
+      const k = head >>> 1;
+      if (length <= 0) {
+        this.errors++; // nothing but a header: give the same buffer back
+      } else {
+        if (pool.freeCount === 0) break; // no buffer to put in its place: later
+        const fresh = pool.freeIds[--pool.freeCount];
+        outIds[n] = ids[k];
+        outLengths[n] = length;
+        n++;
+        bytes += length;
+        ids[k] = fresh;
+        const w = (head + 1) << 2;
+        desc[w] = pool.physLo[fresh];
+        desc[w + 1] = pool.physHi[fresh];
+      }
+      avail[2 + (availIdx & mask)] = head;
+      availIdx = (availIdx + 1) & 0xffff;
+      last = (last + 1) & 0xffff;
+    }
+    batch.count = n;
+    batch.pool = pool;
+    if (last !== vq.lastUsed) {
+      vq.lastUsed = last;
+      vq.availIdx = availIdx;
+      // Ring entries before the index (2.6.13.3): Atomics.store is the barrier.
+      Atomics.store(avail, 1, availIdx);
+      if (vq.wantsNotify) this.notify();
+      this.packets += n;
+      this.bytes += bytes;
+    }
+    return n;
+  }
+
+  close() {
+    if (this.filled) this.pool.freeMany(this.bufferIds, 0, this.chains);
+    this.filled = false;
+    this.vq.free();
+  }
+}
+
+module.exports = { VirtioRxQueue };
