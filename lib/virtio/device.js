@@ -44,8 +44,10 @@ class VirtioDevice extends Device {
   constructor(address, options = {}) {
     super(address, 'virtio');
     this.options = { ...DEFAULTS, ...options };
+    // One queue pair (no VIRTIO_NET_F_MQ). 0 hides a direction from the user (`ixy pcap`
+    // only receives); the device still gets both virtqueues.
     for (const key of ['rxQueues', 'txQueues']) {
-      if (this.options[key] !== 1) throw new IxyError('EINVAL', `virtio supports exactly one ${key.slice(0, 2).toUpperCase()} queue here, got ${this.options[key]}`);
+      if (this.options[key] !== 0 && this.options[key] !== 1) throw new IxyError('EINVAL', `${key} must be 0 or 1 for virtio, got ${this.options[key]}`);
     }
     const id = pci.readIdentity(address);
     pci.unbindDriver(address);
@@ -53,6 +55,8 @@ class VirtioDevice extends Device {
     pci.enableBusMastering(address);
     this.transport = id.device === LEGACY_DEVICE_ID ? new LegacyTransport(address) : new ModernTransport(address);
     this.pools = [];
+    this.rx = null;
+    this.tx = null;
     this.ctrl = null;
     try {
       this.init();
@@ -86,7 +90,7 @@ class VirtioDevice extends Device {
     this.negotiate(); // 4.-6. features
     this.headerBytes = this.has(C.F_VERSION_1) ? C.NET_HDR_MODERN : C.NET_HDR_LEGACY;
     this.setupQueues(); // 7. device-specific setup
-    this.rxQueues[0].fill(); // 5.1.6.3: receive buffers before DRIVER_OK is allowed
+    this.rx.fill(); // 5.1.6.3: receive buffers before DRIVER_OK is allowed
     t.status |= C.STATUS_DRIVER_OK; // 8. live
     if (t.status & C.STATUS_DEVICE_NEEDS_RESET) throw new IxyError('EIO', `virtio device ${this.address} needs a reset after initialisation`);
     this.rxNotify(); // the device may now look at the buffers
@@ -129,10 +133,11 @@ class VirtioDevice extends Device {
     const pool = new Mempool({ entries: this.options.mempoolEntries, bufferSize: this.options.bufferSize });
     this.pools.push(pool);
     this.rxNotify = t.notifier(C.RX_QUEUE);
-    this.rxQueues.push(new VirtioRxQueue(vq(C.RX_QUEUE), pool, this.headerBytes, this.rxNotify));
-    const tx = new VirtioTxQueue(vq(C.TX_QUEUE), this.headerBytes, t.notifier(C.TX_QUEUE));
-    tx.prepare();
-    this.txQueues.push(tx);
+    this.rx = new VirtioRxQueue(vq(C.RX_QUEUE), pool, this.headerBytes, this.rxNotify);
+    this.tx = new VirtioTxQueue(vq(C.TX_QUEUE), this.headerBytes, t.notifier(C.TX_QUEUE));
+    this.tx.prepare();
+    if (this.options.rxQueues === 1) this.rxQueues.push(this.rx);
+    if (this.options.txQueues === 1) this.txQueues.push(this.tx);
     if (this.has(C.NET_F_CTRL_VQ)) this.ctrl = new VirtioCtrlQueue(vq(C.CTRL_QUEUE), t.notifier(C.CTRL_QUEUE));
   }
 
@@ -171,7 +176,7 @@ class VirtioDevice extends Device {
     if (this.stopped || !this.transport) return;
     this.stopped = true;
     const deadline = Date.now() + 100;
-    while (this.txQueues.some((q) => !q.drained()) && Date.now() < deadline) { /* spin */ }
+    while (this.tx && !this.tx.drained() && Date.now() < deadline) { /* spin */ }
     try {
       this.transport.reset();
     } catch {
@@ -183,8 +188,8 @@ class VirtioDevice extends Device {
     if (this.closed) return;
     this.stop();
     this.closed = true;
-    for (const q of this.txQueues) q.close();
-    for (const q of this.rxQueues) q.close();
+    if (this.tx) this.tx.close();
+    if (this.rx) this.rx.close();
     if (this.ctrl) this.ctrl.close();
     for (const pool of this.pools) pool.close();
     if (this.transport) this.transport.close();

@@ -36,7 +36,7 @@ function qemuArgs({ kernel, initrd, workDir }, tests, nics) {
 
 // Parses the guest's @@ixy lines (see guest/reporter.js).
 function parseConsole(text) {
-  const result = { tests: [], data: [], done: null, exit: null, bootSeconds: null };
+  const result = { tests: [], data: [], files: [], done: null, exit: null, bootSeconds: null };
   for (const raw of text.split('\n')) {
     const line = raw.replace(/\r$/, '');
     const m = /^@@ixy (\w+) ?(.*)$/.exec(line);
@@ -47,6 +47,10 @@ function parseConsole(text) {
       const at = rest.indexOf(' :: ');
       result.tests.push({ state: 'fail', title: at < 0 ? rest : rest.slice(0, at), error: at < 0 ? '' : rest.slice(at + 4) });
     } else if (kind === 'data') result.data.push(JSON.parse(rest));
+    else if (kind === 'file') {
+      const at = rest.indexOf(' ');
+      result.files.push({ name: rest.slice(0, at), bytes: Buffer.from(rest.slice(at + 1), 'base64') });
+    }
     else if (kind === 'done') {
       const [passes, failures, pending, ms] = rest.split(' ').map(Number);
       result.done = { passes, failures, pending, ms };
@@ -82,6 +86,11 @@ async function runGuest({ tests = ['smoke'], kinds = [], timeoutMs = 600000, ech
   fs.writeFileSync(path.join(image.workDir, 'console.log'), text);
   fs.rmSync(image.initrd, { force: true }); // 100+ MB; the pcaps and console stay
   const result = parseConsole(text);
+  // Files the guest sent (guest/traffic.js reportFile) land beside the pcaps; only plain
+  // names, so a guest cannot write elsewhere.
+  for (const f of result.files) {
+    if (/^[\w.-]+$/.test(f.name)) fs.writeFileSync(path.join(image.workDir, f.name), f.bytes);
+  }
   return {
     ...result, console: text, qemuExit: code, timedOut, nics, workDir: image.workDir,
     buildSeconds, bootToOffSeconds: (Date.now() - t1) / 1000,

@@ -81,4 +81,12 @@ function reportSent(nic, what, { srcPort, size, count, src }) {
   console.log(`@@ixy data ${JSON.stringify(record)}`);
 }
 
-module.exports = { Generator, Checker, reportSent };
+// A file written in the guest, sent to the host on the console (base64, one line) with
+// what it should hold; the host saves it and checks it with tshark.
+function reportFile(name, bytes, what, { srcPort, size, count, src }) {
+  console.log(`@@ixy file ${name} ${bytes.toString('base64')}`);
+  const record = { pcapCheck: true, file: name, what, srcPort, size, count, src };
+  console.log(`@@ixy data ${JSON.stringify(record)}`);
+}
+
+module.exports = { Generator, Checker, reportSent, reportFile };
