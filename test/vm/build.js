@@ -46,6 +46,21 @@ function ensureQemu() {
   if (qemuVersion() < QEMU_MAJOR) throw new Error(`installed QEMU is still older than ${QEMU_MAJOR}`);
 }
 
+// Runs an apt query; on a machine whose package lists are missing or stale (a fresh
+// container), updates them once and tries again.
+let aptUpdated = false;
+function withAptLists(fn) {
+  try {
+    return fn();
+  } catch (err) {
+    if (aptUpdated) throw err;
+    log('apt failed; running apt-get update once');
+    sh('apt-get', ['update', '-qq']);
+    aptUpdated = true;
+    return fn();
+  }
+}
+
 // Downloads a Debian package (once) and unpacks it under CACHE/<name>; returns that dir.
 function debPackage(name) {
   const dir = path.join(CACHE, name);
@@ -53,7 +68,7 @@ function debPackage(name) {
   const debs = path.join(CACHE, 'debs');
   fs.mkdirSync(debs, { recursive: true });
   log(`downloading ${name}`);
-  sh('apt-get', ['download', '-q', name], { cwd: debs });
+  withAptLists(() => sh('apt-get', ['download', '-q', name], { cwd: debs }));
   const deb = fs.readdirSync(debs).find((f) => f.startsWith(`${name}_`) && f.endsWith('.deb'));
   fs.rmSync(dir, { recursive: true, force: true });
   sh('dpkg-deb', ['-x', path.join(debs, deb), dir]);
@@ -63,7 +78,7 @@ function debPackage(name) {
 
 // The kernel package linux-image-amd64 points at, e.g. linux-image-6.1.0-56-amd64.
 function kernelPackage() {
-  const m = /Depends: (linux-image-\S+)/.exec(sh('apt-cache', ['depends', 'linux-image-amd64']));
+  const m = /Depends: (linux-image-\S+)/.exec(withAptLists(() => sh('apt-cache', ['depends', 'linux-image-amd64'])));
   if (!m) throw new Error('cannot tell which kernel linux-image-amd64 depends on');
   return m[1];
 }

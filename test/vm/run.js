@@ -70,8 +70,14 @@ async function runGuest({ tests = ['smoke'], kinds = [], timeoutMs = 600000, ech
   const args = qemuArgs(image, tests, nics);
   const t1 = Date.now();
   const { text, code, timedOut } = await new Promise((resolve, reject) => {
-    const child = spawn(image.qemu, args, { stdio: ['pipe', 'pipe', 'pipe'] });
+    // `shell` is interactive: the terminal is the serial console (Ctrl-A X quits QEMU).
+    const interactive = tests[0] === 'shell';
+    const child = spawn(image.qemu, args, { stdio: interactive ? 'inherit' : ['pipe', 'pipe', 'pipe'] });
     let out = '';
+    if (interactive) {
+      child.on('close', (c) => resolve({ text: '', code: c, timedOut: false }));
+      return;
+    }
     const onData = (d) => {
       out += d;
       if (echo) echo.write(d);
