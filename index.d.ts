@@ -283,6 +283,18 @@ export class IxgbeDevice extends Device {
   static open(address: string, options?: OpenOptions): Promise<IxgbeDevice>;
 }
 
+/** The 82576/I350 (igb) driver; ixy.open() picks it for those Intel device IDs. */
+export class IgbDevice extends Device {
+  static open(address: string, options?: OpenOptions): Promise<IgbDevice>;
+  /** The NIC's own good-packet/octet counters (GPRC, GPTC, GORC, GOTC) summed since open. */
+  hardwareCounters(): { rxPackets: number; txPackets: number; rxBytes: number; txBytes: number };
+}
+
+/** The virtio-net driver (1af4:1000 legacy/transitional, 1af4:1041 modern); one queue pair. */
+export class VirtioDevice extends Device {
+  static open(address: string, options?: OpenOptions): Promise<VirtioDevice>;
+}
+
 export interface ModelPortStats {
   address: string;
   linkUp: boolean;

@@ -57,6 +57,12 @@ module.exports = {
   get IxgbeDevice() {
     return require('./ixgbe/device').IxgbeDevice;
   },
+  get IgbDevice() {
+    return require('./igb/device').IgbDevice;
+  },
+  get VirtioDevice() {
+    return require('./virtio/device').VirtioDevice;
+  },
   get Model() {
     return require('./model').Model;
   },
