@@ -8,6 +8,8 @@
 const KINDS = {
   igb: { device: 'igb', slot: 0x02, stride: 2, id: '8086:10c9' },
   'virtio-legacy': { device: 'virtio-net-pci', options: 'disable-modern=on', slot: 0x0a, id: '1af4:1000' },
+  // QEMU's default on the root bus: legacy I/O BAR plus the modern capabilities.
+  'virtio-transitional': { device: 'virtio-net-pci', slot: 0x0e, id: '1af4:1000' },
   'virtio-modern': { device: 'virtio-net-pci', options: 'disable-legacy=on', slot: 0x1a, id: '1af4:1041' },
 };
 
