@@ -52,8 +52,8 @@ static int nregions;
 static struct client clients[MAX_CLIENTS];
 static int nclients;
 static struct { uint64_t key; uint8_t *virt; } table[HT_SIZE];  /* key = phys page + 1 */
-static uint64_t last_key;
-static uint8_t *last_virt;
+uint64_t dma_last_key;              /* the last page found (dma_virt_fast in model.h) */
+uint8_t *dma_last_virt;
 static uint64_t last_scan, last_full, last_check, last_refresh;
 static int scan_wanted;
 
@@ -75,14 +75,14 @@ static void table_put(uint64_t key, uint8_t *virt)
 
 static inline uint8_t *page_virt(uint64_t key)
 {
-	if (key == last_key)
-		return last_virt;
+	if (key == dma_last_key)
+		return dma_last_virt;
 	uint32_t s = slot_of(key);
 	while (table[s].key) {
 		if (table[s].key == key) {
-			last_key = key;
-			last_virt = table[s].virt;
-			return last_virt;
+			dma_last_key = key;
+			dma_last_virt = table[s].virt;
+			return dma_last_virt;
 		}
 		s = (s + 1) & (HT_SIZE - 1);
 	}
@@ -121,7 +121,7 @@ static uint64_t own_phys(int pagemap, void *virt)
 static void rebuild_table(void)
 {
 	memset(table, 0, sizeof table);
-	last_key = 0;
+	dma_last_key = 0;
 	int pm = open("/proc/self/pagemap", O_RDONLY);
 	for (int i = 0; i < nregions; i++) {
 		struct region *r = &regions[i];
@@ -348,5 +348,5 @@ void dma_unmap_all(void)
 	nregions = 0;
 	nclients = 0;
 	memset(table, 0, sizeof table);
-	last_key = 0;
+	dma_last_key = 0;
 }

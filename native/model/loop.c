@@ -3,7 +3,8 @@
  *
  * Fast work each iteration: per port one RX visit (source, pcap replay)
  * and one TX visit (all enabled TX queues; cable frames go straight into
- * the peer's RX ring).  Slow work every 0.5 ms: control registers, control
+ * the peer's RX ring).  Heads and statistics registers are published every
+ * 0.5 ms and whenever there is no work (port_publish).  Slow work every 0.5 ms: control registers, control
  * commands, DMA rescans, driver liveness.  With nothing to do the thread
  * backs off: it spins briefly, then sleeps 50 us, after 100 ms idle 1 ms.
  */
@@ -25,8 +26,15 @@ uint64_t now_ns(void)
 	return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
 }
 
+static void publish_all(void)
+{
+	for (int i = 0; i < M.nports; i++)
+		port_publish(&M.ports[i]);
+}
+
 static void slow_work(uint64_t now)
 {
+	publish_all();
 	control_poll();
 	for (int i = 0; i < M.nports; i++)
 		regs_scan(&M.ports[i], now);
@@ -63,8 +71,10 @@ void *data_thread(void *arg)
 		if (work) {
 			last_work = now;
 		} else if (now - last_work < SPIN_NS) {
+			publish_all();
 			sched_yield();
 		} else {
+			publish_all();
 			nap(now - last_work < NAP_NS ? 50000 : 1000000);
 		}
 	}

@@ -12,6 +12,7 @@
 
 #include <stdint.h>
 #include <stdio.h>
+#include <string.h>
 #include <sys/types.h>
 
 #define MAX_PORTS 8
@@ -83,7 +84,8 @@ struct port {
 	int bus_master, link_up, link_forced_down, rx_en, tx_en;
 	int rx_ok;                    /* RX usable during the current batch */
 	uint32_t rx_free;             /* free RX descriptors in the current batch */
-	uint32_t rx_dirty;            /* something to write back in rx_end */
+	uint32_t rx_dirty;            /* RDH/RX statistics to publish (port_publish) */
+	uint32_t tx_dirty;            /* TDH/TX statistics to publish */
 	uint64_t link_up_at;          /* ns, 0 = no link-up pending */
 	uint64_t stall_until;         /* ns, TX consumes nothing before this */
 	uint8_t filter_mac[6];        /* RAL0/RAH0 */
@@ -139,6 +141,7 @@ void regs_reset(struct port *p);
 void regs_scan(struct port *p, uint64_t now);
 void port_set_link(struct port *p, int up);
 void port_drop_queues(struct port *p);
+void port_publish(struct port *p);
 
 /* dma.c: finding the driver's hugepages and translating physical addresses */
 void dma_scan(void);
@@ -147,6 +150,21 @@ void dma_request_scan(void);
 void dma_check_owners(uint64_t now);
 void dma_unmap_all(void);
 uint8_t *dma_virt(uint64_t phys, uint32_t len);
+extern uint64_t dma_last_key;       /* (phys >> 21) + 1 of the last page found, 0 = none */
+extern uint8_t *dma_last_virt;
+
+/*
+ * dma_virt() for the data path: buffers of one batch nearly always lie in the
+ * page of the previous one, so that case is a compare and an add here, inline;
+ * everything else (other pages, page crossings, misses) goes to dma_virt().
+ */
+static inline uint8_t *dma_virt_fast(uint64_t phys, uint32_t len)
+{
+	uint64_t off = phys & (HUGE_SIZE - 1);
+	if ((phys >> 21) + 1 == dma_last_key && off + len <= HUGE_SIZE)
+		return dma_last_virt + off;
+	return dma_virt(phys, len);
+}
 uint32_t crc32_eth(const uint8_t *data, uint32_t len);
 int dma_owner_pid(int port);
 
@@ -163,7 +181,26 @@ int tx_visit(struct port *p, uint64_t now);
 
 /* traffic.c: source frames, sink checks, pcap files */
 void source_build(struct port *p);
-void source_fill(struct port *p, uint8_t *buf, uint64_t seq);
+void source_fill_flow(struct port *p, uint8_t *buf, uint64_t seq);
+
+/*
+ * Write frame number seq of the source into buf.  Inline, because it runs for
+ * every source frame: frames of up to 64 bytes are copied as a fixed 64-byte
+ * block (two or four vector moves instead of a libc call); the bytes past the
+ * frame stay inside the buffer, whose size is at least 1 KiB (SRRCTL).
+ */
+static inline void source_fill(struct port *p, uint8_t *buf, uint64_t seq)
+{
+	struct source *s = &p->src;
+	if (s->size <= 64)
+		__builtin_memcpy(buf, s->tmpl, 64);
+	else
+		memcpy(buf, s->tmpl, s->size);
+	uint32_t be = __builtin_bswap32((uint32_t)seq);   /* big-endian at offset 42 */
+	memcpy(buf + 42, &be, 4);
+	if (s->flows > 1)
+		source_fill_flow(p, buf, seq);
+}
 void sink_check(struct port *p, const uint8_t *f, uint32_t len);
 FILE *pcap_open_out(const char *file);
 void pcap_write(FILE *f, const uint8_t *frame, uint32_t len);

@@ -189,3 +189,31 @@ void regs_scan(struct port *p, uint64_t now)
 
 	scan_queues(p, now);
 }
+
+/*
+ * Write what the data path keeps in its own state into the registers: RDH,
+ * TDH of the active TX queues and the statistics (8.2.3.23).  Called every
+ * 0.5 ms and whenever the data thread runs out of work, not per batch: RDH
+ * and TDH share their cache lines with the RDT/TDT the driver writes, so a
+ * write per batch would pull those lines away from the driver every time.
+ */
+void port_publish(struct port *p)
+{
+	if (p->rx_dirty) {
+		p->rx_dirty = 0;
+		if (p->rxq.desc)
+			__atomic_store_n(&REG(p, RDH(0)), p->rxq.head, __ATOMIC_RELEASE);
+		rx_stats_regs(p);
+	}
+	if (p->tx_dirty) {
+		p->tx_dirty = 0;
+		for (uint64_t act = p->tx_active; act; act &= act - 1) {
+			int q = __builtin_ctzll(act);
+			__atomic_store_n(&REG(p, TDH(q)), p->txq[q].head, __ATOMIC_RELEASE);
+		}
+		REG(p, GPTC) = (uint32_t)p->gptc;
+		REG(p, TPT) = (uint32_t)p->gptc;
+		REG(p, GOTCL) = (uint32_t)p->gotc;
+		REG(p, GOTCH) = (uint32_t)(p->gotc >> 32) & 0xf;
+	}
+}

@@ -8,7 +8,10 @@
  * copies the frame into that buffer and writes the write-back format:
  * PKT_LEN at byte 12 and the extended status DD|EOP at byte 8, both in one
  * 8-byte release store, so a driver that sees DD sees length and data.
- * RDH and the statistics registers are written once per batch (rx_end).
+ * RDH and the statistics registers are not written per batch but published
+ * by port_publish() (loop.c: every 0.5 ms and whenever the model goes idle):
+ * RDH shares a cache line with the RDT the driver writes, and ixy-style
+ * drivers learn of completions from DD, never from RDH.
  */
 #include <string.h>
 
@@ -49,15 +52,10 @@ void rx_stats_regs(struct port *p)
 	REG(p, QPRDC(0)) = (uint32_t)p->mpc;
 }
 
-/* End a batch: publish the new head (8.2.3.8.4) and the counters. */
+/* End a batch: the head and the counters are published later (port_publish). */
 void rx_end(struct port *p)
 {
-	if (!p->rx_dirty)
-		return;
-	p->rx_dirty = 0;
-	if (p->rxq.desc)
-		__atomic_store_n(&REG(p, RDH(0)), p->rxq.head, __ATOMIC_RELEASE);
-	rx_stats_regs(p);
+	(void)p;
 }
 
 /* Destination address filter (7.1.1.1, FCTRL 8.2.3.7.1). */
@@ -133,21 +131,32 @@ static uint8_t *rx_buffer(struct port *p, uint32_t out)
 	return NULL;
 }
 
-/* Write-back (7.1.6.2) of the descriptor at the head, then advance. */
-static inline void rx_complete(struct port *p, uint32_t out)
+/* Write-back (7.1.6.2) of the descriptor d: length, DD and EOP. */
+static inline void rx_writeback(uint8_t *d, uint32_t out)
 {
-	struct ring *r = &p->rxq;
-	uint8_t *d = r->desc + (size_t)r->head * 16;
 	*(volatile uint64_t *)d = 0;  /* packet type / RSS hash: none */
 	__atomic_store_n((uint64_t *)(d + 8), (uint64_t)out << 32 | STAT_DD | STAT_EOP,
 			 __ATOMIC_RELEASE);
+}
+
+/* Count n delivered frames of `out` bytes each (truth and statistics registers). */
+static inline void rx_count(struct port *p, uint64_t n, uint32_t out)
+{
+	p->rx_dirty = 1;
+	p->t.rx_delivered += n;
+	p->t.rx_bytes += n * out;
+	p->gprc += n;
+	p->gorc += n * (out + (p->strip_crc ? 4 : 0));   /* GORC counts the FCS */
+}
+
+/* Write-back of the descriptor at the head, then advance (one frame). */
+static inline void rx_complete(struct port *p, uint32_t out)
+{
+	struct ring *r = &p->rxq;
+	rx_writeback(r->desc + (size_t)r->head * 16, out);
 	r->head = r->head + 1 == r->count ? 0 : r->head + 1;
 	p->rx_free--;
-	p->rx_dirty = 1;
-	p->t.rx_delivered++;
-	p->t.rx_bytes += out;
-	p->gprc++;
-	p->gorc += out + (p->strip_crc ? 4 : 0);   /* GORC counts the FCS */
+	rx_count(p, 1, out);
 }
 
 /* Offer one frame (from a cable or a pcap file).  Returns 1 if delivered. */
@@ -219,23 +228,42 @@ static int rx_source(struct port *p, uint64_t now)
 	}
 	uint32_t out = s->size + (p->strip_crc ? 0 : 4);
 	uint64_t done = 0, n = s->backlog;
-	while (done < n && p->rx_free) {
-		struct ring *r = &p->rxq;
-		uint32_t ahead = r->head + 16 < r->count ? r->head + 16 : r->head + 16 - r->count;
+	struct ring *r = &p->rxq;
+	/* The ring state lives in locals for the loop; the slow path (rx_buffer)
+	 * works on the struct, so it is synced around that call. */
+	uint32_t head = r->head, count = r->count, free = p->rx_free;
+	while (done < n && free) {
+		uint32_t ahead = head + 16 < count ? head + 16 : head + 16 - count;
 		__builtin_prefetch(r->desc + (size_t)ahead * 16, 1);   /* 4 lines ahead */
-		uint8_t *v = rx_buffer(p, out);
+		uint8_t *d = r->desc + (size_t)head * 16;
+		uint8_t *v = dma_virt_fast(*(volatile uint64_t *)d, out);
 		if (!v) {
-			if (r->miss_gen)
-				break;
-			continue;
+			r->head = head;
+			p->rx_free = free;
+			v = rx_buffer(p, out);
+			head = r->head;
+			free = p->rx_free;
+			if (!v) {
+				if (r->miss_gen)
+					break;
+				continue;
+			}
 		}
 		source_fill(p, v, s->seq + done);
 		if (!p->strip_crc) {
 			uint32_t crc = crc32_eth(v, s->size);
 			memcpy(v + s->size, &crc, 4);
 		}
-		rx_complete(p, out);
+		rx_writeback(d, out);
+		head = head + 1 == count ? 0 : head + 1;
+		free--;
 		done++;
+	}
+	r->head = head;
+	p->rx_free = free;
+	if (done) {
+		r->miss_gen = 0;
+		rx_count(p, done, out);
 	}
 	s->seq += done;
 	s->backlog -= done;

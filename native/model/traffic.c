@@ -74,23 +74,18 @@ void source_build(struct port *p)
 	memset(t + 42, 0, 4);
 }
 
-/* Write frame number seq of the source into buf (size bytes). */
-void source_fill(struct port *p, uint8_t *buf, uint64_t seq)
+/* The parts of frame number seq that depend on its flow (source_fill, model.h). */
+void source_fill_flow(struct port *p, uint8_t *buf, uint64_t seq)
 {
 	struct source *s = &p->src;
-	memcpy(buf, s->tmpl, s->size);
-	uint32_t be = htonl((uint32_t)seq);
-	memcpy(buf + 42, &be, 4);
-	if (s->flows > 1) {
-		uint32_t flow = (uint32_t)(seq % s->flows);
-		uint32_t ip = src_ip(p->idx, flow);
-		be = htonl(ip);
-		memcpy(buf + 26, &be, 4);
-		uint16_t c = htons(fold(s->ip_sum + (ip >> 16) + (ip & 0xffff)));
-		memcpy(buf + 24, &c, 2);
-		uint16_t sport = htons((uint16_t)(1024 + flow));
-		memcpy(buf + 34, &sport, 2);
-	}
+	uint32_t flow = (uint32_t)(seq % s->flows);
+	uint32_t ip = src_ip(p->idx, flow);
+	uint32_t be = htonl(ip);
+	memcpy(buf + 26, &be, 4);
+	uint16_t c = htons(fold(s->ip_sum + (ip >> 16) + (ip & 0xffff)));
+	memcpy(buf + 24, &c, 2);
+	uint16_t sport = htons((uint16_t)(1024 + flow));
+	memcpy(buf + 34, &sport, 2);
 }
 
 /* Sink with check=1: IPv4/UDP with a valid header checksum, seq + 1. */
