@@ -59,17 +59,31 @@ class TxQueue {
   reclaim() {
     const ring = this.ring;
     const mask = this.mask;
+    const pools = this.pools;
+    const bufferIds = this.bufferIds;
     let clean = this.clean;
     for (;;) {
       const inFlight = (this.tail - clean) & mask;
       if (inFlight < CLEAN_BATCH) break;
       const last = (clean + CLEAN_BATCH - 1) & mask;
       if ((ring[(last << 2) + 3] & TXD_STAT_DD) === 0) break;
+      // Buffers of a group nearly always share one pool: keep its free stack in locals
+      // and switch only when the pool changes.
+      let pool = pools[clean];
+      let freeIds = pool.freeIds;
+      let top = pool.freeCount;
       for (let k = 0; k < CLEAN_BATCH; k++) {
         const i = (clean + k) & mask;
-        const pool = this.pools[i];
-        pool.freeIds[pool.freeCount++] = this.bufferIds[i];
+        const p = pools[i];
+        if (p !== pool) {
+          pool.freeCount = top;
+          pool = p;
+          freeIds = p.freeIds;
+          top = p.freeCount;
+        }
+        freeIds[top++] = bufferIds[i];
       }
+      pool.freeCount = top;
       clean = (last + 1) & mask;
     }
     this.clean = clean;
@@ -82,6 +96,8 @@ class TxQueue {
     const ring = this.ring;
     const mask = this.mask;
     const pool = batch.pool;
+    const pools = this.pools;
+    const bufferIds = this.bufferIds;
     const physLo = pool.physLo;
     const physHi = pool.physHi;
     const ids = batch.ids;
@@ -98,8 +114,10 @@ class TxQueue {
       ring[w + 1] = physHi[id];
       ring[w + 2] = SEND_COMMAND | length;
       ring[w + 3] = length << D.TXD_PAYLEN_SHIFT;
-      this.bufferIds[t] = id;
-      this.pools[t] = pool;
+      bufferIds[t] = id;
+      // Storing an object reference costs a GC write barrier; the slot usually holds
+      // this pool already.
+      if (pools[t] !== pool) pools[t] = pool;
       bytes += length;
       t = (t + 1) & mask;
     }
