@@ -62,7 +62,9 @@ function withAptLists(fn) {
 }
 
 // Downloads a Debian package (once) and unpacks it under CACHE/<name>; returns that dir.
-function debPackage(name) {
+// `only`: unpack just this member (the kernel package is ~400 MB unpacked, mostly modules
+// the guest never loads).
+function debPackage(name, only = null) {
   const dir = path.join(CACHE, name);
   if (fs.existsSync(path.join(dir, '.done'))) return dir;
   const debs = path.join(CACHE, 'debs');
@@ -71,7 +73,13 @@ function debPackage(name) {
   withAptLists(() => sh('apt-get', ['download', '-q', name], { cwd: debs }));
   const deb = fs.readdirSync(debs).find((f) => f.startsWith(`${name}_`) && f.endsWith('.deb'));
   fs.rmSync(dir, { recursive: true, force: true });
-  sh('dpkg-deb', ['-x', path.join(debs, deb), dir]);
+  if (only === null) sh('dpkg-deb', ['-x', path.join(debs, deb), dir]);
+  else {
+    fs.mkdirSync(dir, { recursive: true });
+    const tar = execFileSync('dpkg-deb', ['--fsys-tarfile', path.join(debs, deb)], { maxBuffer: 1 << 30 });
+    execFileSync('tar', ['-x', '-C', dir, only], { input: tar, maxBuffer: 1 << 30 });
+  }
+  fs.rmSync(path.join(debs, deb)); // unpacked: the .deb is not needed again
   fs.writeFileSync(path.join(dir, '.done'), '');
   return dir;
 }
@@ -88,7 +96,7 @@ function kernelPackage() {
 function vmlinux() {
   const out = path.join(CACHE, 'vmlinux');
   if (fs.existsSync(out)) return out;
-  const dir = debPackage(kernelPackage());
+  const dir = debPackage(kernelPackage(), './boot');
   const bootDir = path.join(dir, 'boot');
   const image = fs.readFileSync(path.join(bootDir, fs.readdirSync(bootDir).find((f) => f.startsWith('vmlinuz-'))));
   const at = image.indexOf(Buffer.from([0xfd, 0x37, 0x7a, 0x58, 0x5a, 0x00]));
