@@ -193,7 +193,7 @@ void regs_scan(struct port *p, uint64_t now)
 /*
  * Write what the data path keeps in its own state into the registers: RDH,
  * TDH of the active TX queues and the statistics (8.2.3.23).  Called every
- * 0.5 ms and whenever the data thread runs out of work, not per batch: RDH
+ *  0.5 ms and after 50 us without work, not per batch: RDH
  * and TDH share their cache lines with the RDT/TDT the driver writes, so a
  * write per batch would pull those lines away from the driver every time.
  */

@@ -9,7 +9,7 @@
  * PKT_LEN at byte 12 and the extended status DD|EOP at byte 8, both in one
  * 8-byte release store, so a driver that sees DD sees length and data.
  * RDH and the statistics registers are not written per batch but published
- * by port_publish() (loop.c: every 0.5 ms and whenever the model goes idle):
+ * by port_publish() (loop.c: every 0.5 ms and after 50 us without work):
  * RDH shares a cache line with the RDT the driver writes, and ixy-style
  * drivers learn of completions from DD, never from RDH.
  */
