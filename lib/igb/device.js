@@ -6,14 +6,12 @@
 // Datasheet: Intel 82576EB GbE Controller Datasheet. The I350 keeps these registers and bits.
 // Tested against QEMU's igb model (test/vm), not on hardware.
 const R = require('./registers');
-const pci = require('../pci');
-const { Device } = require('../device');
+const { AdvancedNic } = require('../advanced/nic');
 const { Mempool } = require('../mempool');
 const { RxQueue } = require('../advanced/rx-queue');
 const { TxQueue } = require('../advanced/tx-queue');
 const { IxyError } = require('../errors');
-const { native } = require('../native');
-const { sleepSync, sleep, pollRegister } = require('../wait');
+const { sleepSync, pollRegister } = require('../wait');
 
 const MAX_QUEUES = 16; // 82576: 16 RX and 16 TX queues (I350: 8)
 
@@ -28,34 +26,12 @@ const DEFAULTS = {
   linkTimeout: 10000, // ms
 };
 
-class IgbDevice extends Device {
+class IgbDevice extends AdvancedNic {
+  // Resets and initialises the device (the constructor runs resetAndInit); use
+  // IgbDevice.open() to also wait for link.
   constructor(address, options = {}) {
-    super(address, 'igb');
-    this.options = { ...DEFAULTS, ...options };
-    checkOptions(this.options);
-    pci.unbindDriver(address);
-    // Unlike QEMU's virtio, igb never turns bus mastering on by itself: without this no DMA.
-    pci.enableBusMastering(address);
-    this.bar = pci.mapBar(address, 0);
-    this.regs = new Uint32Array(this.bar);
-    this.pools = [];
-    try {
-      this.resetAndInit();
-    } catch (err) {
-      this.close();
-      throw err;
-    }
-  }
-
-  static async open(address, options = {}) {
-    const dev = new IgbDevice(address, options);
-    try {
-      await dev.waitForLink(dev.options.linkTimeout);
-    } catch (err) {
-      dev.close();
-      throw err;
-    }
-    return dev;
+    // RDLEN/TDLEN: a multiple of 128 bytes (8.10, 8.12), at most 4096 descriptors here.
+    super(address, 'igb', { layout: R, defaults: DEFAULTS, options, maxQueues: MAX_QUEUES, maxRingSize: 4096 });
   }
 
   // 4.5.3 Initialization sequence.
@@ -71,14 +47,6 @@ class IgbDevice extends Device {
     for (const q of this.rxQueues) q.start(this.waitSet);
     for (const q of this.txQueues) q.start(this.waitSet);
     this.promiscuous = this.options.promiscuous;
-  }
-
-  get waitSet() {
-    return (offset, mask, what) => pollRegister(this.regs, offset, mask, true, what);
-  }
-
-  get waitClear() {
-    return (offset, mask, what) => pollRegister(this.regs, offset, mask, false, what);
   }
 
   // 4.5.4: mask every interrupt cause (legacy IMC and extended EIMC); ixy polls.
@@ -173,16 +141,6 @@ class IgbDevice extends Device {
     }
   }
 
-  async waitForLink(timeoutMs) {
-    const deadline = Date.now() + timeoutMs;
-    while (this.linkSpeed === 0) {
-      if (Date.now() > deadline) {
-        throw new IxyError('ELINKTIMEOUT', `link on ${this.address} did not come up within ${timeoutMs / 1000} s: check the cable or the link partner`);
-      }
-      await sleep(10);
-    }
-  }
-
   // 8.2.2 STATUS: LU and SPEED. Mb/s, 0 when the link is down.
   get linkSpeed() {
     const status = this.regs[R.STATUS >> 2];
@@ -192,14 +150,6 @@ class IgbDevice extends Device {
       case R.STATUS_SPEED_100: return 100;
       default: return 1000;
     }
-  }
-
-  // RAL0/RAH0 (8.10, receive address registers) hold the MAC the EEPROM loaded.
-  get mac() {
-    const low = this.regs[R.RAL(0) >> 2];
-    const high = this.regs[R.RAH(0) >> 2];
-    const bytes = [low & 0xff, (low >>> 8) & 0xff, (low >>> 16) & 0xff, low >>> 24, high & 0xff, (high >>> 8) & 0xff];
-    return bytes.map((b) => b.toString(16).padStart(2, '0')).join(':');
   }
 
   // RCTL (8.10): unicast and multicast promiscuous.
@@ -232,51 +182,9 @@ class IgbDevice extends Device {
     return this.missed;
   }
 
-  // Lets TX drain (briefly), then stops every queue and the receiver.
-  stop() {
-    if (this.stopped || !this.regs) return;
-    this.stopped = true;
-    const deadline = Date.now() + 100;
-    while (this.txQueues.some((q) => !q.drained()) && Date.now() < deadline) sleepSync(1);
-    for (const q of this.rxQueues) tryStop(q, this.waitClear);
-    for (const q of this.txQueues) tryStop(q, this.waitClear);
+  // Receive off when stopping (RCTL.EN, 8.10).
+  disableReceiver() {
     this.regs[R.RCTL >> 2] &= ~R.RCTL_EN;
-  }
-
-  // As IxgbeDevice.close(): stop, buffers home, DMA memory and BAR released. Safe twice.
-  close() {
-    if (this.closed) return;
-    this.stop();
-    this.closed = true;
-    for (const q of this.txQueues) q.close();
-    for (const q of this.rxQueues) q.close();
-    for (const pool of this.pools) pool.close();
-    if (this.bar) native().free(this.bar);
-    this.regs = null;
-    this.bar = null;
-  }
-}
-
-function tryStop(queue, waitClear) {
-  try {
-    queue.stop(waitClear);
-  } catch {
-    // A queue that does not stop in time is released anyway.
-  }
-}
-
-function checkOptions(o) {
-  for (const key of ['rxQueues', 'txQueues']) {
-    if (!Number.isInteger(o[key]) || o[key] < 0 || o[key] > MAX_QUEUES) {
-      throw new IxyError('EINVAL', `${key} must be 0..${MAX_QUEUES}, got ${o[key]}`);
-    }
-  }
-  for (const key of ['rxRingSize', 'txRingSize']) {
-    const n = o[key];
-    // RDLEN/TDLEN: a multiple of 128 bytes (8.10, 8.12); powers of two wrap with a mask.
-    if (!Number.isInteger(n) || n < 64 || n > 4096 || (n & (n - 1)) !== 0) {
-      throw new IxyError('EINVAL', `${key} must be a power of two from 64 to 4096, got ${n}`);
-    }
   }
 }
 

@@ -4,14 +4,11 @@
 // them out, one method per step, plus link, MAC, promiscuous mode and counters.
 // Datasheet: Intel 82599 10 GbE Controller Datasheet, revision 3.3.
 const R = require('./registers');
-const pci = require('../pci');
-const { Device } = require('../device');
+const { AdvancedNic } = require('../advanced/nic');
 const { Mempool } = require('../mempool');
 const { RxQueue } = require('../advanced/rx-queue');
 const { TxQueue } = require('../advanced/tx-queue');
-const { IxyError } = require('../errors');
-const { native } = require('../native');
-const { sleepSync, sleep, pollRegister } = require('../wait');
+const { sleepSync } = require('../wait');
 
 const MAX_QUEUES = 64;
 
@@ -26,35 +23,12 @@ const DEFAULTS = {
   linkTimeout: 10000, // ms
 };
 
-class IxgbeDevice extends Device {
-  // Synchronous part of opening: everything up to "wait for link" (see open()).
+class IxgbeDevice extends AdvancedNic {
+  // Resets and initialises the device (the constructor runs resetAndInit); use
+  // IxgbeDevice.open() to also wait for link.
   constructor(address, options = {}) {
-    super(address, 'ixgbe');
-    this.options = { ...DEFAULTS, ...options };
-    checkOptions(this.options);
-    pci.unbindDriver(address);
-    pci.enableBusMastering(address);
-    this.bar = pci.mapBar(address, 0);
-    this.regs = new Uint32Array(this.bar);
-    this.pools = [];
-    try {
-      this.resetAndInit();
-    } catch (err) {
-      this.close();
-      throw err;
-    }
-  }
-
-  // Opens the device and waits (without blocking the event loop) for link.
-  static async open(address, options = {}) {
-    const dev = new IxgbeDevice(address, options);
-    try {
-      await dev.waitForLink(dev.options.linkTimeout);
-    } catch (err) {
-      dev.close();
-      throw err;
-    }
-    return dev;
+    // RDLEN/TDLEN allow up to 8192 descriptors here (8.2.3.8.3, 8.2.3.9.7).
+    super(address, 'ixgbe', { layout: R, defaults: DEFAULTS, options, maxQueues: MAX_QUEUES, maxRingSize: 8192 });
   }
 
   // 4.6.3 Initialization sequence.
@@ -70,14 +44,6 @@ class IxgbeDevice extends Device {
     for (const q of this.rxQueues) q.start(this.waitSet);
     for (const q of this.txQueues) q.start(this.waitSet);
     this.promiscuous = this.options.promiscuous;
-  }
-
-  get waitSet() {
-    return (offset, mask, what) => pollRegister(this.regs, offset, mask, true, what);
-  }
-
-  get waitClear() {
-    return (offset, mask, what) => pollRegister(this.regs, offset, mask, false, what);
   }
 
   // 4.6.3.1: mask every interrupt cause; ixy polls and never takes interrupts.
@@ -166,17 +132,6 @@ class IxgbeDevice extends Device {
     regs[R.DMATXCTL >> 2] |= R.DMATXCTL_TE;
   }
 
-  // 8.2.3.22.19 LINKS: polled until LINK_UP or the timeout.
-  async waitForLink(timeoutMs) {
-    const deadline = Date.now() + timeoutMs;
-    while (this.linkSpeed === 0) {
-      if (Date.now() > deadline) {
-        throw new IxyError('ELINKTIMEOUT', `link on ${this.address} did not come up within ${timeoutMs / 1000} s: check the cable or the link partner`);
-      }
-      await sleep(10);
-    }
-  }
-
   // Link speed in Mb/s, 0 when the link is down.
   get linkSpeed() {
     const links = this.regs[R.LINKS >> 2];
@@ -187,14 +142,6 @@ class IxgbeDevice extends Device {
       case R.LINKS_SPEED_10G: return 10000;
       default: return 0;
     }
-  }
-
-  // 8.2.3.7.9: receive address 0 holds the MAC the EEPROM loaded.
-  get mac() {
-    const low = this.regs[R.RAL(0) >> 2];
-    const high = this.regs[R.RAH(0) >> 2];
-    const bytes = [low & 0xff, (low >>> 8) & 0xff, (low >>> 16) & 0xff, low >>> 24, high & 0xff, (high >>> 8) & 0xff];
-    return bytes.map((b) => b.toString(16).padStart(2, '0')).join(':');
   }
 
   // 8.2.3.7.1 FCTRL: unicast and multicast promiscuous.
@@ -215,55 +162,9 @@ class IxgbeDevice extends Device {
     return this.missed;
   }
 
-  // Lets TX drain (briefly), then stops every queue: after this the NIC touches no more
-  // host memory. Buffers stay where they are until close().
-  stop() {
-    if (this.stopped || !this.regs) return;
-    this.stopped = true;
-    const deadline = Date.now() + 100;
-    while (this.txQueues.some((q) => !q.drained()) && Date.now() < deadline) sleepSync(1);
-    for (const q of this.rxQueues) tryStop(q, this.waitClear);
-    for (const q of this.txQueues) tryStop(q, this.waitClear);
+  // Receive off when stopping (8.2.3.8.10).
+  disableReceiver() {
     this.regs[R.RXCTRL >> 2] &= ~R.RXCTRL_RXEN;
-  }
-
-  // Stops the device, returns every buffer to its pool and releases DMA memory and the BAR.
-  // Stop every device first when buffers travel between devices (forwarding): a TX ring
-  // may hold another device's buffers. Safe to call twice.
-  close() {
-    if (this.closed) return;
-    this.stop();
-    this.closed = true;
-    for (const q of this.txQueues) q.close();
-    for (const q of this.rxQueues) q.close();
-    for (const pool of this.pools) pool.close();
-    if (this.bar) native().free(this.bar);
-    this.regs = null;
-    this.bar = null;
-  }
-}
-
-function tryStop(queue, waitClear) {
-  try {
-    queue.stop(waitClear);
-  } catch {
-    // A queue that does not stop in time is released anyway: the process is leaving it.
-  }
-}
-
-function checkOptions(o) {
-  for (const key of ['rxQueues', 'txQueues']) {
-    if (!Number.isInteger(o[key]) || o[key] < 0 || o[key] > MAX_QUEUES) {
-      throw new IxyError('EINVAL', `${key} must be 0..${MAX_QUEUES}, got ${o[key]}`);
-    }
-  }
-  for (const key of ['rxRingSize', 'txRingSize']) {
-    const n = o[key];
-    // RDLEN/TDLEN must be a multiple of 128 bytes (8 descriptors); rings are powers of two
-    // so that indices wrap with a mask. 8.2.3.8.3, 8.2.3.9.7.
-    if (!Number.isInteger(n) || n < 64 || n > 8192 || (n & (n - 1)) !== 0) {
-      throw new IxyError('EINVAL', `${key} must be a power of two from 64 to 8192, got ${n}`);
-    }
   }
 }
 

@@ -1,0 +1,130 @@
+'use strict';
+
+// What the Intel NICs with a register BAR and advanced descriptors (ixgbe, igb) share:
+// taking the device from the kernel, mapping its registers, register polls, waiting for
+// link, the MAC in receive address 0, and an orderly stop and close. A subclass supplies
+// its register table (`layout`), its init sequence (resetAndInit), linkSpeed,
+// promiscuous mode and disableReceiver().
+const pci = require('../pci');
+const { Device } = require('../device');
+const { IxyError } = require('../errors');
+const { native } = require('../native');
+const { sleepSync, sleep, pollRegister } = require('../wait');
+
+class AdvancedNic extends Device {
+  // Synchronous part of opening: everything up to "wait for link" (see open()).
+  constructor(address, driver, { layout, defaults, options, maxQueues, maxRingSize }) {
+    super(address, driver);
+    this.layout = layout;
+    this.options = { ...defaults, ...options };
+    checkOptions(this.options, maxQueues, maxRingSize);
+    pci.unbindDriver(address);
+    // An unbound NIC may have bus mastering off, and then it can do no DMA at all.
+    pci.enableBusMastering(address);
+    this.bar = pci.mapBar(address, 0);
+    this.regs = new Uint32Array(this.bar);
+    this.pools = [];
+    this.missed = 0;
+    try {
+      this.resetAndInit();
+    } catch (err) {
+      this.close();
+      throw err;
+    }
+  }
+
+  // Opens the device and waits (without blocking the event loop) for link.
+  static async open(address, options = {}) {
+    const dev = new this(address, options);
+    try {
+      await dev.waitForLink(dev.options.linkTimeout);
+    } catch (err) {
+      dev.close();
+      throw err;
+    }
+    return dev;
+  }
+
+  get waitSet() {
+    return (offset, mask, what) => pollRegister(this.regs, offset, mask, true, what);
+  }
+
+  get waitClear() {
+    return (offset, mask, what) => pollRegister(this.regs, offset, mask, false, what);
+  }
+
+  async waitForLink(timeoutMs) {
+    const deadline = Date.now() + timeoutMs;
+    while (this.linkSpeed === 0) {
+      if (Date.now() > deadline) {
+        throw new IxyError('ELINKTIMEOUT', `link on ${this.address} did not come up within ${timeoutMs / 1000} s: check the cable or the link partner`);
+      }
+      await sleep(10);
+    }
+  }
+
+  // Receive address 0 (RAL0/RAH0) holds the MAC the EEPROM loaded, low byte first.
+  get mac() {
+    const low = this.regs[this.layout.RAL(0) >> 2];
+    const high = this.regs[this.layout.RAH(0) >> 2];
+    const bytes = [low & 0xff, (low >>> 8) & 0xff, (low >>> 16) & 0xff, low >>> 24, high & 0xff, (high >>> 8) & 0xff];
+    return bytes.map((b) => b.toString(16).padStart(2, '0')).join(':');
+  }
+
+  // Counters read after close() keep their last values instead of touching freed registers.
+  stats() {
+    if (this.regs === null) return this.lastStats;
+    return super.stats();
+  }
+
+  // Lets TX drain (briefly), then stops every queue and the receiver: after this the NIC
+  // touches no more host memory. Buffers stay where they are until close().
+  stop() {
+    if (this.stopped || !this.regs) return;
+    this.stopped = true;
+    const deadline = Date.now() + 100;
+    while (this.txQueues.some((q) => !q.drained()) && Date.now() < deadline) sleepSync(1);
+    for (const q of [...this.rxQueues, ...this.txQueues]) {
+      try {
+        q.stop(this.waitClear);
+      } catch {
+        // A queue that does not stop in time is released anyway: the process is leaving it.
+      }
+    }
+    this.disableReceiver();
+  }
+
+  // Stops the device, returns every buffer to its pool and releases DMA memory and the BAR.
+  // Stop every device first when buffers travel between devices (forwarding): a TX ring
+  // may hold another device's buffers. Safe to call twice.
+  close() {
+    if (this.closed) return;
+    this.stop();
+    this.closed = true;
+    if (this.regs) this.lastStats = super.stats();
+    for (const q of this.txQueues) q.close();
+    for (const q of this.rxQueues) q.close();
+    for (const pool of this.pools) pool.close();
+    if (this.bar) native().free(this.bar);
+    this.regs = null;
+    this.bar = null;
+  }
+}
+
+function checkOptions(o, maxQueues, maxRingSize) {
+  for (const key of ['rxQueues', 'txQueues']) {
+    if (!Number.isInteger(o[key]) || o[key] < 0 || o[key] > maxQueues) {
+      throw new IxyError('EINVAL', `${key} must be 0..${maxQueues}, got ${o[key]}`);
+    }
+  }
+  for (const key of ['rxRingSize', 'txRingSize']) {
+    const n = o[key];
+    // Ring lengths must be multiples of 128 bytes (8 descriptors); powers of two also let
+    // indices wrap with a mask.
+    if (!Number.isInteger(n) || n < 64 || n > maxRingSize || (n & (n - 1)) !== 0) {
+      throw new IxyError('EINVAL', `${key} must be a power of two from 64 to ${maxRingSize}, got ${n}`);
+    }
+  }
+}
+
+module.exports = { AdvancedNic };
