@@ -9,7 +9,8 @@ const { IxyError } = require('../errors');
 const { runLoop } = require('./loop');
 const { formatTotals } = require('../stats');
 
-// Moves one batch from rx to tx; returns the number of packets received.
+// Moves one batch from rx to tx; returns how many packets it dropped because the TX ring
+// was full (dropped as a switch would: holding them would only stall the other direction).
 function forwardBatch(rxQueue, txQueue, batch) {
   const n = rxQueue.receive(batch);
   if (n === 0) return 0;
@@ -17,8 +18,9 @@ function forwardBatch(rxQueue, txQueue, batch) {
   const ids = batch.ids;
   for (let i = 0; i < n; i++) buffers[ids[i]][1]++;
   const sent = txQueue.send(batch);
-  if (sent < n) batch.freeFrom(sent); // the other side is full: drop, as a switch would
-  return n;
+  if (sent === n) return 0;
+  batch.freeFrom(sent);
+  return n - sent;
 }
 
 async function forward(addressA, addressB, { batchSize = 32, seconds = 0, out = process.stdout, deviceOptions = {} } = {}) {
@@ -39,19 +41,26 @@ async function forward(addressA, addressB, { batchSize = 32, seconds = 0, out = 
   const rxB = b.rxQueues[0];
   const txB = b.txQueues[0];
   out.write(`forwarding ${a.address} (${a.mac}) <-> ${b.address} (${b.mac}), batch ${batchSize}\n`);
+  // Frames dropped because the outgoing TX ring was full, by the port they were to leave.
+  let droppedTowardA = 0;
+  let droppedTowardB = 0;
   try {
     const reason = await runLoop({
       devices: [a, b],
       seconds,
       out,
       step: () => {
-        forwardBatch(rxA, txB, batch);
-        forwardBatch(rxB, txA, batch);
+        droppedTowardB += forwardBatch(rxA, txB, batch);
+        droppedTowardA += forwardBatch(rxB, txA, batch);
         return false;
       },
     });
     const totals = { [a.address]: a.stats(), [b.address]: b.stats() };
-    for (const [address, s] of Object.entries(totals)) out.write(`${formatTotals(address, s)}\n`);
+    totals[a.address].txDropped = droppedTowardA;
+    totals[b.address].txDropped = droppedTowardB;
+    for (const [address, s] of Object.entries(totals)) {
+      out.write(`${formatTotals(address, s)}, dropped for a full TX ring ${s.txDropped}\n`);
+    }
     return { reason, stats: totals, pools: [...a.pools, ...b.pools] };
   } finally {
     // Both stop before either frees memory: each TX ring holds the other port's buffers.
