@@ -24,6 +24,9 @@ export class Mempool {
   readonly bufferSize: number;
   /** buffers[id]: a view of buffer id's bytes, made once when the pool is created. */
   readonly buffers: Uint8Array[];
+  /** One view over all buffers: byte k of buffer id is bytes[(id << bufferShift) + k]. */
+  readonly bytes: Uint8Array;
+  readonly bufferShift: number;
   readonly physLo: Uint32Array;
   readonly physHi: Uint32Array;
   readonly freeIds: Uint32Array;

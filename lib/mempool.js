@@ -25,6 +25,10 @@ class Mempool {
     this.entries = entries;
     this.bufferSize = bufferSize;
     this.memory = new DmaMemory(entries * bufferSize);
+    // One view over every buffer: byte k of buffer id is bytes[(id << bufferShift) + k].
+    // A loop touching many packets reads one object instead of one view per packet.
+    this.bytes = new Uint8Array(this.memory.buffer, 0, entries * bufferSize);
+    this.bufferShift = Math.log2(bufferSize);
 
     this.buffers = new Array(entries);
     this.physLo = new Uint32Array(entries);

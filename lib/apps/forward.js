@@ -14,9 +14,10 @@ const { formatTotals } = require('../stats');
 function forwardBatch(rxQueue, txQueue, batch) {
   const n = rxQueue.receive(batch);
   if (n === 0) return 0;
-  const buffers = batch.pool.buffers;
+  const bytes = batch.pool.bytes;
+  const shift = batch.pool.bufferShift;
   const ids = batch.ids;
-  for (let i = 0; i < n; i++) buffers[ids[i]][1]++;
+  for (let i = 0; i < n; i++) bytes[(ids[i] << shift) + 1]++; // byte 1 of every frame
   const sent = txQueue.send(batch);
   if (sent === n) return 0;
   batch.freeFrom(sent);
