@@ -30,8 +30,7 @@ class VirtioCtrlQueue {
     vq.setDescriptor(1, vq.scratchPhys(DATA), 1, C.DESC_F_NEXT, 2);
     vq.setDescriptor(2, vq.scratchPhys(ACK), 1, C.DESC_F_WRITE, 0);
     vq.avail[2 + (vq.availIdx & vq.mask)] = 0;
-    vq.availIdx = (vq.availIdx + 1) & 0xffff;
-    Atomics.store(vq.avail, 1, vq.availIdx);
+    vq.publish((vq.availIdx + 1) & 0xffff);
     this.notify();
     const deadline = Date.now() + 2000;
     while (Atomics.load(vq.usedHead, 1) === vq.lastUsed) {

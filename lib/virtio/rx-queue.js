@@ -37,8 +37,7 @@ class VirtioRxQueue {
       vq.avail[2 + k] = 2 * k;
     }
     this.filled = true;
-    vq.availIdx = this.chains;
-    Atomics.store(vq.avail, 1, vq.availIdx);
+    vq.publish(this.chains);
   }
 
   receive(batch) {
@@ -86,10 +85,7 @@ class VirtioRxQueue {
     batch.pool = pool;
     if (last !== vq.lastUsed) {
       vq.lastUsed = last;
-      vq.availIdx = availIdx;
-      // Ring entries before the index (2.6.13.3): Atomics.store is the barrier.
-      Atomics.store(avail, 1, availIdx);
-      if (vq.wantsNotify) this.notify();
+      if (vq.publish(availIdx)) this.notify();
       this.packets += n;
       this.bytes += bytes;
     }

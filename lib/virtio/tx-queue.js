@@ -81,11 +81,8 @@ class VirtioTxQueue {
       bytes += length;
     }
     if (n > 0) {
-      vq.availIdx = availIdx;
-      // Descriptors and ring entries before the index: Atomics.store is the barrier; then
-      // the notification, unless the device said it does not need one (2.6.10).
-      Atomics.store(avail, 1, availIdx);
-      if (vq.wantsNotify) this.notify();
+      // Then the notification, unless the device said it does not need one (2.6.10).
+      if (vq.publish(availIdx)) this.notify();
       this.packets += n;
       this.bytes += bytes;
     }

@@ -55,6 +55,16 @@ class Virtqueue {
     this.desc[w + 3] = flags | (next << 16);
   }
 
+  // Hands the avail ring entries up to `availIdx` to the device: the index is written after
+  // the entries (2.6.13.3). Atomics.store is a full barrier, which the read of
+  // USED_F_NO_NOTIFY right after needs too (a store, then a load). Returns whether the
+  // device asked to be notified.
+  publish(availIdx) {
+    this.availIdx = availIdx;
+    Atomics.store(this.avail, 1, availIdx);
+    return this.wantsNotify;
+  }
+
   // Whether the device wants a notification for new buffers (2.6.10: USED_F_NO_NOTIFY).
   get wantsNotify() {
     return (this.usedHead[0] & C.USED_F_NO_NOTIFY) === 0;
