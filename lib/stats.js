@@ -17,14 +17,15 @@ class RateMeter {
     const now = process.hrtime.bigint();
     const current = this.device.stats();
     const seconds = Number(now - this.lastTime) / 1e9;
-    const rates = rates_(this.last, current, seconds);
+    const before = this.last;
     this.last = current;
     this.lastTime = now;
-    return rates;
+    return computeRates(before, current, seconds);
   }
 }
 
-function rates_(before, after, seconds) {
+// Packet and wire rates between two counter snapshots taken `seconds` apart.
+function computeRates(before, after, seconds) {
   const rxPackets = after.rxPackets - before.rxPackets;
   const txPackets = after.txPackets - before.txPackets;
   return {
@@ -45,4 +46,4 @@ function formatTotals(address, s) {
   return `[${address}] total RX ${s.rxPackets} packets ${s.rxBytes} bytes, TX ${s.txPackets} packets ${s.txBytes} bytes, RX missed ${s.rxMissed}`;
 }
 
-module.exports = { RateMeter, rates: rates_, formatRates, formatTotals, WIRE_OVERHEAD };
+module.exports = { RateMeter, computeRates, formatRates, formatTotals, WIRE_OVERHEAD };

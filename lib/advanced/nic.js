@@ -71,6 +71,12 @@ class AdvancedNic extends Device {
     return bytes.map((b) => b.toString(16).padStart(2, '0')).join(':');
   }
 
+  // The missed-packet counters clear when read: reading them once starts them from zero.
+  clearMissed() {
+    this.readMissed();
+    this.missed = 0;
+  }
+
   // Counters read after close() keep their last values instead of touching freed registers.
   stats() {
     if (this.regs === null) return this.lastStats;

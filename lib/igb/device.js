@@ -108,9 +108,7 @@ class IgbDevice extends AdvancedNic {
   resetStatistics() {
     for (const reg of [R.CRCERRS, R.GPRC, R.GPTC, R.GORCL, R.GORCH, R.GOTCL, R.GOTCH]) void this.regs[reg >> 2];
     this.counters = null;
-    this.missed = 0;
-    this.readMissed();
-    this.missed = 0;
+    this.clearMissed();
   }
 
   // 4.5.9 Receive initialization: receive off while the rings are programmed, then on with

@@ -78,9 +78,7 @@ class IxgbeDevice extends AdvancedNic {
   // 4.6.5: statistics registers clear when read; read them once to start from zero.
   resetStatistics() {
     for (const reg of [R.GPRC, R.GPTC, R.GORCL, R.GORCH, R.GOTCL, R.GOTCH]) void this.regs[reg >> 2];
-    this.missed = 0;
-    this.readMissed();
-    this.missed = 0;
+    this.clearMissed();
   }
 
   // 4.6.7 Receive initialization.
