@@ -6,13 +6,13 @@ const assert = require('assert');
 const fs = require('fs');
 const os = require('os');
 const path = require('path');
-const { execFileSync } = require('child_process');
+const { execFileSync, spawnSync } = require('child_process');
 const { Model } = require('../lib/model');
 const { IXY, runIxy, freeHugepages, hugetlbfsFiles } = require('./helpers');
 
-// Runs ixy expecting failure; returns its one stderr line.
-async function failsWith(args, pattern, env = {}) {
-  const run = await runIxy(args, { env });
+// A failed run must say what is wrong in one stderr line, with no stack trace and a
+// non-zero exit; returns that line.
+function assertOneLineError(run, pattern) {
   assert.notStrictEqual(run.code, 0, `expected failure, got exit 0: ${run.stdout}`);
   const lines = run.stderr.trim().split('\n');
   assert.strictEqual(lines.length, 1, `expected one line on stderr, got:\n${run.stderr}`);
@@ -21,23 +21,20 @@ async function failsWith(args, pattern, env = {}) {
   return lines[0];
 }
 
-// Runs a shell snippet that ends with `ixy ...` in a private mount namespace, so that
-// hugetlbfs can be unmounted or shrunk for this one process only.
-function inMountNamespace(script, env) {
-  return runIxyVia('unshare', ['-m', 'sh', '-c', script], env);
+async function failsWith(args, pattern, env = {}) {
+  return assertOneLineError(await runIxy(args, { env }), pattern);
 }
 
-async function runIxyVia(command, args, env) {
-  const { spawnSync } = require('child_process');
-  const r = spawnSync(command, args, { env: { ...process.env, ...env, IXY: IXY, NODE: process.execPath }, encoding: 'utf8' });
+// Runs a command synchronously with NODE and IXY in its environment (for shell snippets).
+function runVia(command, args, env) {
+  const r = spawnSync(command, args, { env: { ...process.env, ...env, IXY, NODE: process.execPath }, encoding: 'utf8' });
   return { code: r.status, stdout: r.stdout, stderr: r.stderr };
 }
 
-function checkOneLine(run, pattern) {
-  assert.notStrictEqual(run.code, 0);
-  const lines = run.stderr.trim().split('\n');
-  assert.strictEqual(lines.length, 1, run.stderr);
-  assert.match(lines[0], pattern);
+// Runs a shell snippet that ends with `ixy ...` in a private mount namespace, so that
+// hugetlbfs can be unmounted or shrunk for this one process only.
+function inMountNamespace(script, env) {
+  return runVia('unshare', ['-m', 'sh', '-c', script], env);
 }
 
 describe('ixy command', function () {
@@ -96,19 +93,19 @@ describe('ixy command', function () {
   });
 
   it('says how to fix a missing hugetlbfs mount', async function () {
-    const run = await inMountNamespace('umount /mnt/huge && exec "$NODE" "$IXY" generate 0000:ff:00.0 --count 1', env);
-    checkOneLine(run, /hugetlbfs is not mounted.*setup-hugetlbfs\.sh/);
+    const run = inMountNamespace('umount /mnt/huge && exec "$NODE" "$IXY" generate 0000:ff:00.0 --count 1', env);
+    assertOneLineError(run, /hugetlbfs is not mounted.*setup-hugetlbfs\.sh/);
   });
 
   it('says how to fix running out of hugepages', async function () {
     // A hugetlbfs instance limited to 2 pages: the mempool (4 pages) cannot be had.
-    const run = await inMountNamespace('umount /mnt/huge && mount -t hugetlbfs -o size=4M nodev /mnt/huge && exec "$NODE" "$IXY" generate 0000:ff:00.0 --count 1', env);
-    checkOneLine(run, /not enough free hugepages.*setup-hugetlbfs\.sh/);
+    const run = inMountNamespace('umount /mnt/huge && mount -t hugetlbfs -o size=4M nodev /mnt/huge && exec "$NODE" "$IXY" generate 0000:ff:00.0 --count 1', env);
+    assertOneLineError(run, /not enough free hugepages.*setup-hugetlbfs\.sh/);
   });
 
   it('says it needs root', async function () {
-    const run = await runIxyVia('setpriv', ['--reuid=65534', '--regid=65534', '--clear-groups', process.execPath, IXY, 'generate', '0000:ff:00.0'], env);
-    checkOneLine(run, /needs root/);
+    const run = runVia('setpriv', ['--reuid=65534', '--regid=65534', '--clear-groups', process.execPath, IXY, 'generate', '0000:ff:00.0'], env);
+    assertOneLineError(run, /needs root/);
   });
 
   it('lists the model\'s ports as supported 82599s', function () {

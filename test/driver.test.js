@@ -10,7 +10,8 @@ const path = require('path');
 const ixy = require('../lib');
 const { Model } = require('../lib/model');
 const { runLoop } = require('../lib/apps/loop');
-const { runIxy, readPcapFrames, tsharkFields, freeHugepages, hugetlbfsFiles } = require('./helpers');
+const { readPcap } = require('../lib/pcap');
+const { runIxy, tsharkFields, freeHugepages, hugetlbfsFiles } = require('./helpers');
 
 // Forwards like ixy forward, but keeps what the TX ring could not take and retries it,
 // so that a model descheduled for a few ms on a busy machine costs no frames.
@@ -118,7 +119,7 @@ describe('ixgbe driver on the device model', function () {
       assert.strictEqual(sa.txPackets, m0.txFrames);
 
       // Port 1 sent what port 0 received: the model's frames, byte 1 incremented once.
-      const frames = readPcapFrames(capture);
+      const frames = readPcap(capture).frames.map((f) => f.data);
       assert.strictEqual(frames.length, N);
       const mac0 = ixy.packet.parseMac(model.ports[0].mac);
       frames.forEach((f, i) => {

@@ -1,10 +1,11 @@
 'use strict';
 
-// Shared by the driver and CLI tests: run the `ixy` command, read pcap files, decode with
-// tshark, and check that a run left nothing behind.
+// Shared by the driver and CLI tests: run the `ixy` command, decode pcap files with tshark,
+// and check that a run left nothing behind.
 const { spawn, execFileSync } = require('child_process');
 const fs = require('fs');
 const path = require('path');
+const { freeHugepages } = require('../lib/memory');
 
 const IXY = path.join(__dirname, '..', 'bin', 'ixy.js');
 
@@ -27,20 +28,6 @@ function runIxy(args, { env = {}, onStart = null, timeoutMs = 60000 } = {}) {
   });
 }
 
-// Frames of a classic pcap file (either timestamp resolution), as Buffers.
-function readPcapFrames(file) {
-  const data = fs.readFileSync(file);
-  const magic = data.readUInt32LE(0);
-  if (magic !== 0xa1b2c3d4 && magic !== 0xa1b23c4d) throw new Error(`${file} is not a little-endian pcap file`);
-  const frames = [];
-  for (let at = 24; at + 16 <= data.length;) {
-    const captured = data.readUInt32LE(at + 8);
-    frames.push(data.subarray(at + 16, at + 16 + captured));
-    at += 16 + captured;
-  }
-  return frames;
-}
-
 // tshark's view of a pcap file: one array of field values per frame. IPv4 header
 // checksums are verified (ip.checksum.status: 'Good' or 1 when correct).
 function tsharkFields(file, fields) {
@@ -50,12 +37,8 @@ function tsharkFields(file, fields) {
   return out.split('\n').filter((l) => l.length > 0).map((l) => l.split('|'));
 }
 
-function freeHugepages() {
-  return Number(/HugePages_Free:\s+(\d+)/.exec(fs.readFileSync('/proc/meminfo', 'utf8'))[1]);
-}
-
 function hugetlbfsFiles() {
   return fs.readdirSync('/mnt/huge').filter((f) => f.startsWith('ixy-'));
 }
 
-module.exports = { IXY, runIxy, readPcapFrames, tsharkFields, freeHugepages, hugetlbfsFiles };
+module.exports = { IXY, runIxy, tsharkFields, freeHugepages, hugetlbfsFiles };
