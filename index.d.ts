@@ -141,6 +141,8 @@ export interface OpenOptions {
   /** Descriptors per ring: a power of two, 64..8192 (default 512). */
   rxRingSize?: number;
   txRingSize?: number;
+  /** ixgbe, igb: RX descriptors handed back to the NIC per RDT write, 1..rxRingSize/2 (default rxRingSize/4). */
+  rxFreeThreshold?: number;
   /** Buffers per RX queue's mempool (default 4096). */
   mempoolEntries?: number;
   bufferSize?: number;

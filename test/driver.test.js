@@ -139,6 +139,38 @@ describe('ixgbe driver on the device model', function () {
     for (const pool of [...a.pools, ...b.pools]) assert.strictEqual(pool.freeCount, pool.entries);
   });
 
+  it('hands RX descriptors back to the NIC only in groups of rxFreeThreshold (one RDT write each)', async function () {
+    const R = require('../lib/ixgbe/registers');
+    const dev = await ixy.open(model.addresses[0], { rxFreeThreshold: 16 });
+    const batch = new ixy.PacketBatch(32);
+    const rdt = () => dev.regs[R.RDT(0) >> 2];
+    // Receives (and frees) until `total` frames have come in since the device opened.
+    const receiveUntil = async (total) => {
+      const deadline = Date.now() + 5000;
+      while (dev.rxQueues[0].packets < total) {
+        assert.ok(Date.now() < deadline, `only ${dev.rxQueues[0].packets} of ${total} frames arrived`);
+        if (dev.rxBatch(0, batch) === 0) await new Promise((resolve) => setTimeout(resolve, 1));
+        batch.release();
+      }
+    };
+    try {
+      await model.clear(0);
+      assert.strictEqual(rdt(), 511, 'after start the whole ring but one slot is the NIC\'s');
+      await model.source(0, { size: 60, count: 10 });
+      await receiveUntil(10);
+      assert.strictEqual(rdt(), 511, '10 descriptors refilled: fewer than 16, RDT stays');
+      await model.source(0, { size: 60, count: 10 });
+      await receiveUntil(20);
+      assert.strictEqual(rdt(), 19, '20 refilled: RDT names the last of them');
+      assert.strictEqual(dev.rxQueues[0].packets, 20);
+    } finally {
+      dev.close();
+    }
+    for (const pool of dev.pools) assert.strictEqual(pool.freeCount, pool.entries);
+    await assert.rejects(ixy.open(model.addresses[0], { rxFreeThreshold: 300 }),
+      (err) => err.code === 'EINVAL' && /rxFreeThreshold must be 1\.\.256/.test(err.message));
+  });
+
   it('generate sends exactly --count valid IPv4/UDP frames with consecutive sequence numbers', async function () {
     const count = 1000;
     const capture = path.join(tmp, 'generated.pcap');

@@ -131,6 +131,12 @@ function checkOptions(o, maxQueues, maxRingSize) {
       throw new IxyError('EINVAL', `${key} must be a power of two from 64 to ${maxRingSize}, got ${n}`);
     }
   }
+  // See RxQueue: the NIC keeps at least half the ring whatever the threshold.
+  const half = o.rxRingSize / 2;
+  if (o.rxFreeThreshold === null || o.rxFreeThreshold === undefined) o.rxFreeThreshold = o.rxRingSize / 4;
+  if (!Number.isInteger(o.rxFreeThreshold) || o.rxFreeThreshold < 1 || o.rxFreeThreshold > half) {
+    throw new IxyError('EINVAL', `rxFreeThreshold must be 1..${half} (half the RX ring), got ${o.rxFreeThreshold}`);
+  }
 }
 
 module.exports = { AdvancedNic };

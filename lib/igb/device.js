@@ -19,6 +19,7 @@ const DEFAULTS = {
   rxQueues: 1,
   txQueues: 1,
   rxRingSize: 512,
+  rxFreeThreshold: null, // descriptors per RDT write; null: a quarter of the RX ring
   txRingSize: 512,
   mempoolEntries: 4096,
   bufferSize: 2048,
@@ -120,7 +121,7 @@ class IgbDevice extends AdvancedNic {
     for (let q = 0; q < o.rxQueues; q++) {
       const pool = new Mempool({ entries: o.mempoolEntries, bufferSize: o.bufferSize });
       this.pools.push(pool);
-      const queue = new RxQueue(regs, R, q, o.rxRingSize, pool);
+      const queue = new RxQueue(regs, R, q, o.rxRingSize, pool, o.rxFreeThreshold);
       this.rxQueues.push(queue);
       queue.configure(); // SRRCTL: advanced one-buffer descriptors, buffer size, drop when full
     }

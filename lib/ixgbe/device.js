@@ -16,6 +16,7 @@ const DEFAULTS = {
   rxQueues: 1,
   txQueues: 1,
   rxRingSize: 512,
+  rxFreeThreshold: null, // descriptors per RDT write; null: a quarter of the RX ring
   txRingSize: 512,
   mempoolEntries: 4096, // per RX queue: its ring plus buffers in flight elsewhere
   bufferSize: 2048,
@@ -98,7 +99,7 @@ class IxgbeDevice extends AdvancedNic {
     for (let q = 0; q < o.rxQueues; q++) {
       const pool = new Mempool({ entries: o.mempoolEntries, bufferSize: o.bufferSize });
       this.pools.push(pool);
-      const queue = new RxQueue(regs, R, q, o.rxRingSize, pool);
+      const queue = new RxQueue(regs, R, q, o.rxRingSize, pool, o.rxFreeThreshold);
       this.rxQueues.push(queue);
       queue.configure();
       // 8.2.3.11.1: bit 12 of DCA_RXCTRL is reserved, reads as 1 and must be written 0.

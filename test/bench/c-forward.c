@@ -9,7 +9,8 @@
  *    one mempool of 4096 x 2 KiB buffers per port with a stack of free ids and
  *    each buffer's physical address precomputed (lib/mempool.js);
  *  - RX like lib/advanced/rx-queue.js: check DD, hand out the buffer, put a
- *    fresh one from the free stack into the descriptor, RDT = last processed;
+ *    fresh one from the free stack into the descriptor, RDT = last processed,
+ *    written once at least --rx-free descriptors (default ring/4) are refilled;
  *  - TX like lib/advanced/tx-queue.js: reclaim in groups of 32 by checking DD
  *    of a group's last descriptor, write the descriptors, one TDT write;
  *  - forwarding like lib/apps/forward.js: rx A -> touch one byte -> tx B and
@@ -19,7 +20,7 @@
  *
  * Build: gcc -O2 -o build/c-forward test/bench/c-forward.c
  * Usage: c-forward DIR [--seconds S] [--warmup S] [--batch N] [--touch 0|1]
- *                      [--ring N] [--mode forward|generate]
+ *                      [--ring N] [--rx-free N] [--mode forward|generate]
  * DIR is the model's directory (ports DIR/0000:ff:00.0 and .1).  Prints a
  * JSON line when the ports are up, then one with the result.  generate: TX
  * only on port 0, 60-byte frames with a sequence number (like `ixy generate`).
@@ -45,7 +46,7 @@
 #define TXD_CMD ((3u << 20) | (1u << 24) | (1u << 25) | (1u << 27) | (1u << 29)) /* DATA EOP IFCS RS DEXT */
 
 struct pool { uint8_t *mem; uint64_t *phys; uint32_t *free; uint32_t count; };
-struct rxq { volatile uint32_t *ring, *tail; uint32_t *ids, next, mask; struct pool *pool; };
+struct rxq { volatile uint32_t *ring, *tail; uint32_t *ids, next, mask, free_thresh, unreturned; struct pool *pool; };
 struct txq { volatile uint32_t *ring, *tail; uint32_t *ids, head, clean, mask; struct pool **pools; };
 struct batch { uint32_t ids[MAX_BATCH], lens[MAX_BATCH], count; struct pool *pool; };
 
@@ -125,8 +126,12 @@ static uint32_t rx_batch(struct rxq *q, struct batch *b, uint32_t max)
 	b->count = n;
 	b->pool = pool;
 	if (i != q->next) {
+		q->unreturned += (i - q->next) & q->mask;
 		q->next = i;
-		__atomic_store_n(q->tail, (i - 1) & q->mask, __ATOMIC_RELEASE);
+		if (q->unreturned >= q->free_thresh) {
+			q->unreturned = 0;
+			__atomic_store_n(q->tail, (i - 1) & q->mask, __ATOMIC_RELEASE);
+		}
 	}
 	return n;
 }
@@ -191,9 +196,9 @@ static uint64_t forward_batch(struct rxq *rx, struct txq *tx, struct batch *b, u
 int main(int argc, char **argv)
 {
 	if (argc < 2)
-		die("usage: c-forward DIR [--seconds S] [--warmup S] [--batch N] [--touch 0|1] [--ring N] [--mode forward|generate]");
+		die("usage: c-forward DIR [--seconds S] [--warmup S] [--batch N] [--touch 0|1] [--ring N] [--rx-free N] [--mode forward|generate]");
 	double seconds = 3, warmup = 1;
-	uint32_t batch = 32, ring = 512;
+	uint32_t batch = 32, ring = 512, rx_free = 0;
 	int touch = 1, generate = 0;
 	for (int a = 2; a + 1 < argc; a += 2) {
 		const char *k = argv[a], *v = argv[a + 1];
@@ -202,11 +207,16 @@ int main(int argc, char **argv)
 		else if (!strcmp(k, "--batch")) batch = (uint32_t)atoi(v);
 		else if (!strcmp(k, "--touch")) touch = atoi(v);
 		else if (!strcmp(k, "--ring")) ring = (uint32_t)atoi(v);
+		else if (!strcmp(k, "--rx-free")) rx_free = (uint32_t)atoi(v);
 		else if (!strcmp(k, "--mode")) generate = !strcmp(v, "generate");
 		else die("unknown option");
 	}
 	if (batch < 1 || batch > MAX_BATCH || ring < 64 || ring > 4096 || (ring & (ring - 1)))
 		die("batch must be 1..4096, ring a power of two 64..4096");
+	if (rx_free == 0)
+		rx_free = ring / 4;                  /* as lib/advanced/nic.js */
+	if (rx_free > ring / 2)
+		die("--rx-free must be 1..ring/2");
 
 	struct pool pools[3];
 	struct rxq rx[2];
@@ -215,6 +225,8 @@ int main(int argc, char **argv)
 	for (int i = 0; i < 2; i++) {
 		pool_init(&pools[i]);
 		port_open(argv[1], i, ring, &pools[i], &rx[i], &tx[i]);
+		rx[i].free_thresh = rx_free;
+		rx[i].unreturned = 0;
 	}
 	printf("{\"ready\":true}\n");
 	fflush(stdout);
