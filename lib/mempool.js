@@ -9,14 +9,17 @@ const { IxyError } = require('./errors');
 const { DmaMemory } = require('./memory');
 
 const HUGE_PAGE = 2 * 1024 * 1024;
+// Buffer ids fit in ID_BITS bits; a TX ring keeps a pool number in the bits above them.
+const ID_BITS = 20;
+const MAX_ENTRIES = 1 << ID_BITS;
 const TWO_32 = 2 ** 32;
 
 class Mempool {
   // debug: check buffer ownership (double free, use after free; see ownership.js). The
   // default comes from the environment: IXY_DEBUG_BUFFERS=1.
   constructor({ entries = 4096, bufferSize = 2048, debug = process.env.IXY_DEBUG_BUFFERS === '1' } = {}) {
-    if (!Number.isInteger(entries) || entries < 1 || entries > 1 << 20) {
-      throw new IxyError('EINVAL', `mempool entries must be 1..1048576, got ${entries}`);
+    if (!Number.isInteger(entries) || entries < 1 || entries > MAX_ENTRIES) {
+      throw new IxyError('EINVAL', `mempool entries must be 1..${MAX_ENTRIES}, got ${entries}`);
     }
     // A power of two that divides the hugepage, so no buffer straddles two pages.
     if (!Number.isInteger(bufferSize) || bufferSize < 64 || bufferSize > HUGE_PAGE || (bufferSize & (bufferSize - 1)) !== 0) {
@@ -85,4 +88,4 @@ class Mempool {
   }
 }
 
-module.exports = { Mempool };
+module.exports = { Mempool, ID_BITS };

@@ -171,6 +171,36 @@ describe('ixgbe driver on the device model', function () {
       (err) => err.code === 'EINVAL' && /rxFreeThreshold must be 1\.\.256/.test(err.message));
   });
 
+  it('a TX queue carrying buffers of two mempools gives each buffer back to its own pool', async function () {
+    const dev = await ixy.open(model.addresses[0]);
+    const pools = [new ixy.Mempool({ entries: 256 }), new ixy.Mempool({ entries: 256 })];
+    const tx = dev.txQueues[0];
+    const batch = new ixy.PacketBatch(8);
+    try {
+      await model.clear(0);
+      // 80 frames in batches of 8, alternating pools: the reclaim groups of 32 mix both.
+      for (let k = 0; k < 10; k++) {
+        const pool = pools[k % 2];
+        batch.pool = pool;
+        batch.count = pool.allocMany(batch.ids, 8);
+        for (let i = 0; i < batch.count; i++) {
+          ixy.packet.writeUdpFrame(batch.data(i), { size: 60 });
+          batch.lengths[i] = 60;
+        }
+        assert.strictEqual(tx.send(batch), 8);
+      }
+      await model.waitFor(0, (s) => s.txFrames === 80, 5000);
+      tx.reclaim();
+      // Descriptors 0..63 are two groups of 32, each 16 + 16 frames from the two pools.
+      assert.deepStrictEqual(pools.map((p) => p.freeCount), [256 - 40 + 32, 256 - 40 + 32]);
+    } finally {
+      dev.close();
+    }
+    // close() gave back the 16 frames of the unfinished group, each to its own pool.
+    assert.deepStrictEqual(pools.map((p) => p.freeCount), [256, 256]);
+    for (const p of pools) p.close();
+  });
+
   it('generate sends exactly --count valid IPv4/UDP frames with consecutive sequence numbers', async function () {
     const count = 1000;
     const capture = path.join(tmp, 'generated.pcap');

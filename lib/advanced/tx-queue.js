@@ -2,14 +2,20 @@
 
 // One transmit queue: a ring of advanced TX data descriptors (82599 datasheet 7.2, 82576
 // datasheet 7.2) and, per descriptor, the buffer it carries and that buffer's pool, so the
-// buffer can go home once the NIC reports it sent. send() is the hot path: it allocates
-// nothing. Shared by ixgbe and igb, which pass their register `layout` (TDBAL(q), TDT(q),
+// buffer can go home once the NIC reports it sent. The pool is kept as a small number in
+// the top bits of the buffer's entry in bufferIds (id | tag, tag = k << ID_BITS for
+// this.pools[k]): one array per packet in send() instead of two, and no object stores.
+// send() is the hot path: it allocates nothing. Shared by ixgbe and igb, which pass their register `layout` (TDBAL(q), TDT(q),
 // TXDCTL bits and thresholds). Sections cited are the 82599's.
 const D = require('./descriptors');
 const { DmaMemory } = require('../memory');
+const { ID_BITS } = require('../mempool');
+const { IxyError } = require('../errors');
 
 const TWO_32 = 2 ** 32;
 const CLEAN_BATCH = 32; // buffers are reclaimed 32 at a time: one status read per 32 sends
+const ID_MASK = (1 << ID_BITS) - 1;
+const MAX_POOLS = 1 << (31 - ID_BITS); // tagged ids stay below 2^31: small integers in V8
 const { TXD_STAT_DD } = D;
 const SEND_COMMAND = D.TXD_DCMD_EOP | D.TXD_DCMD_RS | D.TXD_DCMD_IFCS | D.TXD_DCMD_DEXT | D.TXD_DTYP_DATA;
 
@@ -23,7 +29,9 @@ class TxQueue {
     this.memory = new DmaMemory(ringSize * D.DESCRIPTOR_BYTES);
     this.ring = new Uint32Array(this.memory.buffer, 0, ringSize * D.DESCRIPTOR_WORDS);
     this.bufferIds = new Uint32Array(ringSize);
-    this.pools = new Array(ringSize).fill(null);
+    this.pools = []; // every pool whose buffers this queue has sent; tag k << ID_BITS
+    this.lastPool = null; // the pool of the last batch and its tag: the usual case
+    this.lastTag = 0;
     this.tail = 0; // the next descriptor we fill
     this.clean = 0; // the oldest descriptor whose buffer we have not reclaimed
     this.tailIndex = layout.TDT(index) >> 2;
@@ -59,7 +67,6 @@ class TxQueue {
   reclaim() {
     const ring = this.ring;
     const mask = this.mask;
-    const pools = this.pools;
     const bufferIds = this.bufferIds;
     let clean = this.clean;
     for (;;) {
@@ -68,25 +75,39 @@ class TxQueue {
       const last = (clean + CLEAN_BATCH - 1) & mask;
       if ((ring[(last << 2) + 3] & TXD_STAT_DD) === 0) break;
       // Buffers of a group nearly always share one pool: keep its free stack in locals
-      // and switch only when the pool changes.
-      let pool = pools[clean];
+      // and switch only when the tag changes.
+      let tag = bufferIds[clean] >>> ID_BITS;
+      let pool = this.pools[tag];
       let freeIds = pool.freeIds;
       let top = pool.freeCount;
       for (let k = 0; k < CLEAN_BATCH; k++) {
-        const i = (clean + k) & mask;
-        const p = pools[i];
-        if (p !== pool) {
+        const entry = bufferIds[(clean + k) & mask];
+        if (entry >>> ID_BITS !== tag) {
           pool.freeCount = top;
-          pool = p;
-          freeIds = p.freeIds;
-          top = p.freeCount;
+          tag = entry >>> ID_BITS;
+          pool = this.pools[tag];
+          freeIds = pool.freeIds;
+          top = pool.freeCount;
         }
-        freeIds[top++] = bufferIds[i];
+        freeIds[top++] = entry & ID_MASK;
       }
       pool.freeCount = top;
       clean = (last + 1) & mask;
     }
     this.clean = clean;
+  }
+
+  // The tag of a pool's buffers in bufferIds (see the top of this file).
+  tagOf(pool) {
+    if (pool === this.lastPool) return this.lastTag;
+    let k = this.pools.indexOf(pool);
+    if (k < 0) {
+      if (this.pools.length === MAX_POOLS) throw new IxyError('EINVAL', `a TX queue takes buffers of at most ${MAX_POOLS} mempools`);
+      k = this.pools.push(pool) - 1;
+    }
+    this.lastPool = pool;
+    this.lastTag = k << ID_BITS;
+    return this.lastTag;
   }
 
   // Queues batch.ids[0..) for sending; returns how many fit. The rest stay the caller's:
@@ -96,7 +117,7 @@ class TxQueue {
     const ring = this.ring;
     const mask = this.mask;
     const pool = batch.pool;
-    const pools = this.pools;
+    const tag = this.tagOf(pool);
     const bufferIds = this.bufferIds;
     const physLo = pool.physLo;
     const physHi = pool.physHi;
@@ -114,10 +135,7 @@ class TxQueue {
       ring[w + 1] = physHi[id];
       ring[w + 2] = SEND_COMMAND | length;
       ring[w + 3] = length << D.TXD_PAYLEN_SHIFT;
-      bufferIds[t] = id;
-      // Storing an object reference costs a GC write barrier; the slot usually holds
-      // this pool already.
-      if (pools[t] !== pool) pools[t] = pool;
+      bufferIds[t] = id | tag;
       bytes += length;
       t = (t + 1) & mask;
     }
@@ -152,8 +170,8 @@ class TxQueue {
   // Gives every buffer still on the ring back to its pool and releases the ring memory.
   close() {
     for (let i = this.clean; i !== this.tail; i = (i + 1) & this.mask) {
-      this.pools[i].free(this.bufferIds[i]);
-      this.pools[i] = null;
+      const entry = this.bufferIds[i];
+      this.pools[entry >>> ID_BITS].free(entry & ID_MASK);
     }
     this.clean = this.tail;
     this.memory.free();
