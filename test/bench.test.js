@@ -45,6 +45,8 @@ describe('npm run bench (--quick)', function () {
         checkMeasurement(row.js, 'forward.js');
         checkMeasurement(row.c, 'forward.c');
         assert.ok(row.ratio > 0);
+        // C's mean frames per receive call: at most the batch, above 0 since packets moved.
+        assert.ok(row.c.rxPerCall.median > 0 && row.c.rxPerCall.max <= 32, `C mean RX batch: ${JSON.stringify(row.c.rxPerCall)}`);
         assert.ok(Number.isFinite(row.js.heapBytesPerPacket) && row.js.heapBytesPerPacket >= 0, 'heap bytes per packet');
         assert.ok(Number.isInteger(row.js.gcs), 'GC count');
         checkMeasurement(r.generate.js, 'generate.js');

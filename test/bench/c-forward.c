@@ -175,9 +175,15 @@ static uint32_t tx_batch(struct txq *q, struct batch *b)
 	return n;
 }
 
+/* Receive calls and frames received: a mean batch well under --batch means
+ * the ring was mostly empty, i.e. this driver was waiting for the model. */
+static uint64_t rx_calls, rx_frames;
+
 static uint64_t forward_batch(struct rxq *rx, struct txq *tx, struct batch *b, uint32_t max, int touch)
 {
 	uint32_t n = rx_batch(rx, b, max);
+	rx_calls++;
+	rx_frames += n;
 	if (!n)
 		return 0;
 	if (touch)
@@ -264,6 +270,7 @@ int main(int argc, char **argv)
 			if (!tw && t >= warm) {
 				tw = t;
 				base = moved;
+				rx_calls = rx_frames = 0;
 			}
 			if (t >= end)
 				break;
@@ -271,8 +278,8 @@ int main(int argc, char **argv)
 	}
 	double s = (now_ns() - tw) / 1e9;
 	double mpps = (moved - base) / s / 1e6;
-	printf("{\"packets\":%llu,\"seconds\":%.3f,\"mpps\":%.3f,\"nsPerPacket\":%.2f,\"batch\":%u,\"touch\":%d,\"mode\":\"%s\"}\n",
+	printf("{\"packets\":%llu,\"seconds\":%.3f,\"mpps\":%.3f,\"nsPerPacket\":%.2f,\"batch\":%u,\"touch\":%d,\"mode\":\"%s\",\"rxPerCall\":%.2f}\n",
 	       (unsigned long long)(moved - base), s, mpps, mpps > 0 ? 1e3 / mpps : 0, batch, touch,
-	       generate ? "generate" : "forward");
+	       generate ? "generate" : "forward", rx_calls ? (double)rx_frames / rx_calls : 0.0);
 	return 0;
 }

@@ -58,7 +58,8 @@ async function measure(o, spec, label) {
   for (let r = 0; r < o.runs; r++) runs.push(await runOne({ warmup: o.warmup, seconds: o.seconds, ...spec }));
   const s = summarize(runs);
   process.stdout.write(`  ${label.padEnd(28)} ${fmt(s.mpps.median).padStart(7)} Mpps  [${fmt(s.mpps.min)}..${fmt(s.mpps.max)}]` +
-    `  ${fmt(s.nsPerPacket.median, 1).padStart(6)} ns/pkt${s.heapBytesPerPacket !== undefined ? `  heap ${fmt(s.heapBytesPerPacket, 3)} B/pkt  GCs ${s.gcs}` : ''}\n`);
+    `  ${fmt(s.nsPerPacket.median, 1).padStart(6)} ns/pkt${s.heapBytesPerPacket !== undefined ? `  heap ${fmt(s.heapBytesPerPacket, 3)} B/pkt  GCs ${s.gcs}` : ''}` +
+    `${s.rxPerCall && s.rxPerCall.median > 0 ? `  mean RX batch ${fmt(s.rxPerCall.median, 1)}` : ''}\n`);
   return s;
 }
 

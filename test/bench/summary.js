@@ -20,6 +20,9 @@ function summarize(runs) {
     nsPerPacket: spread(runs.map((r) => r.nsPerPacket)),
     runs: runs.map((r) => ({ mpps: r.mpps, packets: r.packets, seconds: r.seconds, driver: r.child })),
   };
+  // The C yardstick's mean frames per receive call (see c-forward.c).
+  const fill = spread(runs.map((r) => r.child && r.child.rxPerCall));
+  if (fill) s.rxPerCall = fill;
   const withHeap = runs.filter((r) => r.child && typeof r.child.heapAllocated === 'number' && r.packets > 0);
   if (withHeap.length > 0) {
     s.heapBytesPerPacket = Math.max(...withHeap.map((r) => r.child.heapAllocated / r.packets)); // worst run
