@@ -3,10 +3,10 @@
 // One transmit queue: a ring of advanced TX data descriptors (82599 datasheet 7.2, 82576
 // datasheet 7.2) and, per descriptor, the buffer it carries and that buffer's pool, so the
 // buffer can go home once the NIC reports it sent. The pool is kept as a small number in
-// the top bits of the buffer's entry in bufferIds (id | tag, tag = k << ID_BITS for
-// this.pools[k]): one array per packet in send() instead of two, and no object stores.
-// send() is the hot path: it allocates nothing. Shared by ixgbe and igb, which pass their register `layout` (TDBAL(q), TDT(q),
-// TXDCTL bits and thresholds). Sections cited are the 82599's.
+// the top bits of the buffer's entry in bufferIds (id | k << ID_BITS for this.pools[k]):
+// one array per packet in send() instead of two, and no object stores. send() is the hot
+// path: it allocates nothing. Shared by ixgbe and igb, which pass their register `layout`
+// (TDBAL(q), TDT(q), TXDCTL bits and thresholds). Sections cited are the 82599's.
 const D = require('./descriptors');
 const { DmaMemory } = require('../memory');
 const { ID_BITS } = require('../mempool');
@@ -29,7 +29,7 @@ class TxQueue {
     this.memory = new DmaMemory(ringSize * D.DESCRIPTOR_BYTES);
     this.ring = new Uint32Array(this.memory.buffer, 0, ringSize * D.DESCRIPTOR_WORDS);
     this.bufferIds = new Uint32Array(ringSize);
-    this.pools = []; // every pool whose buffers this queue has sent; tag k << ID_BITS
+    this.pools = []; // every pool whose buffers this queue has sent, by number k
     this.lastPool = null; // the pool of the last batch and its tag: the usual case
     this.lastTag = 0;
     this.tail = 0; // the next descriptor we fill
@@ -75,17 +75,17 @@ class TxQueue {
       const last = (clean + CLEAN_BATCH - 1) & mask;
       if ((ring[(last << 2) + 3] & TXD_STAT_DD) === 0) break;
       // Buffers of a group nearly always share one pool: keep its free stack in locals
-      // and switch only when the tag changes.
-      let tag = bufferIds[clean] >>> ID_BITS;
-      let pool = this.pools[tag];
+      // and switch only when the pool number changes.
+      let k = bufferIds[clean] >>> ID_BITS;
+      let pool = this.pools[k];
       let freeIds = pool.freeIds;
       let top = pool.freeCount;
-      for (let k = 0; k < CLEAN_BATCH; k++) {
-        const entry = bufferIds[(clean + k) & mask];
-        if (entry >>> ID_BITS !== tag) {
+      for (let j = 0; j < CLEAN_BATCH; j++) {
+        const entry = bufferIds[(clean + j) & mask];
+        if (entry >>> ID_BITS !== k) {
           pool.freeCount = top;
-          tag = entry >>> ID_BITS;
-          pool = this.pools[tag];
+          k = entry >>> ID_BITS;
+          pool = this.pools[k];
           freeIds = pool.freeIds;
           top = pool.freeCount;
         }
@@ -97,7 +97,8 @@ class TxQueue {
     this.clean = clean;
   }
 
-  // The tag of a pool's buffers in bufferIds (see the top of this file).
+  // k << ID_BITS for this.pools[k], the pool's number on this queue (see the top of this
+  // file); a pool seen for the first time gets the next number.
   tagOf(pool) {
     if (pool === this.lastPool) return this.lastTag;
     let k = this.pools.indexOf(pool);
