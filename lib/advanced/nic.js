@@ -9,6 +9,9 @@ const pci = require('../pci');
 const { Device } = require('../device');
 const { IxyError } = require('../errors');
 const { native } = require('../native');
+const { Mempool } = require('../mempool');
+const { RxQueue } = require('./rx-queue');
+const { TxQueue } = require('./tx-queue');
 const { sleepSync, sleep, pollRegister } = require('../wait');
 
 class AdvancedNic extends Device {
@@ -43,6 +46,26 @@ class AdvancedNic extends Device {
       throw err;
     }
     return dev;
+  }
+
+  // RX queue q with its own mempool, its ring programmed (RxQueue.configure): the part of
+  // each driver's receive initialization that is the same on every NIC here.
+  addRxQueue(q) {
+    const o = this.options;
+    const pool = new Mempool({ entries: o.mempoolEntries, bufferSize: o.bufferSize });
+    this.pools.push(pool);
+    const queue = new RxQueue(this.regs, this.layout, q, o.rxRingSize, pool, o.rxFreeThreshold);
+    this.rxQueues.push(queue);
+    queue.configure();
+    return queue;
+  }
+
+  // TX queue q with its ring programmed (TxQueue.configure).
+  addTxQueue(q) {
+    const queue = new TxQueue(this.regs, this.layout, q, this.options.txRingSize);
+    this.txQueues.push(queue);
+    queue.configure();
+    return queue;
   }
 
   get waitSet() {

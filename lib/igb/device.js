@@ -7,9 +7,6 @@
 // Tested against QEMU's igb model (test/vm), not on hardware.
 const R = require('./registers');
 const { AdvancedNic } = require('../advanced/nic');
-const { Mempool } = require('../mempool');
-const { RxQueue } = require('../advanced/rx-queue');
-const { TxQueue } = require('../advanced/tx-queue');
 const { IxyError } = require('../errors');
 const { sleepSync, pollRegister } = require('../wait');
 
@@ -118,13 +115,8 @@ class IgbDevice extends AdvancedNic {
     const regs = this.regs;
     const o = this.options;
     regs[R.RCTL >> 2] &= ~R.RCTL_EN;
-    for (let q = 0; q < o.rxQueues; q++) {
-      const pool = new Mempool({ entries: o.mempoolEntries, bufferSize: o.bufferSize });
-      this.pools.push(pool);
-      const queue = new RxQueue(regs, R, q, o.rxRingSize, pool, o.rxFreeThreshold);
-      this.rxQueues.push(queue);
-      queue.configure(); // SRRCTL: advanced one-buffer descriptors, buffer size, drop when full
-    }
+    // SRRCTL per queue: advanced one-buffer descriptors, buffer size, drop when full.
+    for (let q = 0; q < o.rxQueues; q++) this.addRxQueue(q);
     regs[R.RCTL >> 2] |= R.RCTL_EN | R.RCTL_BAM | R.RCTL_SECRC;
   }
 
@@ -133,11 +125,7 @@ class IgbDevice extends AdvancedNic {
     const regs = this.regs;
     const o = this.options;
     regs[R.TCTL >> 2] |= R.TCTL_EN | R.TCTL_PSP;
-    for (let q = 0; q < o.txQueues; q++) {
-      const queue = new TxQueue(regs, R, q, o.txRingSize);
-      this.txQueues.push(queue);
-      queue.configure();
-    }
+    for (let q = 0; q < o.txQueues; q++) this.addTxQueue(q);
   }
 
   // 8.2.2 STATUS: LU and SPEED. Mb/s, 0 when the link is down.

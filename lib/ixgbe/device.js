@@ -5,9 +5,6 @@
 // Datasheet: Intel 82599 10 GbE Controller Datasheet, revision 3.3.
 const R = require('./registers');
 const { AdvancedNic } = require('../advanced/nic');
-const { Mempool } = require('../mempool');
-const { RxQueue } = require('../advanced/rx-queue');
-const { TxQueue } = require('../advanced/tx-queue');
 const { sleepSync } = require('../wait');
 
 const MAX_QUEUES = 64;
@@ -97,11 +94,7 @@ class IxgbeDevice extends AdvancedNic {
     // Accept broadcast frames.
     regs[R.FCTRL >> 2] |= R.FCTRL_BAM;
     for (let q = 0; q < o.rxQueues; q++) {
-      const pool = new Mempool({ entries: o.mempoolEntries, bufferSize: o.bufferSize });
-      this.pools.push(pool);
-      const queue = new RxQueue(regs, R, q, o.rxRingSize, pool, o.rxFreeThreshold);
-      this.rxQueues.push(queue);
-      queue.configure();
+      this.addRxQueue(q);
       // 8.2.3.11.1: bit 12 of DCA_RXCTRL is reserved, reads as 1 and must be written 0.
       regs[R.DCA_RXCTRL(q) >> 2] &= ~R.DCA_RXCTRL_RESERVED_BIT12;
     }
@@ -122,11 +115,7 @@ class IxgbeDevice extends AdvancedNic {
     // 4.6.11.3.4: without DCB, DTXMXSZRQ at its maximum and descriptor arbitration on.
     regs[R.DTXMXSZRQ >> 2] = 0xffff;
     regs[R.RTTDCS >> 2] &= ~R.RTTDCS_ARBDIS;
-    for (let q = 0; q < o.txQueues; q++) {
-      const queue = new TxQueue(regs, R, q, o.txRingSize);
-      this.txQueues.push(queue);
-      queue.configure();
-    }
+    for (let q = 0; q < o.txQueues; q++) this.addTxQueue(q);
     // 8.2.3.9.1: transmit DMA on.
     regs[R.DMATXCTL >> 2] |= R.DMATXCTL_TE;
   }
