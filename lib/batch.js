@@ -3,7 +3,10 @@
 // A batch of packets moving between an application and a queue: buffer ids, their
 // lengths and a count, in arrays made once and reused for every call. All buffers of a
 // batch belong to one mempool (`pool`), so freeing never needs a per-packet lookup.
+// ids and lengths are spans of the index arena (arena.js): the queues read and write them
+// at their offsets idsAt and lengthsAt.
 const { IxyError } = require('./errors');
+const { allocWords, offsetOf } = require('./arena');
 
 const MAX_BATCH = 4096;
 
@@ -13,8 +16,10 @@ class PacketBatch {
       throw new IxyError('EBATCH', `batch size must be 1..${MAX_BATCH}, got ${capacity}`);
     }
     this.capacity = capacity;
-    this.ids = new Uint32Array(capacity);
-    this.lengths = new Uint32Array(capacity);
+    this.ids = allocWords(capacity);
+    this.lengths = allocWords(capacity);
+    this.idsAt = offsetOf(this.ids);
+    this.lengthsAt = offsetOf(this.lengths);
     this.count = 0;
     // How many of the first packets the last Device.txBatch() handed to the NIC: those are
     // the driver's now, ids[sent..count) are still the caller's (see release()).

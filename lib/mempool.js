@@ -5,8 +5,11 @@
 //   buffers[i]   a Uint8Array view of its bytes
 //   physLo[i], physHi[i]  its physical address as two 32-bit halves, ready for descriptors
 // Free buffers sit on a stack of ids, so alloc and free are one array access each.
+// physLo, physHi and the free stack are spans of the index arena (arena.js); the RX and TX
+// loops use their offsets physLoAt, physHiAt and freeAt.
 const { IxyError } = require('./errors');
 const { DmaMemory } = require('./memory');
+const { allocWords, offsetOf } = require('./arena');
 
 const HUGE_PAGE = 2 * 1024 * 1024;
 // Buffer ids fit in ID_BITS bits; a TX ring keeps a pool number in the bits above them.
@@ -34,9 +37,12 @@ class Mempool {
     this.bufferShift = Math.log2(bufferSize);
 
     this.buffers = new Array(entries);
-    this.physLo = new Uint32Array(entries);
-    this.physHi = new Uint32Array(entries);
-    this.freeIds = new Uint32Array(entries);
+    this.physLo = allocWords(entries);
+    this.physHi = allocWords(entries);
+    this.freeIds = allocWords(entries);
+    this.physLoAt = offsetOf(this.physLo);
+    this.physHiAt = offsetOf(this.physHi);
+    this.freeAt = offsetOf(this.freeIds);
     for (let i = 0; i < entries; i++) {
       const offset = i * bufferSize;
       const phys = this.memory.physOf(offset);

@@ -5,9 +5,12 @@
 // it allocates nothing. ixgbe and igb share this code; their register offsets differ, so
 // each driver passes its `layout` (RDBAL(q), RDT(q), SRRCTL bits, ...: see
 // lib/ixgbe/registers.js and lib/igb/registers.js). Sections cited are the 82599's.
+// The buffer ids, like the pool's and the batch's arrays, are a span of the index arena:
+// receive() indexes `words` at offsets (see lib/arena.js for why).
 const D = require('./descriptors');
 const { DmaMemory } = require('../memory');
 const { IxyError } = require('../errors');
+const { words, allocWords, offsetOf } = require('../arena');
 
 const TWO_32 = 2 ** 32;
 const { RXD_STAT_DD, RXD_STAT_EOP, RXD_ERROR_MASK } = D;
@@ -28,7 +31,8 @@ class RxQueue {
     this.pool = pool;
     this.memory = new DmaMemory(ringSize * D.DESCRIPTOR_BYTES);
     this.ring = new Uint32Array(this.memory.buffer, 0, ringSize * D.DESCRIPTOR_WORDS);
-    this.bufferIds = new Uint32Array(ringSize);
+    this.bufferIds = allocWords(ringSize);
+    this.bufferIdsAt = offsetOf(this.bufferIds);
     this.next = 0; // the next descriptor the NIC will complete
     this.tailIndex = layout.RDT(index) >> 2;
     this.freeThreshold = freeThreshold;
@@ -86,13 +90,14 @@ class RxQueue {
   // Each completed descriptor gets a fresh buffer right away, so the ring stays full.
   receive(batch) {
     const ring = this.ring;
-    const ids = this.bufferIds;
     const pool = this.pool;
-    const physLo = pool.physLo;
-    const physHi = pool.physHi;
-    const freeIds = pool.freeIds;
-    const outIds = batch.ids;
-    const outLengths = batch.lengths;
+    // Offsets of the arrays in the arena: ids[i] is words[ids + i], and so on.
+    const ids = this.bufferIdsAt;
+    const physLo = pool.physLoAt;
+    const physHi = pool.physHiAt;
+    const freeIds = pool.freeAt;
+    const outIds = batch.idsAt;
+    const outLengths = batch.lengthsAt;
     const max = batch.capacity;
     const mask = this.mask;
     // The pool's free stack top lives in a local for the loop (one load and one store per
@@ -112,15 +117,15 @@ class RxQueue {
         ring[w + 3] = 0;
       } else {
         if (free === 0) break; // no buffer to put in its place: leave it for later
-        const fresh = freeIds[--free];
+        const fresh = words[freeIds + --free];
         const length = ring[w + 3] & 0xffff;
-        outIds[n] = ids[i];
-        outLengths[n] = length;
+        words[outIds + n] = words[ids + i];
+        words[outLengths + n] = length;
         n++;
         bytes += length;
-        ids[i] = fresh;
-        ring[w] = physLo[fresh];
-        ring[w + 1] = physHi[fresh];
+        words[ids + i] = fresh;
+        ring[w] = words[physLo + fresh];
+        ring[w + 1] = words[physHi + fresh];
         ring[w + 2] = 0;
         ring[w + 3] = 0;
       }

@@ -7,10 +7,13 @@
 // one array per packet in send() instead of two, and no object stores. send() is the hot
 // path: it allocates nothing. Shared by ixgbe and igb, which pass their register `layout`
 // (TDBAL(q), TDT(q), TXDCTL bits and thresholds). Sections cited are the 82599's.
+// bufferIds, the pools' free stacks and physical addresses and the batch's arrays are
+// spans of the index arena: send() and reclaim() index `words` at offsets (lib/arena.js).
 const D = require('./descriptors');
 const { DmaMemory } = require('../memory');
 const { ID_BITS } = require('../mempool');
 const { IxyError } = require('../errors');
+const { words, allocWords, offsetOf } = require('../arena');
 
 const TWO_32 = 2 ** 32;
 const CLEAN_BATCH = 32; // buffers are reclaimed 32 at a time: one status read per 32 sends
@@ -28,7 +31,8 @@ class TxQueue {
     this.mask = ringSize - 1;
     this.memory = new DmaMemory(ringSize * D.DESCRIPTOR_BYTES);
     this.ring = new Uint32Array(this.memory.buffer, 0, ringSize * D.DESCRIPTOR_WORDS);
-    this.bufferIds = new Uint32Array(ringSize);
+    this.bufferIds = allocWords(ringSize);
+    this.bufferIdsAt = offsetOf(this.bufferIds);
     this.pools = []; // every pool whose buffers this queue has sent, by number k
     this.lastPool = null; // the pool of the last batch and its tag: the usual case
     this.lastTag = 0;
@@ -67,7 +71,7 @@ class TxQueue {
   reclaim() {
     const ring = this.ring;
     const mask = this.mask;
-    const bufferIds = this.bufferIds;
+    const bufferIds = this.bufferIdsAt; // bufferIds[i] is words[bufferIds + i]
     let clean = this.clean;
     for (;;) {
       const inFlight = (this.tail - clean) & mask;
@@ -76,20 +80,20 @@ class TxQueue {
       if ((ring[(last << 2) + 3] & TXD_STAT_DD) === 0) break;
       // Buffers of a group nearly always share one pool: keep its free stack in locals
       // and switch only when the pool number changes.
-      let k = bufferIds[clean] >>> ID_BITS;
+      let k = words[bufferIds + clean] >>> ID_BITS;
       let pool = this.pools[k];
-      let freeIds = pool.freeIds;
+      let freeIds = pool.freeAt;
       let top = pool.freeCount;
       for (let j = 0; j < CLEAN_BATCH; j++) {
-        const entry = bufferIds[(clean + j) & mask];
+        const entry = words[bufferIds + ((clean + j) & mask)];
         if (entry >>> ID_BITS !== k) {
           pool.freeCount = top;
           k = entry >>> ID_BITS;
           pool = this.pools[k];
-          freeIds = pool.freeIds;
+          freeIds = pool.freeAt;
           top = pool.freeCount;
         }
-        freeIds[top++] = entry & ID_MASK;
+        words[freeIds + top++] = entry & ID_MASK;
       }
       pool.freeCount = top;
       clean = (last + 1) & mask;
@@ -119,24 +123,25 @@ class TxQueue {
     const mask = this.mask;
     const pool = batch.pool;
     const tag = this.tagOf(pool);
-    const bufferIds = this.bufferIds;
-    const physLo = pool.physLo;
-    const physHi = pool.physHi;
-    const ids = batch.ids;
-    const lengths = batch.lengths;
+    // Offsets in the arena: ids[k] is words[ids + k], and so on.
+    const bufferIds = this.bufferIdsAt;
+    const physLo = pool.physLoAt;
+    const physHi = pool.physHiAt;
+    const ids = batch.idsAt;
+    const lengths = batch.lengthsAt;
     const room = this.mask - ((this.tail - this.clean) & mask); // one slot stays empty
     const n = batch.count < room ? batch.count : room;
     let t = this.tail;
     let bytes = 0;
     for (let k = 0; k < n; k++) {
-      const id = ids[k];
-      const length = lengths[k];
+      const id = words[ids + k];
+      const length = words[lengths + k];
       const w = t << 2;
-      ring[w] = physLo[id];
-      ring[w + 1] = physHi[id];
+      ring[w] = words[physLo + id];
+      ring[w + 1] = words[physHi + id];
       ring[w + 2] = SEND_COMMAND | length;
       ring[w + 3] = length << D.TXD_PAYLEN_SHIFT;
-      bufferIds[t] = id | tag;
+      words[bufferIds + t] = id | tag;
       bytes += length;
       t = (t + 1) & mask;
     }

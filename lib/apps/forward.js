@@ -8,6 +8,7 @@ const { PacketBatch } = require('../batch');
 const { IxyError } = require('../errors');
 const { runLoop } = require('./loop');
 const { formatTotals } = require('../stats');
+const { words } = require('../arena');
 
 // Moves one batch from rx to tx; returns how many packets it dropped because the TX ring
 // was full (dropped as a switch would: holding them would only stall the other direction).
@@ -16,8 +17,8 @@ function forwardBatch(rxQueue, txQueue, batch) {
   if (n === 0) return 0;
   const bytes = batch.pool.bytes;
   const shift = batch.pool.bufferShift;
-  const ids = batch.ids;
-  for (let i = 0; i < n; i++) bytes[(ids[i] << shift) + 1]++; // byte 1 of every frame
+  const ids = batch.idsAt; // batch.ids[i] is words[ids + i] (see lib/arena.js)
+  for (let i = 0; i < n; i++) bytes[(words[ids + i] << shift) + 1]++; // byte 1 of every frame
   const sent = txQueue.send(batch);
   if (sent === n) return 0;
   batch.freeFrom(sent);
