@@ -31,7 +31,7 @@ describe('npm run bench (--quick)', function () {
   });
 
   it('measures JS and C forwarding, generate and the model ceiling, and writes the results', function (done) {
-    const args = [RUN, '--quick', '--batches', '32', '--seconds', '0.5', '--warmup', '0.3', '--results', tmp];
+    const args = [RUN, '--quick', '--batches', '32', '--runs', '2', '--seconds', '0.5', '--warmup', '0.3', '--results', tmp];
     execFile(process.execPath, args, { timeout: 110000 }, (err, stdout, stderr) => {
       if (err) return done(new Error(`bench failed: ${stderr || err.message}`));
       try {
@@ -44,7 +44,11 @@ describe('npm run bench (--quick)', function () {
         assert.strictEqual(row.batch, 32);
         checkMeasurement(row.js, 'forward.js');
         checkMeasurement(row.c, 'forward.c');
-        assert.ok(row.ratio > 0);
+        // The ratio pairs each JS run with the C run just before it: the median of two pairs.
+        const pairs = row.js.runs.map((run, i) => run.mpps / row.c.runs[i].mpps);
+        assert.strictEqual(pairs.length, 2);
+        assert.ok(Math.abs(row.ratio - (pairs[0] + pairs[1]) / 2) < 1e-9, `ratio ${row.ratio} from pairs ${pairs}`);
+        assert.ok(row.ratios.min <= row.ratio && row.ratio <= row.ratios.max);
         // C's mean frames per receive call: at most the batch, above 0 since packets moved.
         assert.ok(row.c.rxPerCall.median > 0 && row.c.rxPerCall.max <= 32, `C mean RX batch: ${JSON.stringify(row.c.rxPerCall)}`);
         assert.ok(Number.isFinite(row.js.heapBytesPerPacket) && row.js.heapBytesPerPacket >= 0, 'heap bytes per packet');

@@ -5,16 +5,17 @@
 //                [--no-c] [--results DIR] [--latest | --no-latest]
 // Bidirectional forwarding on the model (64-byte frames, sources unlimited, sinks without
 // check), one driver process per run, for each batch size: the JS driver and the C
-// yardstick side by side; then the TX-only rate of `generate`, and the model's ceiling
-// (the C yardstick without touching packets). Writes test/bench/results/<time>.json and,
-// for full runs, test/bench/latest.json and latest.svg. See PERFORMANCE.md.
+// yardstick side by side, their runs alternating; then the TX-only rate of `generate`,
+// and the model's ceiling (the C yardstick without touching packets). Writes
+// test/bench/results/<time>.json and, for full runs, test/bench/latest.json and
+// latest.svg. See PERFORMANCE.md.
 const fs = require('fs');
 const os = require('os');
 const path = require('path');
 const { runOne } = require('./run-one');
 const { buildCForward } = require('./c-build');
 const { plotSvg } = require('./plot');
-const { summarize, machine } = require('./summary');
+const { spread, summarize, machine } = require('./summary');
 
 const ALL_BATCHES = [1, 2, 4, 8, 16, 32, 64, 128, 256];
 
@@ -53,14 +54,37 @@ function fmt(n, digits = 2) {
   return n === null || n === undefined ? '-' : n.toFixed(digits);
 }
 
+function printSummary(label, s) {
+  process.stdout.write(`  ${label.padEnd(28)} ${fmt(s.mpps.median).padStart(7)} Mpps  [${fmt(s.mpps.min)}..${fmt(s.mpps.max)}]` +
+    `  ${fmt(s.nsPerPacket.median, 1).padStart(6)} ns/pkt${s.heapBytesPerPacket !== undefined ? `  heap ${fmt(s.heapBytesPerPacket, 3)} B/pkt  GCs ${s.gcs}` : ''}` +
+    `${s.rxPerCall && s.rxPerCall.median > 0 ? `  mean RX batch ${fmt(s.rxPerCall.median, 1)}` : ''}\n`);
+}
+
 async function measure(o, spec, label) {
   const runs = [];
   for (let r = 0; r < o.runs; r++) runs.push(await runOne({ warmup: o.warmup, seconds: o.seconds, ...spec }));
   const s = summarize(runs);
-  process.stdout.write(`  ${label.padEnd(28)} ${fmt(s.mpps.median).padStart(7)} Mpps  [${fmt(s.mpps.min)}..${fmt(s.mpps.max)}]` +
-    `  ${fmt(s.nsPerPacket.median, 1).padStart(6)} ns/pkt${s.heapBytesPerPacket !== undefined ? `  heap ${fmt(s.heapBytesPerPacket, 3)} B/pkt  GCs ${s.gcs}` : ''}` +
-    `${s.rxPerCall && s.rxPerCall.median > 0 ? `  mean RX batch ${fmt(s.rxPerCall.median, 1)}` : ''}\n`);
+  printSummary(label, s);
   return s;
+}
+
+// C and JavaScript alternate, run by run (C, JS, C, JS, ...): this host's speed drifts
+// by tens of percent over minutes, and alternating puts both languages through the same
+// drift. The ratio is the median of the ratios of each run pair.
+async function measurePair(o, spec) {
+  const c = [];
+  const js = [];
+  for (let r = 0; r < o.runs; r++) {
+    c.push(await runOne({ warmup: o.warmup, seconds: o.seconds, ...spec, lang: 'c' }));
+    js.push(await runOne({ warmup: o.warmup, seconds: o.seconds, ...spec, lang: 'js' }));
+  }
+  const row = { c: summarize(c), js: summarize(js) };
+  row.ratios = spread(js.map((run, r) => run.mpps / c[r].mpps));
+  row.ratio = row.ratios.median;
+  printSummary('C', row.c);
+  printSummary('JavaScript', row.js);
+  process.stdout.write(`  ${'JavaScript / C'.padEnd(28)} ${fmt(row.ratio).padStart(7)}       [${fmt(row.ratios.min)}..${fmt(row.ratios.max)}]  (median of run pairs)\n`);
+  return row;
 }
 
 async function main() {
@@ -73,10 +97,9 @@ async function main() {
   result.forward = [];
   for (const batch of o.batches) {
     process.stdout.write(`forward, batch ${batch}\n`);
-    const row = { batch };
-    if (o.c) row.c = await measure(o, { lang: 'c', batch, cForward }, 'C');
-    row.js = await measure(o, { lang: 'js', batch }, 'JavaScript');
-    if (row.c) row.ratio = row.js.mpps.median / row.c.mpps.median;
+    const row = o.c
+      ? { batch, ...await measurePair(o, { batch, cForward }) }
+      : { batch, js: await measure(o, { lang: 'js', batch }, 'JavaScript') };
     result.forward.push(row);
   }
 
