@@ -64,3 +64,36 @@ describe('npm run bench (--quick)', function () {
     });
   });
 });
+
+describe('test/bench/ab.js', function () {
+  this.timeout(60000);
+  const AB = path.join(__dirname, 'bench', 'ab.js');
+  const LIB = path.join(__dirname, '..', 'lib');
+
+  it('runs two driver versions in alternating windows on one model and reports both', function (done) {
+    execFile(process.execPath, [AB, LIB, LIB, '--rounds', '2', '--window', '100'], { timeout: 50000 }, (err, stdout, stderr) => {
+      if (err) return done(new Error(`ab failed: ${stderr || err.message}`));
+      try {
+        const m = /^A ([\d.]+) Mpps {2}B ([\d.]+) Mpps {2}B\/A ([\d.]+) \[/.exec(stdout);
+        assert.ok(m, `unexpected output: ${stdout}`);
+        assert.ok(Number(m[1]) > 0 && Number(m[2]) > 0, 'both versions moved packets');
+        done();
+      } catch (e) {
+        done(e);
+      }
+    });
+  });
+
+  it('refuses a wrong command line with one line and exit code 1', function (done) {
+    execFile(process.execPath, [AB, LIB], (err, stdout, stderr) => {
+      try {
+        assert.strictEqual(err && err.code, 1);
+        assert.match(stderr, /^ab: usage: ab\.js LIB_A LIB_B/);
+        assert.strictEqual(stderr.trim().split('\n').length, 1);
+        done();
+      } catch (e) {
+        done(e);
+      }
+    });
+  });
+});

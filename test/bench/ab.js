@@ -1,0 +1,108 @@
+#!/usr/bin/env node
+'use strict';
+
+// node test/bench/ab.js LIB_A LIB_B [--batch N] [--rounds N] [--window MS]
+// A/B of two versions of the driver in one process, against one model with four ports:
+// version A forwards between ports 0 and 1, version B between ports 2 and 3, in
+// alternating windows (A, B, A, B, ...). Prints each version's median rate and the
+// median of the B/A ratios of neighbouring windows.
+//
+// Why: on this shared host a whole-process benchmark drifts by tens of percent within
+// minutes, far more than most changes are worth. Windows of a few hundred milliseconds,
+// interleaved, see the same host; A against itself gives a ratio of 1.00 within 1-2%.
+//
+// LIB_A and LIB_B are lib/ folders, e.g. this checkout's and a worktree of another
+// commit (`git worktree add /tmp/old HEAD~1 && ln -s $PWD/build /tmp/old/build`).
+// Each is loaded as its own set of modules, so each has its own JIT state.
+const path = require('path');
+const { Model } = require('../../lib/model');
+
+function parseArgs(argv) {
+  const o = { libs: [], batch: 32, rounds: 12, window: 300 };
+  for (let i = 0; i < argv.length; i++) {
+    const a = argv[i];
+    if (a === '--batch' || a === '--rounds' || a === '--window') {
+      const v = Number(argv[++i]);
+      if (!Number.isInteger(v) || v < 1) throw new Error(`${a} needs a positive integer`);
+      o[a.slice(2)] = v;
+    } else {
+      o.libs.push(path.resolve(a));
+    }
+  }
+  if (o.libs.length !== 2) throw new Error('usage: ab.js LIB_A LIB_B [--batch N] [--rounds N] [--window MS]');
+  return o;
+}
+
+// One version forwarding between two ports; window(ms) runs it and returns Mpps.
+async function openSide(lib, addresses, batchSize) {
+  const { open } = require(path.join(lib, 'index'));
+  const { PacketBatch } = require(path.join(lib, 'batch'));
+  const { forwardBatch } = require(path.join(lib, 'apps', 'forward'));
+  const a = await open(addresses[0]);
+  const b = await open(addresses[1]);
+  const [rxA, txA, rxB, txB] = [a.rxQueues[0], a.txQueues[0], b.rxQueues[0], b.txQueues[0]];
+  const batch = new PacketBatch(batchSize);
+  return {
+    window(ms) {
+      const before = txA.packets + txB.packets;
+      const start = performance.now();
+      let now = start;
+      while (now - start < ms) {
+        for (let k = 0; k < 256; k++) {
+          forwardBatch(rxA, txB, batch);
+          forwardBatch(rxB, txA, batch);
+        }
+        now = performance.now();
+      }
+      return (txA.packets + txB.packets - before) / (now - start) / 1000;
+    },
+    close() {
+      a.stop();
+      b.stop();
+      a.close();
+      b.close();
+    },
+  };
+}
+
+function median(values) {
+  const v = [...values].sort((x, y) => x - y);
+  return v[v.length >> 1];
+}
+
+async function main() {
+  const o = parseArgs(process.argv.slice(2));
+  const config = [];
+  for (let p = 0; p < 4; p++) config.push(`source ${p} rate=0 size=60`, `sink ${p}`);
+  const model = await Model.start({ ports: 4, config });
+  const sides = [];
+  try {
+    process.env.IXY_PCI_ROOT = model.dir;
+    sides.push(await openSide(o.libs[0], model.addresses.slice(0, 2), o.batch));
+    sides.push(await openSide(o.libs[1], model.addresses.slice(2, 4), o.batch));
+    const warmupRounds = 2; // let both versions be optimised before measuring
+    const a = [];
+    const b = [];
+    for (let r = 0; r < warmupRounds + o.rounds; r++) {
+      const x = sides[0].window(o.window);
+      const y = sides[1].window(o.window);
+      if (r >= warmupRounds) {
+        a.push(x);
+        b.push(y);
+      }
+    }
+    const ratios = b.map((y, r) => y / a[r]);
+    process.stdout.write(`A ${median(a).toFixed(2)} Mpps  B ${median(b).toFixed(2)} Mpps  ` +
+      `B/A ${median(ratios).toFixed(3)} [${Math.min(...ratios).toFixed(2)}..${Math.max(...ratios).toFixed(2)}]` +
+      `  (batch ${o.batch}, ${o.rounds} windows of ${o.window} ms each)\n`);
+    return { a, b, ratio: median(ratios) };
+  } finally {
+    for (const side of sides) side.close();
+    await model.stop();
+  }
+}
+
+main().catch((err) => {
+  process.stderr.write(`ab: ${err.message}\n`);
+  process.exit(1);
+});
