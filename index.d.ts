@@ -27,6 +27,7 @@ export class Mempool {
   /** One view over all buffers: byte k of buffer id is bytes[(id << bufferShift) + k]. */
   readonly bytes: Uint8Array;
   readonly bufferShift: number;
+  /** physLo, physHi and freeIds are views into the driver's index arena (lib/arena.js). */
   readonly physLo: Uint32Array;
   readonly physHi: Uint32Array;
   readonly freeIds: Uint32Array;
@@ -53,6 +54,7 @@ export class CheckedMempool extends Mempool {
 export class PacketBatch {
   constructor(capacity?: number, pool?: Mempool | null);
   readonly capacity: number;
+  /** Views into the driver's index arena (lib/arena.js): usable while the batch is. */
   readonly ids: Uint32Array;
   readonly lengths: Uint32Array;
   count: number;
