@@ -58,6 +58,7 @@ describe('index arena', () => {
       const d = allocWords(4000);
       let nonZero = 0;
       for (let i = 0; i < d.length; i++) if (d[i] !== 0) nonZero++;
+      // c and d are used here so that they stay reachable (and their spans held) until now.
       return { start, afterDrop, atA, atD: offsetOf(d), nonZero, held: c.length + d.length };`);
     assert.strictEqual(r.afterDrop, r.start - 10, 'the 4000 words of the two dropped spans came back');
     assert.strictEqual(r.atD, r.atA, 'a 4000-word span was carved from the merged free space');

@@ -16,6 +16,7 @@
 // Each is loaded as its own set of modules, so each has its own JIT state.
 const path = require('path');
 const { Model } = require('../../lib/model');
+const { spread } = require('./summary');
 
 function parseArgs(argv) {
   const o = { libs: [], batch: 32, rounds: 12, window: 300 };
@@ -65,11 +66,6 @@ async function openSide(lib, addresses, batchSize) {
   };
 }
 
-function median(values) {
-  const v = [...values].sort((x, y) => x - y);
-  return v[v.length >> 1];
-}
-
 async function main() {
   const o = parseArgs(process.argv.slice(2));
   const config = [];
@@ -91,11 +87,10 @@ async function main() {
         b.push(y);
       }
     }
-    const ratios = b.map((y, r) => y / a[r]);
-    process.stdout.write(`A ${median(a).toFixed(2)} Mpps  B ${median(b).toFixed(2)} Mpps  ` +
-      `B/A ${median(ratios).toFixed(3)} [${Math.min(...ratios).toFixed(2)}..${Math.max(...ratios).toFixed(2)}]` +
+    const ratios = spread(b.map((y, r) => y / a[r]));
+    process.stdout.write(`A ${spread(a).median.toFixed(2)} Mpps  B ${spread(b).median.toFixed(2)} Mpps  ` +
+      `B/A ${ratios.median.toFixed(3)} [${ratios.min.toFixed(2)}..${ratios.max.toFixed(2)}]` +
       `  (batch ${o.batch}, ${o.rounds} windows of ${o.window} ms each)\n`);
-    return { a, b, ratio: median(ratios) };
   } finally {
     for (const side of sides) side.close();
     await model.stop();
