@@ -12,7 +12,9 @@
 // the instruction. A typed array reached through an object pays those loads and the map
 // check again on every loop iteration, per array (TurboFan does not hoist them out of
 // loops), and receive() alone used seven. See test/bench/PERFORMANCE.md for what this
-// was worth.
+// was worth. Hot functions read the arena into a local first (`const words =
+// arena.words`): TurboFan then folds it in every loop, where a module-level binding of
+// another module was folded in simple loops only (not in reclaim()'s nested ones).
 //
 // Spans are handed out first fit. A span comes back when its view is garbage-collected
 // (a FinalizationRegistry), never earlier, so no one can write through a view into a span

@@ -10,7 +10,8 @@
 const D = require('./descriptors');
 const { DmaMemory } = require('../memory');
 const { IxyError } = require('../errors');
-const { words, allocWords, offsetOf } = require('../arena');
+const arena = require('../arena');
+const { allocWords, offsetOf } = arena;
 
 const TWO_32 = 2 ** 32;
 const { RXD_STAT_DD, RXD_STAT_EOP, RXD_ERROR_MASK } = D;
@@ -89,6 +90,7 @@ class RxQueue {
   // Moves up to batch.capacity received frames into the batch; returns how many.
   // Each completed descriptor gets a fresh buffer right away, so the ring stays full.
   receive(batch) {
+    const words = arena.words; // a local, so TurboFan folds it (see lib/arena.js)
     const ring = this.ring;
     const pool = this.pool;
     // Offsets of the arrays in the arena: ids[i] is words[ids + i], and so on.

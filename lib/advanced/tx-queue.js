@@ -13,7 +13,8 @@ const D = require('./descriptors');
 const { DmaMemory } = require('../memory');
 const { ID_BITS } = require('../mempool');
 const { IxyError } = require('../errors');
-const { words, allocWords, offsetOf } = require('../arena');
+const arena = require('../arena');
+const { allocWords, offsetOf } = arena;
 
 const TWO_32 = 2 ** 32;
 const CLEAN_BATCH = 32; // buffers are reclaimed 32 at a time: one status read per 32 sends
@@ -69,13 +70,12 @@ class TxQueue {
   // Frees the buffers of sent packets, CLEAN_BATCH at a time. The NIC completes in order,
   // so DD on the last descriptor of a group means the whole group is done.
   reclaim() {
+    const words = arena.words; // a local, so TurboFan folds it (see lib/arena.js)
     const ring = this.ring;
     const mask = this.mask;
     const bufferIds = this.bufferIdsAt; // bufferIds[i] is words[bufferIds + i]
     let clean = this.clean;
-    for (;;) {
-      const inFlight = (this.tail - clean) & mask;
-      if (inFlight < CLEAN_BATCH) break;
+    while (((this.tail - clean) & mask) >= CLEAN_BATCH) {
       const last = (clean + CLEAN_BATCH - 1) & mask;
       if ((ring[(last << 2) + 3] & TXD_STAT_DD) === 0) break;
       // Buffers of a group nearly always share one pool: keep its free stack in locals
@@ -118,6 +118,7 @@ class TxQueue {
   // Queues batch.ids[0..) for sending; returns how many fit. The rest stay the caller's:
   // free them (batch.freeFrom(sent)) or try again.
   send(batch) {
+    const words = arena.words; // a local, so TurboFan folds it (see lib/arena.js)
     this.reclaim();
     const ring = this.ring;
     const mask = this.mask;
