@@ -10,6 +10,7 @@
 const D = require('./descriptors');
 const { DmaMemory } = require('../memory');
 const { IxyError } = require('../errors');
+const { writeTail } = require('./tail');
 const arena = require('../arena');
 const { allocWords, offsetOf } = arena;
 
@@ -76,7 +77,7 @@ class RxQueue {
     this.regs[R.RXDCTL(q) >> 2] |= R.RXDCTL_ENABLE;
     waitForBit(R.RXDCTL(q), R.RXDCTL_ENABLE, `RX queue ${q} to start (RXDCTL.ENABLE)`);
     this.regs[R.RDH(q) >> 2] = 0;
-    Atomics.store(this.regs, this.tailIndex, this.size - 1);
+    writeTail(this.regs, this.tailIndex, this.size - 1);
   }
 
   writeReadDescriptor(i, id) {
@@ -143,9 +144,9 @@ class RxQueue {
       this.bytes += bytes;
       if (this.unreturned >= this.freeThreshold) {
         this.unreturned = 0;
-        // The tail names the last descriptor we gave back. Descriptor stores above must
-        // be visible before the NIC sees the new tail: Atomics.store is a full barrier.
-        Atomics.store(this.regs, this.tailIndex, (i - 1) & mask);
+        // The tail names the last descriptor we gave back; writeTail (tail.js) keeps the
+        // descriptor stores above visible before it.
+        writeTail(this.regs, this.tailIndex, (i - 1) & mask);
       }
     }
     return n;

@@ -13,6 +13,7 @@ const D = require('./descriptors');
 const { DmaMemory } = require('../memory');
 const { ID_BITS } = require('../mempool');
 const { IxyError } = require('../errors');
+const { writeTail } = require('./tail');
 const arena = require('../arena');
 const { allocWords, offsetOf } = arena;
 
@@ -148,8 +149,8 @@ class TxQueue {
     }
     if (n > 0) {
       this.tail = t;
-      // Descriptors first, then the tail: Atomics.store orders the stores before it.
-      Atomics.store(this.regs, this.tailIndex, t);
+      // Descriptors first, then the tail (writeTail keeps that order, see tail.js).
+      writeTail(this.regs, this.tailIndex, t);
       this.packets += n;
       this.bytes += bytes;
     }
