@@ -8,17 +8,36 @@ const { PacketBatch } = require('../batch');
 const { IxyError } = require('../errors');
 const { runLoop } = require('./loop');
 const { formatTotals } = require('../stats');
-const { words } = require('../arena');
+const arena = require('../arena');
+
+// Adds 1 to byte 1 of the batch's first n frames, as ixy-fwd does. Four frames per trip:
+// TurboFan checks the pool's byte view (map, length, data pointer) once per trip of a loop,
+// and with one frame per trip those checks were most of the loop's instructions.
+function touchFrames(batch, n) {
+  const words = arena.words; // a local, so TurboFan folds it (see lib/arena.js)
+  const ids = batch.idsAt; // batch.ids[i] is words[ids + i]
+  const bytes = batch.pool.bytes; // the whole pool: buffer id k starts at k << shift
+  const shift = batch.pool.bufferShift;
+  let i = 0;
+  for (; i + 4 <= n; i += 4) {
+    const a = (words[ids + i] << shift) + 1;
+    const b = (words[ids + i + 1] << shift) + 1;
+    const c = (words[ids + i + 2] << shift) + 1;
+    const d = (words[ids + i + 3] << shift) + 1;
+    bytes[a]++;
+    bytes[b]++;
+    bytes[c]++;
+    bytes[d]++;
+  }
+  for (; i < n; i++) bytes[(words[ids + i] << shift) + 1]++;
+}
 
 // Moves one batch from rx to tx; returns how many packets it dropped because the TX ring
 // was full (dropped as a switch would: holding them would only stall the other direction).
 function forwardBatch(rxQueue, txQueue, batch) {
   const n = rxQueue.receive(batch);
   if (n === 0) return 0;
-  const bytes = batch.pool.bytes;
-  const shift = batch.pool.bufferShift;
-  const ids = batch.idsAt; // batch.ids[i] is words[ids + i] (see lib/arena.js)
-  for (let i = 0; i < n; i++) bytes[(words[ids + i] << shift) + 1]++; // byte 1 of every frame
+  touchFrames(batch, n);
   const sent = txQueue.send(batch);
   if (sent === n) return 0;
   batch.freeFrom(sent);
