@@ -171,6 +171,34 @@ describe('ixgbe driver on the device model', function () {
       (err) => err.code === 'EINVAL' && /rxFreeThreshold must be 1\.\.256/.test(err.message));
   });
 
+  it('receives only as many frames as the pool has buffers; the rest wait on the ring', async function () {
+    const dev = await ixy.open(model.addresses[0]);
+    const pool = dev.pools[0];
+    const batch = new ixy.PacketBatch(32);
+    const held = new ixy.PacketBatch(4096);
+    try {
+      await model.clear(0);
+      await model.source(0, { size: 60, count: 20 });
+      await model.waitFor(0, (s) => s.rxDelivered === 20, 5000);
+      // Leave the pool 5 buffers: 5 frames can be exchanged for fresh buffers, no more.
+      held.count = pool.allocMany(held.ids, pool.freeCount - 5);
+      held.pool = pool;
+      assert.strictEqual(dev.rxBatch(0, batch), 5);
+      assert.strictEqual(pool.freeCount, 0);
+      batch.release();
+      assert.strictEqual(dev.rxBatch(0, batch), 5, 'the 5 buffers just freed let 5 more in');
+      batch.release();
+      held.release();
+      assert.strictEqual(dev.rxBatch(0, batch), 10, 'the other 10 frames waited on the ring');
+      assert.strictEqual(dev.rxQueues[0].errors, 0);
+      batch.release();
+    } finally {
+      dev.close();
+    }
+    assert.strictEqual(pool.freeCount, pool.entries);
+  });
+
+
   it('a TX queue carrying buffers of two mempools gives each buffer back to its own pool', async function () {
     const dev = await ixy.open(model.addresses[0]);
     const pools = [new ixy.Mempool({ entries: 256 }), new ixy.Mempool({ entries: 256 })];

@@ -101,11 +101,13 @@ class RxQueue {
     const freeIds = pool.freeAt;
     const outIds = batch.idsAt;
     const outLengths = batch.lengthsAt;
-    const max = batch.capacity;
     const mask = this.mask;
     // The pool's free stack top lives in a local for the loop (one load and one store per
-    // call instead of per packet); nothing else touches the pool meanwhile.
+    // call instead of per packet); nothing else touches the pool meanwhile. Every frame
+    // handed out takes one fresh buffer, so taking at most `free` frames means the loop
+    // never finds the stack empty (a frame that finds none stays on the ring for later).
     let free = pool.freeCount;
+    const max = batch.capacity < free ? batch.capacity : free;
     let i = this.next;
     let n = 0;
     let bytes = 0;
@@ -117,9 +119,7 @@ class RxQueue {
         // A bad frame: keep the buffer on the descriptor and give it back to the NIC.
         this.errors++;
         ring[w + 2] = 0;
-        ring[w + 3] = 0;
       } else {
-        if (free === 0) break; // no buffer to put in its place: leave it for later
         const fresh = words[freeIds + --free];
         const length = ring[w + 3] & 0xffff;
         words[outIds + n] = words[ids + i];
@@ -127,10 +127,12 @@ class RxQueue {
         n++;
         bytes += length;
         words[ids + i] = fresh;
+        // Back to the read format: the fresh buffer's address and DD clear (word 2). Word 3,
+        // the upper half of the header buffer address, keeps the last write-back: with
+        // one-buffer descriptors (SRRCTL.DESCTYPE) the NIC uses no header buffer (7.1.6.1).
         ring[w] = words[physLo + fresh];
         ring[w + 1] = words[physHi + fresh];
         ring[w + 2] = 0;
-        ring[w + 3] = 0;
       }
       i = (i + 1) & mask;
     }
