@@ -129,7 +129,7 @@ class RxQueue {
         words[ids + i] = fresh;
         // Back to the read format: the fresh buffer's address and DD clear (word 2). Word 3,
         // the upper half of the header buffer address, keeps the last write-back: with
-        // one-buffer descriptors (SRRCTL.DESCTYPE) the NIC uses no header buffer (7.1.6.1).
+        // one-buffer descriptors (SRRCTL.DESCTYPE) the NIC uses no header buffer (7.1.6).
         ring[w] = words[physLo + fresh];
         ring[w + 1] = words[physHi + fresh];
         ring[w + 2] = 0;

@@ -1,8 +1,8 @@
 'use strict';
 
 // Moving a ring's tail register (RDT, TDT) hands the descriptors before it to the NIC, so
-// every descriptor store must be visible before the tail store is (82599 datasheet 7.1.9,
-// 7.2.1.2: software writes descriptors, then the tail).
+// every descriptor store must be visible before the tail store is (82599 datasheet 7.1
+// and 7.2: software writes descriptors, then moves the tail).
 //
 // On x86 (x64, ia32) stores become visible in program order, and V8 keeps stores to typed
 // arrays in program order, so a plain store already says "after the descriptors". Atomics.store
@@ -17,4 +17,4 @@ function writeTail(regs, index, value) {
   else Atomics.store(regs, index, value);
 }
 
-module.exports = { writeTail, STORES_IN_ORDER };
+module.exports = { writeTail };
