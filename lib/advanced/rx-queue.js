@@ -11,6 +11,7 @@ const D = require('./descriptors');
 const { DmaMemory } = require('../memory');
 const { IxyError } = require('../errors');
 const { writeTail } = require('./tail');
+const { PACKETS, BYTES, newTotals } = require('../totals');
 const arena = require('../arena');
 const { allocWords, offsetOf } = arena;
 
@@ -39,8 +40,7 @@ class RxQueue {
     this.tailIndex = layout.RDT(index) >> 2;
     this.freeThreshold = freeThreshold;
     this.unreturned = 0; // descriptors refilled since the last RDT write
-    this.packets = 0;
-    this.bytes = 0;
+    this.totals = newTotals(); // packets and bytes (see lib/totals.js for why not properties)
     this.errors = 0; // frames the NIC flagged bad or split over descriptors: dropped here
     this.filled = false; // whether the ring holds buffers of the pool
   }
@@ -142,8 +142,9 @@ class RxQueue {
     if (i !== this.next) {
       this.unreturned += (i - this.next) & mask;
       this.next = i;
-      this.packets += n;
-      this.bytes += bytes;
+      const totals = this.totals;
+      totals[PACKETS] += n;
+      totals[BYTES] += bytes;
       if (this.unreturned >= this.freeThreshold) {
         this.unreturned = 0;
         // The tail names the last descriptor we gave back; writeTail (tail.js) keeps the
@@ -160,6 +161,15 @@ class RxQueue {
     const q = this.index;
     this.regs[R.RXDCTL(q) >> 2] &= ~R.RXDCTL_ENABLE;
     waitForClear(R.RXDCTL(q), R.RXDCTL_ENABLE, `RX queue ${q} to stop (RXDCTL.ENABLE)`);
+  }
+
+  // Frames and bytes this queue has moved since it was made.
+  get packets() {
+    return this.totals[PACKETS];
+  }
+
+  get bytes() {
+    return this.totals[BYTES];
   }
 
   // Gives every buffer on the ring back to the pool and releases the ring memory.

@@ -14,6 +14,7 @@ const { DmaMemory } = require('../memory');
 const { ID_BITS } = require('../mempool');
 const { IxyError } = require('../errors');
 const { writeTail } = require('./tail');
+const { PACKETS, BYTES, newTotals } = require('../totals');
 const arena = require('../arena');
 const { allocWords, offsetOf } = arena;
 
@@ -41,8 +42,7 @@ class TxQueue {
     this.tail = 0; // the next descriptor we fill
     this.clean = 0; // the oldest descriptor whose buffer we have not reclaimed
     this.tailIndex = layout.TDT(index) >> 2;
-    this.packets = 0;
-    this.bytes = 0;
+    this.totals = newTotals(); // packets and bytes (see lib/totals.js for why not properties)
   }
 
   // 4.6.8: ring address and length; prefetch/host/write-back thresholds from the layout
@@ -151,8 +151,9 @@ class TxQueue {
       this.tail = t;
       // Descriptors first, then the tail (writeTail keeps that order, see tail.js).
       writeTail(this.regs, this.tailIndex, t);
-      this.packets += n;
-      this.bytes += bytes;
+      const totals = this.totals;
+      totals[PACKETS] += n;
+      totals[BYTES] += bytes;
     }
     return n;
   }
@@ -173,6 +174,15 @@ class TxQueue {
     const q = this.index;
     this.regs[R.TXDCTL(q) >> 2] &= ~R.TXDCTL_ENABLE;
     waitForClear(R.TXDCTL(q), R.TXDCTL_ENABLE, `TX queue ${q} to stop (TXDCTL.ENABLE)`);
+  }
+
+  // Frames and bytes this queue has moved since it was made.
+  get packets() {
+    return this.totals[PACKETS];
+  }
+
+  get bytes() {
+    return this.totals[BYTES];
   }
 
   // Gives every buffer still on the ring back to its pool and releases the ring memory.

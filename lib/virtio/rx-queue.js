@@ -8,6 +8,7 @@
 // puts head 2k back on the available ring. receive() allocates nothing.
 const C = require('./constants');
 const { IxyError } = require('../errors');
+const { PACKETS, BYTES, newTotals } = require('../totals');
 
 const HEADER_SLOT = 16;
 
@@ -20,8 +21,7 @@ class VirtioRxQueue {
     this.chains = vq.size >> 1;
     this.bufferIds = new Uint32Array(this.chains);
     this.filled = false;
-    this.packets = 0;
-    this.bytes = 0;
+    this.totals = newTotals(); // packets and bytes (see lib/totals.js for why not properties)
     this.errors = 0;
   }
 
@@ -38,6 +38,15 @@ class VirtioRxQueue {
     }
     this.filled = true;
     vq.publish(this.chains);
+  }
+
+  // Frames and bytes this queue has moved since it was made.
+  get packets() {
+    return this.totals[PACKETS];
+  }
+
+  get bytes() {
+    return this.totals[BYTES];
   }
 
   receive(batch) {
@@ -86,8 +95,9 @@ class VirtioRxQueue {
     if (last !== vq.lastUsed) {
       vq.lastUsed = last;
       if (vq.publish(availIdx)) this.notify();
-      this.packets += n;
-      this.bytes += bytes;
+      const totals = this.totals;
+      totals[PACKETS] += n;
+      totals[BYTES] += bytes;
     }
     return n;
   }

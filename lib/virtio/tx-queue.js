@@ -6,6 +6,7 @@
 // separate descriptors is the layout legacy devices without VIRTIO_F_ANY_LAYOUT demand
 // and every device accepts. Free chains sit on a stack; send() allocates nothing.
 const C = require('./constants');
+const { PACKETS, BYTES, newTotals } = require('../totals');
 
 const HEADER_SLOT = 16;
 
@@ -19,8 +20,7 @@ class VirtioTxQueue {
     this.pools = new Array(this.chains).fill(null);
     this.freeChains = new Uint16Array(this.chains);
     this.freeCount = 0;
-    this.packets = 0;
-    this.bytes = 0;
+    this.totals = newTotals(); // packets and bytes (see lib/totals.js for why not properties)
   }
 
   // The fixed part of every chain: header descriptor -> data descriptor.
@@ -83,8 +83,9 @@ class VirtioTxQueue {
     if (n > 0) {
       // Then the notification, unless the device said it does not need one (2.6.10).
       if (vq.publish(availIdx)) this.notify();
-      this.packets += n;
-      this.bytes += bytes;
+      const totals = this.totals;
+      totals[PACKETS] += n;
+      totals[BYTES] += bytes;
     }
     return n;
   }
@@ -96,6 +97,15 @@ class VirtioTxQueue {
   drained() {
     this.reclaim();
     return this.freeCount === this.chains;
+  }
+
+  // Frames and bytes this queue has moved since it was made.
+  get packets() {
+    return this.totals[PACKETS];
+  }
+
+  get bytes() {
+    return this.totals[BYTES];
   }
 
   // Buffers still on the ring go home; the ring memory is released.

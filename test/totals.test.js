@@ -1,0 +1,83 @@
+'use strict';
+
+// A queue's packet and byte totals grow past 2^31 within seconds of forwarding. Passing
+// that line must neither lose counts nor throw away the optimised receive() and send()
+// (see lib/totals.js). Checked in a child process that may ask V8 what it has optimised.
+const assert = require('assert');
+const path = require('path');
+const { execFileSync } = require('child_process');
+
+const LIB = path.join(__dirname, '..', 'lib');
+
+// An RX and a TX queue on a register file in plain memory, and a stand-in NIC: every RX
+// descriptor up to RDT is completed with a `length`-byte frame, every TX descriptor up to
+// TDT is marked done. step() forwards one batch from rx to tx.
+const CHILD = `
+  const lib = ${JSON.stringify(LIB)};
+  const R = require(lib + '/ixgbe/registers');
+  const D = require(lib + '/advanced/descriptors');
+  const { RxQueue } = require(lib + '/advanced/rx-queue');
+  const { TxQueue } = require(lib + '/advanced/tx-queue');
+  const { Mempool } = require(lib + '/mempool');
+  const { PacketBatch } = require(lib + '/batch');
+  const SIZE = 512;
+  const regs = new Uint32Array(0x20000);
+  const pool = new Mempool({ entries: 1024 });
+  const rx = new RxQueue(regs, R, 0, SIZE, pool, 128);
+  const tx = new TxQueue(regs, R, 0, SIZE);
+  rx.start(() => {});
+  tx.start(() => {});
+  const batch = new PacketBatch(32);
+  let rxHead = 0;
+  let txHead = 0;
+  const seen = { rx: { packets: 0, bytes: 0 }, tx: { packets: 0, bytes: 0 } }; // counted here
+  function step(length) {
+    for (const rdt = regs[rx.tailIndex]; rxHead !== rdt; rxHead = (rxHead + 1) % SIZE) {
+      rx.ring[rxHead * 4 + 3] = length;
+      rx.ring[rxHead * 4 + 2] = D.RXD_STAT_DD | D.RXD_STAT_EOP;
+    }
+    for (const tdt = regs[tx.tailIndex]; txHead !== tdt; txHead = (txHead + 1) % SIZE) {
+      tx.ring[txHead * 4 + 3] = D.TXD_STAT_DD;
+    }
+    const n = rx.receive(batch);
+    const sent = tx.send(batch);
+    for (let i = 0; i < n; i++) {
+      seen.rx.packets++;
+      seen.rx.bytes += batch.lengths[i];
+      if (i < sent) {
+        seen.tx.packets++;
+        seen.tx.bytes += batch.lengths[i];
+      }
+    }
+    batch.freeFrom(sent);
+  }
+  const receive = RxQueue.prototype.receive;
+  const send = TxQueue.prototype.send;
+  const optimised = (f) => (%GetOptimizationStatus(f) & 16) !== 0;
+  %NeverOptimizeFunction(step); // so that receive() and send() run as functions of their own
+  %PrepareFunctionForOptimization(receive);
+  %PrepareFunctionForOptimization(send);
+  for (let i = 0; i < 100; i++) step(60);
+  %OptimizeFunctionOnNextCall(receive);
+  %OptimizeFunctionOnNextCall(send);
+  step(60);
+  const before = { receive: optimised(receive), send: optimised(send) };
+  // 65535-byte frames (the largest PKT_LEN), 32 per step: 2^31 bytes in 1024 steps.
+  while (rx.bytes < 2 ** 31 + 2 ** 24) step(0xffff);
+  const after = { receive: optimised(receive), send: optimised(send) };
+  process.stdout.write(JSON.stringify({ before, after, seen,
+    totals: { rx: { packets: rx.packets, bytes: rx.bytes }, tx: { packets: tx.packets, bytes: tx.bytes } } }));
+`;
+
+describe('queue totals', function () {
+  it('count past 2^31 bytes exactly, and receive() and send() stay optimised', function () {
+    this.timeout(20000);
+    // Without concurrent recompilation %OptimizeFunctionOnNextCall optimises right away.
+    const out = execFileSync(process.execPath, ['--allow-natives-syntax', '--no-concurrent-recompilation', '-e', CHILD], { encoding: 'utf8' });
+    const r = JSON.parse(out);
+    assert.deepStrictEqual(r.before, { receive: true, send: true }, 'the stand-in run did not get optimised code');
+    assert.ok(r.seen.rx.bytes > 2 ** 31 && r.seen.tx.bytes > 2 ** 31);
+    assert.deepStrictEqual(r.totals, r.seen);
+    assert.deepStrictEqual(r.after, { receive: true, send: true }, 'crossing 2^31 threw optimised code away');
+  });
+});
