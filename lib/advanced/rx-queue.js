@@ -98,16 +98,17 @@ class RxQueue {
     const ids = this.bufferIdsAt;
     const physLo = pool.physLoAt;
     const physHi = pool.physHiAt;
-    const freeIds = pool.freeAt;
     const outIds = batch.idsAt;
     const outLengths = batch.lengthsAt;
     const mask = this.mask;
-    // The pool's free stack top lives in a local for the loop (one load and one store per
-    // call instead of per packet); nothing else touches the pool meanwhile. Every frame
-    // handed out takes one fresh buffer, so taking at most `free` frames means the loop
-    // never finds the stack empty (a frame that finds none stays on the ring for later).
-    let free = pool.freeCount;
+    // Every frame handed out takes one fresh buffer from the pool's free stack, so taking
+    // at most `free` frames means the loop never finds the stack empty (a frame that finds
+    // none stays on the ring for later). Frame n takes the buffer n below the top: the
+    // stack shrinks with n, and the loop needs no count of its own for it (each value
+    // live in this loop costs spills; nothing else touches the pool meanwhile).
+    const free = pool.freeCount;
     const max = batch.capacity < free ? batch.capacity : free;
+    const top = pool.freeAt + free - 1; // words[top] is the top of the free stack
     let i = this.next;
     let n = 0;
     let bytes = 0;
@@ -120,7 +121,7 @@ class RxQueue {
         this.errors++;
         ring[w + 2] = 0;
       } else {
-        const fresh = words[freeIds + --free];
+        const fresh = words[top - n];
         const length = ring[w + 3] & 0xffff;
         words[outIds + n] = words[ids + i];
         words[outLengths + n] = length;
@@ -136,7 +137,7 @@ class RxQueue {
       }
       i = (i + 1) & mask;
     }
-    pool.freeCount = free;
+    pool.freeCount = free - n;
     batch.count = n;
     batch.pool = pool;
     if (i !== this.next) {
