@@ -140,7 +140,10 @@ export class Device {
 export interface OpenOptions {
   rxQueues?: number;
   txQueues?: number;
-  /** Descriptors per ring: a power of two, 64..8192 (default 512). */
+  /**
+   * Descriptors per ring: a power of two, 64..8192 (default 512). ixgbe and igb rings of all
+   * open devices share 4 MiB of DMA memory (16 bytes per descriptor): ENOMEM beyond it.
+   */
   rxRingSize?: number;
   txRingSize?: number;
   /** ixgbe, igb: RX descriptors handed back to the NIC per RDT write, 1..rxRingSize/2 (default rxRingSize/4). */

@@ -8,11 +8,12 @@
 // The buffer ids, like the pool's and the batch's arrays, are a span of the index arena:
 // receive() indexes `words` at offsets (see lib/arena.js for why).
 const D = require('./descriptors');
-const { DmaMemory } = require('../memory');
 const { IxyError } = require('../errors');
 const { writeTail } = require('./tail');
 const { PACKETS, BYTES, newTotals } = require('../totals');
 const arena = require('../arena');
+const ringMemory = require('../ring-memory');
+const { allocRing, releaseRing } = ringMemory;
 const { allocWords, offsetOf } = arena;
 
 const TWO_32 = 2 ** 32;
@@ -32,8 +33,11 @@ class RxQueue {
     this.size = ringSize;
     this.mask = ringSize - 1;
     this.pool = pool;
-    this.memory = new DmaMemory(ringSize * D.DESCRIPTOR_BYTES);
-    this.ring = new Uint32Array(this.memory.buffer, 0, ringSize * D.DESCRIPTOR_WORDS);
+    // The ring is a span of the shared ring memory: `ring` is its own view, the hot loops
+    // index ringMemory.words at ringAt instead (see lib/ring-memory.js for why).
+    this.span = allocRing(ringSize * D.DESCRIPTOR_BYTES);
+    this.ring = this.span.view;
+    this.ringAt = this.span.at;
     this.bufferIds = allocWords(ringSize);
     this.bufferIdsAt = offsetOf(this.bufferIds);
     this.next = 0; // the next descriptor the NIC will complete
@@ -54,7 +58,7 @@ class RxQueue {
     const bufferKiB = Math.floor(this.pool.bufferSize / 1024);
     regs[R.SRRCTL(q) >> 2] = (regs[R.SRRCTL(q) >> 2] & ~(R.SRRCTL_DESCTYPE_MASK | R.SRRCTL_BSIZEPACKET_MASK)) |
       R.SRRCTL_DESCTYPE_ADV_ONEBUF | R.SRRCTL_DROP_EN | bufferKiB;
-    const base = this.memory.physOf(0);
+    const base = this.span.phys;
     regs[R.RDBAL(q) >> 2] = base % TWO_32;
     regs[R.RDBAH(q) >> 2] = Math.floor(base / TWO_32);
     regs[R.RDLEN(q) >> 2] = this.size * D.DESCRIPTOR_BYTES;
@@ -92,7 +96,8 @@ class RxQueue {
   // Each completed descriptor gets a fresh buffer right away, so the ring stays full.
   receive(batch) {
     const words = arena.words; // a local, so TurboFan folds it (see lib/arena.js)
-    const ring = this.ring;
+    const ring = ringMemory.words; // likewise (lib/ring-memory.js); this ring starts at ringAt
+    const ringAt = this.ringAt;
     const pool = this.pool;
     // Offsets of the arrays in the arena: ids[i] is words[ids + i], and so on.
     const ids = this.bufferIdsAt;
@@ -113,7 +118,7 @@ class RxQueue {
     let n = 0;
     let bytes = 0;
     while (n < max) {
-      const w = i << 2;
+      const w = ringAt + (i << 2);
       const status = ring[w + 2];
       if ((status & RXD_STAT_DD) === 0) break;
       if ((status & (DONE_AND_WHOLE | RXD_ERROR_MASK)) !== DONE_AND_WHOLE) {
@@ -177,7 +182,7 @@ class RxQueue {
   close() {
     if (this.filled) this.pool.freeMany(this.bufferIds, 0, this.size);
     this.filled = false;
-    this.memory.free();
+    releaseRing(this.span);
   }
 }
 

@@ -10,12 +10,13 @@
 // bufferIds, the pools' free stacks and physical addresses and the batch's arrays are
 // spans of the index arena: send() and reclaim() index `words` at offsets (lib/arena.js).
 const D = require('./descriptors');
-const { DmaMemory } = require('../memory');
 const { ID_BITS } = require('../mempool');
 const { IxyError } = require('../errors');
 const { writeTail } = require('./tail');
 const { PACKETS, BYTES, newTotals } = require('../totals');
 const arena = require('../arena');
+const ringMemory = require('../ring-memory');
+const { allocRing, releaseRing } = ringMemory;
 const { allocWords, offsetOf } = arena;
 
 const TWO_32 = 2 ** 32;
@@ -32,8 +33,11 @@ class TxQueue {
     this.index = index;
     this.size = ringSize;
     this.mask = ringSize - 1;
-    this.memory = new DmaMemory(ringSize * D.DESCRIPTOR_BYTES);
-    this.ring = new Uint32Array(this.memory.buffer, 0, ringSize * D.DESCRIPTOR_WORDS);
+    // The ring is a span of the shared ring memory: `ring` is its own view, the hot loops
+    // index ringMemory.words at ringAt instead (see lib/ring-memory.js for why).
+    this.span = allocRing(ringSize * D.DESCRIPTOR_BYTES);
+    this.ring = this.span.view;
+    this.ringAt = this.span.at;
     this.bufferIds = allocWords(ringSize);
     this.bufferIdsAt = offsetOf(this.bufferIds);
     this.pools = []; // every pool whose buffers this queue has sent, by number k
@@ -51,7 +55,7 @@ class TxQueue {
     const regs = this.regs;
     const R = this.layout;
     const q = this.index;
-    const base = this.memory.physOf(0);
+    const base = this.span.phys;
     regs[R.TDBAL(q) >> 2] = base % TWO_32;
     regs[R.TDBAH(q) >> 2] = Math.floor(base / TWO_32);
     regs[R.TDLEN(q) >> 2] = this.size * D.DESCRIPTOR_BYTES;
@@ -72,13 +76,14 @@ class TxQueue {
   // so DD on the last descriptor of a group means the whole group is done.
   reclaim() {
     const words = arena.words; // a local, so TurboFan folds it (see lib/arena.js)
-    const ring = this.ring;
+    const ring = ringMemory.words; // likewise (lib/ring-memory.js); this ring starts at ringAt
+    const ringAt = this.ringAt;
     const mask = this.mask;
     const bufferIds = this.bufferIdsAt; // bufferIds[i] is words[bufferIds + i]
     let clean = this.clean;
     while (((this.tail - clean) & mask) >= CLEAN_BATCH) {
       const last = (clean + CLEAN_BATCH - 1) & mask;
-      if ((ring[(last << 2) + 3] & TXD_STAT_DD) === 0) break;
+      if ((ring[ringAt + (last << 2) + 3] & TXD_STAT_DD) === 0) break;
       // Buffers of a group nearly always share one pool: keep its free stack in locals
       // and switch only when the pool number changes.
       let k = words[bufferIds + clean] >>> ID_BITS;
@@ -121,7 +126,8 @@ class TxQueue {
   send(batch) {
     const words = arena.words; // a local, so TurboFan folds it (see lib/arena.js)
     this.reclaim();
-    const ring = this.ring;
+    const ring = ringMemory.words; // likewise (lib/ring-memory.js); this ring starts at ringAt
+    const ringAt = this.ringAt;
     const mask = this.mask;
     const pool = batch.pool;
     const tag = this.tagOf(pool);
@@ -138,7 +144,7 @@ class TxQueue {
     for (let k = 0; k < n; k++) {
       const id = words[ids + k];
       const length = words[lengths + k];
-      const w = t << 2;
+      const w = ringAt + (t << 2);
       ring[w] = words[physLo + id];
       ring[w + 1] = words[physHi + id];
       ring[w + 2] = SEND_COMMAND | length;
@@ -192,7 +198,7 @@ class TxQueue {
       this.pools[entry >>> ID_BITS].free(entry & ID_MASK);
     }
     this.clean = this.tail;
-    this.memory.free();
+    releaseRing(this.span);
   }
 }
 
