@@ -199,6 +199,38 @@ describe('ixgbe driver on the device model', function () {
   });
 
 
+  it('a TX queue gives back exactly the buffers it sent, in groups of 32', async function () {
+    const dev = await ixy.open(model.addresses[0]);
+    const pool = new ixy.Mempool({ entries: 256 });
+    const tx = dev.txQueues[0];
+    const batch = new ixy.PacketBatch(20);
+    const sent = [];
+    try {
+      await model.clear(0);
+      // 100 frames: three whole groups of 32 come back, the last 4 frames wait.
+      for (let k = 0; k < 5; k++) {
+        batch.pool = pool;
+        batch.count = pool.allocMany(batch.ids, 20);
+        for (let i = 0; i < batch.count; i++) {
+          ixy.packet.writeUdpFrame(batch.data(i), { size: 60 });
+          batch.lengths[i] = 60;
+          sent.push(batch.ids[i]);
+        }
+        assert.strictEqual(tx.send(batch), 20);
+      }
+      await model.waitFor(0, (s) => s.txFrames === 100, 5000);
+      tx.reclaim();
+      assert.strictEqual(pool.freeCount, 256 - 100 + 96);
+      // The top of the free stack: the first 96 frames' buffers, each once.
+      const back = Array.from(pool.freeIds.subarray(256 - 100, 256 - 4)).sort((x, y) => x - y);
+      assert.deepStrictEqual(back, sent.slice(0, 96).sort((x, y) => x - y));
+    } finally {
+      dev.close();
+    }
+    assert.strictEqual(pool.freeCount, 256);
+    pool.close();
+  });
+
   it('a TX queue carrying buffers of two mempools gives each buffer back to its own pool', async function () {
     const dev = await ixy.open(model.addresses[0]);
     const pools = [new ixy.Mempool({ entries: 256 }), new ixy.Mempool({ entries: 256 })];

@@ -73,38 +73,53 @@ class TxQueue {
   }
 
   // Frees the buffers of sent packets, CLEAN_BATCH at a time. The NIC completes in order,
-  // so DD on the last descriptor of a group means the whole group is done.
+  // so DD on the last descriptor of a group means the whole group is done. A group never
+  // wraps around the ring: clean moves in steps of CLEAN_BATCH from 0, and the ring size
+  // is a power of two of at least 64.
   reclaim() {
     const words = arena.words; // a local, so TurboFan folds it (see lib/arena.js)
     const ring = ringMemory.words; // likewise (lib/ring-memory.js); this ring starts at ringAt
     const ringAt = this.ringAt;
     const mask = this.mask;
-    const bufferIds = this.bufferIdsAt; // bufferIds[i] is words[bufferIds + i]
     let clean = this.clean;
     while (((this.tail - clean) & mask) >= CLEAN_BATCH) {
-      const last = (clean + CLEAN_BATCH - 1) & mask;
+      const last = clean + CLEAN_BATCH - 1;
       if ((ring[ringAt + (last << 2) + 3] & TXD_STAT_DD) === 0) break;
-      // Buffers of a group nearly always share one pool: keep its free stack in locals
-      // and switch only when the pool number changes.
-      let k = words[bufferIds + clean] >>> ID_BITS;
-      let pool = this.pools[k];
-      let freeIds = pool.freeAt;
-      let top = pool.freeCount;
-      for (let j = 0; j < CLEAN_BATCH; j++) {
-        const entry = words[bufferIds + ((clean + j) & mask)];
-        if (entry >>> ID_BITS !== k) {
-          pool.freeCount = top;
-          k = entry >>> ID_BITS;
-          pool = this.pools[k];
-          freeIds = pool.freeAt;
-          top = pool.freeCount;
-        }
-        words[freeIds + top++] = entry & ID_MASK;
+      const from = this.bufferIdsAt + clean; // the group's entries: words[from..from + 32)
+      if (this.pools.length === 1) {
+        // The usual case, one pool ever sent from: its tag is 0, entries are plain ids.
+        const pool = this.pools[0];
+        const to = pool.freeAt + pool.freeCount;
+        for (let j = 0; j < CLEAN_BATCH; j++) words[to + j] = words[from + j];
+        pool.freeCount += CLEAN_BATCH;
+      } else {
+        this.reclaimMixed(from);
       }
-      pool.freeCount = top;
       clean = (last + 1) & mask;
     }
     this.clean = clean;
+  }
+
+  // reclaim() for a group whose buffers may come from several pools. They nearly always
+  // share one: keep its free stack in locals and switch only when the pool number changes.
+  reclaimMixed(from) {
+    const words = arena.words;
+    let k = words[from] >>> ID_BITS;
+    let pool = this.pools[k];
+    let freeIds = pool.freeAt;
+    let top = pool.freeCount;
+    for (let j = 0; j < CLEAN_BATCH; j++) {
+      const entry = words[from + j];
+      if (entry >>> ID_BITS !== k) {
+        pool.freeCount = top;
+        k = entry >>> ID_BITS;
+        pool = this.pools[k];
+        freeIds = pool.freeAt;
+        top = pool.freeCount;
+      }
+      words[freeIds + top++] = entry & ID_MASK;
+    }
+    pool.freeCount = top;
   }
 
   // k << ID_BITS for this.pools[k], the pool's number on this queue (see the top of this
