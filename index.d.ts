@@ -27,12 +27,17 @@ export class Mempool {
   /** One view over all buffers: byte k of buffer id is bytes[(id << bufferShift) + k]. */
   readonly bytes: Uint8Array;
   readonly bufferShift: number;
-  /** physLo, physHi and freeIds are views into the driver's index arena (lib/arena.js). */
-  readonly physLo: Uint32Array;
-  readonly physHi: Uint32Array;
+  /**
+   * Physical addresses, two words per buffer: phys[2 * id] is the low half of buffer id's
+   * address, phys[2 * id + 1] the high half. phys and freeIds are views into the driver's
+   * index arena (lib/arena.js).
+   */
+  readonly phys: Uint32Array;
   readonly freeIds: Uint32Array;
   readonly freeCount: number;
   readonly inUse: number;
+  /** Buffer id's physical address. */
+  physOf(id: number): number;
   /** A free buffer's id, or -1 when the pool is empty. */
   alloc(): number;
   free(id: number): void;

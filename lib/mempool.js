@@ -3,10 +3,11 @@
 // A mempool: fixed-size packet buffers in DMA memory. A packet is a buffer id (a small
 // integer), never an object; everything about buffer i is made once, here:
 //   buffers[i]   a Uint8Array view of its bytes
-//   physLo[i], physHi[i]  its physical address as two 32-bit halves, ready for descriptors
+//   phys[2i], phys[2i + 1]  its physical address as low and high 32-bit halves, ready for
+//                descriptors (side by side: the RX and TX loops keep one offset, not two)
 // Free buffers sit on a stack of ids, so alloc and free are one array access each.
-// physLo, physHi and the free stack are spans of the index arena (arena.js); the RX and TX
-// loops use their offsets physLoAt, physHiAt and freeAt.
+// phys and the free stack are spans of the index arena (arena.js); the RX and TX loops use
+// their offsets physAt and freeAt.
 const { IxyError } = require('./errors');
 const { DmaMemory } = require('./memory');
 const { allocWords, offsetOf } = require('./arena');
@@ -37,23 +38,27 @@ class Mempool {
     this.bufferShift = Math.log2(bufferSize);
 
     this.buffers = new Array(entries);
-    this.physLo = allocWords(entries);
-    this.physHi = allocWords(entries);
+    this.phys = allocWords(2 * entries);
     this.freeIds = allocWords(entries);
-    this.physLoAt = offsetOf(this.physLo);
-    this.physHiAt = offsetOf(this.physHi);
+    this.physAt = offsetOf(this.phys);
     this.freeAt = offsetOf(this.freeIds);
     for (let i = 0; i < entries; i++) {
       const offset = i * bufferSize;
       const phys = this.memory.physOf(offset);
       this.buffers[i] = new Uint8Array(this.memory.buffer, offset, bufferSize);
-      this.physLo[i] = phys % TWO_32;
-      this.physHi[i] = Math.floor(phys / TWO_32);
+      this.phys[2 * i] = phys % TWO_32;
+      this.phys[2 * i + 1] = Math.floor(phys / TWO_32);
       // Stack order: alloc hands out low ids first, which keeps a small working set warm.
       this.freeIds[i] = entries - 1 - i;
     }
     this.freeCount = entries;
     if (debug) require('./ownership').makeChecked(this);
+  }
+
+  // The physical address of buffer id, as a number (for set-up code; the hot loops copy
+  // the two halves from phys).
+  physOf(id) {
+    return this.phys[2 * id] + this.phys[2 * id + 1] * TWO_32;
   }
 
   // One buffer id, or -1 when the pool is empty.

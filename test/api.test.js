@@ -8,6 +8,22 @@ const { execFileSync } = require('child_process');
 const ixy = require('../lib');
 const { packet } = ixy;
 
+describe('mempool', function () {
+  it('keeps each buffer\'s physical address as low and high words, side by side', function () {
+    const pool = new ixy.Mempool({ entries: 2048, bufferSize: 2048 }); // two hugepages
+    try {
+      for (const id of [0, 1, 1023, 1024, 2047]) {
+        const phys = pool.memory.physOf(id * pool.bufferSize); // what the addon says
+        assert.strictEqual(pool.physOf(id), phys);
+        assert.strictEqual(pool.phys[2 * id], phys % 2 ** 32);
+        assert.strictEqual(pool.phys[2 * id + 1], Math.floor(phys / 2 ** 32));
+      }
+    } finally {
+      pool.close();
+    }
+  });
+});
+
 describe('packet helpers', function () {
   it('builds Ethernet/IPv4/UDP header by header and parses it back without allocating', function () {
     const b = new Uint8Array(128);

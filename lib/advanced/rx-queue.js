@@ -86,8 +86,8 @@ class RxQueue {
 
   writeReadDescriptor(i, id) {
     const w = i << 2;
-    this.ring[w] = this.pool.physLo[id];
-    this.ring[w + 1] = this.pool.physHi[id];
+    this.ring[w] = this.pool.phys[2 * id];
+    this.ring[w + 1] = this.pool.phys[2 * id + 1];
     this.ring[w + 2] = 0; // header address 0; also clears DD of the last write-back
     this.ring[w + 3] = 0;
   }
@@ -101,8 +101,7 @@ class RxQueue {
     const pool = this.pool;
     // Offsets of the arrays in the arena: ids[i] is words[ids + i], and so on.
     const ids = this.bufferIdsAt;
-    const physLo = pool.physLoAt;
-    const physHi = pool.physHiAt;
+    const phys = pool.physAt;
     const outIds = batch.idsAt;
     const outLengths = batch.lengthsAt;
     const mask = this.mask;
@@ -136,8 +135,9 @@ class RxQueue {
         // Back to the read format: the fresh buffer's address and DD clear (word 2). Word 3,
         // the upper half of the header buffer address, keeps the last write-back: with
         // one-buffer descriptors (SRRCTL.DESCTYPE) the NIC uses no header buffer (7.1.6).
-        ring[w] = words[physLo + fresh];
-        ring[w + 1] = words[physHi + fresh];
+        const p = phys + (fresh << 1);
+        ring[w] = words[p];
+        ring[w + 1] = words[p + 1];
         ring[w + 2] = 0;
       }
       i = (i + 1) & mask;

@@ -148,8 +148,7 @@ class TxQueue {
     const tag = this.tagOf(pool);
     // Offsets in the arena: ids[k] is words[ids + k], and so on.
     const bufferIds = this.bufferIdsAt;
-    const physLo = pool.physLoAt;
-    const physHi = pool.physHiAt;
+    const phys = pool.physAt;
     const ids = batch.idsAt;
     const lengths = batch.lengthsAt;
     const room = this.mask - ((this.tail - this.clean) & mask); // one slot stays empty
@@ -160,8 +159,9 @@ class TxQueue {
       const id = words[ids + k];
       const length = words[lengths + k];
       const w = ringAt + (t << 2);
-      ring[w] = words[physLo + id];
-      ring[w + 1] = words[physHi + id];
+      const p = phys + (id << 1);
+      ring[w] = words[p];
+      ring[w + 1] = words[p + 1];
       ring[w + 2] = SEND_COMMAND | length;
       ring[w + 3] = length << D.TXD_PAYLEN_SHIFT;
       words[bufferIds + t] = id | tag;

@@ -33,7 +33,7 @@ class VirtioRxQueue {
       if (id < 0) throw new IxyError('EINVAL', `a mempool of ${this.pool.entries} buffers is too small for a virtio RX ring of ${this.chains}`);
       this.bufferIds[k] = id;
       vq.setDescriptor(2 * k, vq.scratchPhys(k * HEADER_SLOT), this.headerBytes, C.DESC_F_WRITE | C.DESC_F_NEXT, 2 * k + 1);
-      vq.setDescriptor(2 * k + 1, this.pool.physLo[id] + this.pool.physHi[id] * 2 ** 32, this.pool.bufferSize, C.DESC_F_WRITE, 0);
+      vq.setDescriptor(2 * k + 1, this.pool.physOf(id), this.pool.bufferSize, C.DESC_F_WRITE, 0);
       vq.avail[2 + k] = 2 * k;
     }
     this.filled = true;
@@ -83,8 +83,8 @@ class VirtioRxQueue {
         bytes += length;
         ids[k] = fresh;
         const w = (head + 1) << 2;
-        desc[w] = pool.physLo[fresh];
-        desc[w + 1] = pool.physHi[fresh];
+        desc[w] = pool.phys[2 * fresh];
+        desc[w + 1] = pool.phys[2 * fresh + 1];
       }
       avail[2 + (availIdx & mask)] = head;
       availIdx = (availIdx + 1) & 0xffff;

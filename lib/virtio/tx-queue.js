@@ -59,8 +59,7 @@ class VirtioTxQueue {
     const avail = vq.avail;
     const mask = vq.mask;
     const pool = batch.pool;
-    const physLo = pool.physLo;
-    const physHi = pool.physHi;
+    const phys = pool.phys;
     const ids = batch.ids;
     const lengths = batch.lengths;
     const n = batch.count < this.freeCount ? batch.count : this.freeCount;
@@ -71,8 +70,8 @@ class VirtioTxQueue {
       const length = lengths[i];
       const k = this.freeChains[--this.freeCount];
       const w = (2 * k + 1) << 2;
-      desc[w] = physLo[id];
-      desc[w + 1] = physHi[id];
+      desc[w] = phys[2 * id];
+      desc[w + 1] = phys[2 * id + 1];
       desc[w + 2] = length;
       this.bufferIds[k] = id;
       this.pools[k] = pool;
