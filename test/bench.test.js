@@ -31,7 +31,7 @@ describe('npm run bench (--quick)', function () {
   });
 
   it('measures JS and C forwarding, generate and the model ceiling, and writes the results', function (done) {
-    const args = [RUN, '--quick', '--batches', '32', '--runs', '2', '--seconds', '0.5', '--warmup', '0.3', '--results', tmp];
+    const args = [RUN, '--quick', '--batches', '32', '--runs', '2', '--seconds', '0.5', '--warmup', '0.3', '--ring', '1024', '--results', tmp];
     execFile(process.execPath, args, { timeout: 110000 }, (err, stdout, stderr) => {
       if (err) return done(new Error(`bench failed: ${stderr || err.message}`));
       try {
@@ -42,6 +42,8 @@ describe('npm run bench (--quick)', function () {
         assert.strictEqual(r.forward.length, 1);
         const row = r.forward[0];
         assert.strictEqual(row.batch, 32);
+        assert.strictEqual(r.options.ringSize, 1024);
+        assert.strictEqual(row.c.runs[0].driver.ring, 1024, 'the C yardstick ran with --ring');
         checkMeasurement(row.js, 'forward.js');
         checkMeasurement(row.c, 'forward.c');
         // The ratio pairs each JS run with the C run just before it: the median of two pairs.

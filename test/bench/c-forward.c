@@ -278,8 +278,8 @@ int main(int argc, char **argv)
 	}
 	double s = (now_ns() - tw) / 1e9;
 	double mpps = (moved - base) / s / 1e6;
-	printf("{\"packets\":%llu,\"seconds\":%.3f,\"mpps\":%.3f,\"nsPerPacket\":%.2f,\"batch\":%u,\"touch\":%d,\"mode\":\"%s\",\"rxPerCall\":%.2f}\n",
+	printf("{\"packets\":%llu,\"seconds\":%.3f,\"mpps\":%.3f,\"nsPerPacket\":%.2f,\"batch\":%u,\"touch\":%d,\"mode\":\"%s\",\"ring\":%u,\"rxPerCall\":%.2f}\n",
 	       (unsigned long long)(moved - base), s, mpps, mpps > 0 ? 1e3 / mpps : 0, batch, touch,
-	       generate ? "generate" : "forward", rx_calls ? (double)rx_frames / rx_calls : 0.0);
+	       generate ? "generate" : "forward", ring, rx_calls ? (double)rx_frames / rx_calls : 0.0);
 	return 0;
 }

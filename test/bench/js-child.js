@@ -62,7 +62,9 @@ async function main() {
   });
   // Run a little past the window so the runner's last sample falls inside the run.
   const seconds = cfg.warmup + cfg.seconds + 0.5;
-  const options = { batchSize: cfg.batch, seconds, out };
+  // The same RX and TX ring size as the C yardstick's --ring.
+  const deviceOptions = { rxRingSize: cfg.ring, txRingSize: cfg.ring };
+  const options = { batchSize: cfg.batch, seconds, out, deviceOptions };
   let packets;
   if (cfg.mode === 'generate') {
     const r = await generate(cfg.addresses[0], options);

@@ -34,17 +34,17 @@ function childCommand(lang, cfg, cForward) {
   if (lang === 'c') {
     const margin = 0.5; // keep running past the runner's last sample
     return [cForward, [cfg.dir, '--mode', cfg.mode, '--batch', String(cfg.batch), '--touch', cfg.touch === false ? '0' : '1',
-      '--warmup', String(cfg.warmup), '--seconds', String(cfg.seconds + margin)]];
+      '--warmup', String(cfg.warmup), '--seconds', String(cfg.seconds + margin), '--ring', String(cfg.ring)]];
   }
   return [process.execPath, [JS_CHILD, JSON.stringify(cfg)]];
 }
 
 // Resolves with { mpps, nsPerPacket, packets, seconds, child: <the child's last JSON line> }.
-async function runOne({ lang, mode = 'forward', batch, warmup, seconds, touch = true, cForward }) {
+async function runOne({ lang, mode = 'forward', batch, warmup, seconds, touch = true, ring = 512, cForward }) {
   const model = await Model.start({ ports: 2, config: MODEL_CONFIG[mode] });
   let child = null;
   try {
-    const cfg = { mode, batch, warmup, seconds, touch, dir: model.dir, addresses: model.addresses };
+    const cfg = { mode, batch, warmup, seconds, touch, ring, dir: model.dir, addresses: model.addresses };
     const [cmd, args] = childCommand(lang, cfg, cForward);
     child = spawn(cmd, args, { env: { ...process.env, IXY_PCI_ROOT: model.dir }, stdio: ['ignore', 'pipe', 'pipe'] });
     const lines = [];

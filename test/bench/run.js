@@ -2,7 +2,7 @@
 'use strict';
 
 // npm run bench [-- --quick] [--seconds S] [--warmup S] [--runs N] [--batches 1,2,..]
-//                [--no-c] [--results DIR] [--latest | --no-latest]
+//                [--ring N] [--no-c] [--results DIR] [--latest | --no-latest]
 // Bidirectional forwarding on the model (64-byte frames, sources unlimited, sinks without
 // check), one driver process per run, for each batch size: the JS driver and the C
 // yardstick side by side, their runs alternating; then the TX-only rate of `generate`,
@@ -20,7 +20,7 @@ const { spread, summarize, machine } = require('./summary');
 const ALL_BATCHES = [1, 2, 4, 8, 16, 32, 64, 128, 256];
 
 function parseArgs(argv) {
-  const o = { quick: false, seconds: 3, warmup: 1, runs: 3, batches: ALL_BATCHES, c: true, results: path.join(__dirname, 'results'), latest: null };
+  const o = { quick: false, seconds: 3, warmup: 1, runs: 3, batches: ALL_BATCHES, ring: 512, c: true, results: path.join(__dirname, 'results'), latest: null };
   for (let i = 0; i < argv.length; i++) {
     const a = argv[i];
     const next = () => {
@@ -32,6 +32,7 @@ function parseArgs(argv) {
     else if (a === '--warmup') o.warmup = Number(next());
     else if (a === '--runs') o.runs = Number(next());
     else if (a === '--batches') o.batches = next().split(',').map(Number);
+    else if (a === '--ring') o.ring = Number(next());
     else if (a === '--no-c') o.c = false;
     else if (a === '--results') o.results = next();
     else if (a === '--latest') o.latest = true;
@@ -46,6 +47,7 @@ function parseArgs(argv) {
   }
   if (o.latest === null) o.latest = !o.quick; // a smoke test must not replace the published figures
   for (const b of o.batches) if (!Number.isInteger(b) || b < 1 || b > 4096) throw new Error(`bad batch size ${b}`);
+  if (!Number.isInteger(o.ring) || o.ring < 64 || o.ring > 4096 || (o.ring & (o.ring - 1)) !== 0) throw new Error(`--ring must be a power of two from 64 to 4096, got ${o.ring}`);
   if (!(o.seconds > 0) || !(o.warmup >= 0) || !(o.runs >= 1)) throw new Error('--seconds, --warmup and --runs must be positive');
   return o;
 }
@@ -62,7 +64,7 @@ function printSummary(label, s) {
 
 async function measure(o, spec, label) {
   const runs = [];
-  for (let r = 0; r < o.runs; r++) runs.push(await runOne({ warmup: o.warmup, seconds: o.seconds, ...spec }));
+  for (let r = 0; r < o.runs; r++) runs.push(await runOne({ warmup: o.warmup, seconds: o.seconds, ring: o.ring, ...spec }));
   const s = summarize(runs);
   printSummary(label, s);
   return s;
@@ -75,8 +77,8 @@ async function measurePair(o, spec) {
   const c = [];
   const js = [];
   for (let r = 0; r < o.runs; r++) {
-    c.push(await runOne({ warmup: o.warmup, seconds: o.seconds, ...spec, lang: 'c' }));
-    js.push(await runOne({ warmup: o.warmup, seconds: o.seconds, ...spec, lang: 'js' }));
+    c.push(await runOne({ warmup: o.warmup, seconds: o.seconds, ring: o.ring, ...spec, lang: 'c' }));
+    js.push(await runOne({ warmup: o.warmup, seconds: o.seconds, ring: o.ring, ...spec, lang: 'js' }));
   }
   const row = { c: summarize(c), js: summarize(js) };
   row.ratios = spread(js.map((run, r) => run.mpps / c[r].mpps));
@@ -91,7 +93,7 @@ async function main() {
   const o = parseArgs(process.argv.slice(2));
   const cForward = o.c ? buildCForward() : null;
   const started = new Date();
-  const result = { date: started.toISOString(), machine: machine(), options: { seconds: o.seconds, warmup: o.warmup, runs: o.runs, frameSize: 60, ringSize: 512 } };
+  const result = { date: started.toISOString(), machine: machine(), options: { seconds: o.seconds, warmup: o.warmup, runs: o.runs, frameSize: 60, ringSize: o.ring } };
   process.stdout.write(`bench: ${o.runs} run(s) of ${o.warmup}+${o.seconds} s per point; load average ${os.loadavg().map((l) => l.toFixed(2)).join(' ')}\n`);
 
   result.forward = [];
