@@ -92,7 +92,13 @@ export interface RxQueue {
 }
 
 export interface TxQueue {
+  /**
+   * Queues the batch; returns how many packets fit. Buffers of sent packets go back to
+   * their pool when a quarter or less of the ring is free, or when the batch's pool has
+   * fewer free buffers than the ring has descriptors.
+   */
   send(batch: PacketBatch): number;
+  /** Gives the buffers of every sent packet back to their pools now. */
   reclaim(): void;
   readonly packets: number;
   readonly bytes: number;

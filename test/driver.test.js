@@ -201,7 +201,7 @@ describe('ixgbe driver on the device model', function () {
 
   it('a TX queue gives back exactly the buffers it sent, in groups of 32', async function () {
     const dev = await ixy.open(model.addresses[0]);
-    const pool = new ixy.Mempool({ entries: 256 });
+    const pool = new ixy.Mempool({ entries: 4096 }); // large: send() itself reclaims nothing here
     const tx = dev.txQueues[0];
     const batch = new ixy.PacketBatch(20);
     const sent = [];
@@ -220,15 +220,47 @@ describe('ixgbe driver on the device model', function () {
       }
       await model.waitFor(0, (s) => s.txFrames === 100, 5000);
       tx.reclaim();
-      assert.strictEqual(pool.freeCount, 256 - 100 + 96);
+      assert.strictEqual(pool.freeCount, 4096 - 100 + 96);
       // The top of the free stack: the first 96 frames' buffers, each once.
-      const back = Array.from(pool.freeIds.subarray(256 - 100, 256 - 4)).sort((x, y) => x - y);
+      const back = Array.from(pool.freeIds.subarray(4096 - 100, 4096 - 4)).sort((x, y) => x - y);
       assert.deepStrictEqual(back, sent.slice(0, 96).sort((x, y) => x - y));
     } finally {
       dev.close();
     }
-    assert.strictEqual(pool.freeCount, 256);
+    assert.strictEqual(pool.freeCount, 4096);
     pool.close();
+  });
+
+  it('send() leaves sent buffers on a roomy ring, but a pool smaller than the ring never runs dry', async function () {
+    const dev = await ixy.open(model.addresses[0]); // TX ring of 512
+    const big = new ixy.Mempool({ entries: 4096 });
+    const small = new ixy.Mempool({ entries: 64 });
+    const tx = dev.txQueues[0];
+    const batch = new ixy.PacketBatch(32);
+    const sendFrom = (pool) => {
+      batch.pool = pool;
+      batch.count = pool.allocMany(batch.ids, 32);
+      for (let i = 0; i < batch.count; i++) batch.lengths[i] = 60;
+      return tx.send(batch);
+    };
+    try {
+      await model.clear(0);
+      // 4 batches from a big pool: 128 in flight, far from 3/4 of the ring: nothing comes back.
+      for (let k = 0; k < 4; k++) assert.strictEqual(sendFrom(big), 32);
+      await model.waitFor(0, (s) => s.txFrames === 128, 5000);
+      assert.strictEqual(sendFrom(big), 32);
+      assert.strictEqual(big.freeCount, 4096 - 160);
+      // 640 frames from a pool of 64 (ten times the pool): each send finds buffers again.
+      for (let k = 0; k < 20; k++) {
+        assert.strictEqual(sendFrom(small), 32, `batch ${k} from the small pool`);
+        await model.waitFor(0, (s) => s.txFrames === 160 + 32 * (k + 1), 5000);
+      }
+    } finally {
+      dev.close();
+    }
+    assert.deepStrictEqual([big.freeCount, small.freeCount], [4096, 64]);
+    big.close();
+    small.close();
   });
 
   it('a TX queue carrying buffers of two mempools gives each buffer back to its own pool', async function () {

@@ -45,6 +45,10 @@ class TxQueue {
     this.lastTag = 0;
     this.tail = 0; // the next descriptor we fill
     this.clean = 0; // the oldest descriptor whose buffer we have not reclaimed
+    // send() reclaims once this many descriptors are in flight (fewer than a quarter of the
+    // ring free), as DPDK's tx_free_thresh: most sends then skip the DD read of a line the
+    // NIC is writing, and buffers come back in larger runs.
+    this.reclaimAt = ringSize - ringSize / 4;
     this.tailIndex = layout.TDT(index) >> 2;
     this.totals = newTotals(); // packets and bytes (see lib/totals.js for why not properties)
   }
@@ -140,11 +144,14 @@ class TxQueue {
   // free them (batch.freeFrom(sent)) or try again.
   send(batch) {
     const words = arena.words; // a local, so TurboFan folds it (see lib/arena.js)
-    this.reclaim();
-    const ring = ringMemory.words; // likewise (lib/ring-memory.js); this ring starts at ringAt
-    const ringAt = this.ringAt;
     const mask = this.mask;
     const pool = batch.pool;
+    // Reclaim when the ring is filling up, and also whenever the pool being sent from has
+    // less than a ring's worth of buffers free: a small pool must not wait for buffers
+    // that sit on a ring that will never fill.
+    if (((this.tail - this.clean) & mask) >= this.reclaimAt || pool.freeCount < this.size) this.reclaim();
+    const ring = ringMemory.words; // likewise (lib/ring-memory.js); this ring starts at ringAt
+    const ringAt = this.ringAt;
     const tag = this.tagOf(pool);
     // Offsets in the arena: ids[k] is words[ids + k], and so on.
     const bufferIds = this.bufferIdsAt;

@@ -11,8 +11,9 @@
  *  - RX like lib/advanced/rx-queue.js: check DD, hand out the buffer, put a
  *    fresh one from the free stack into the descriptor, RDT = last processed,
  *    written once at least --rx-free descriptors (default ring/4) are refilled;
- *  - TX like lib/advanced/tx-queue.js: reclaim in groups of 32 by checking DD
- *    of a group's last descriptor, write the descriptors, one TDT write;
+ *  - TX like lib/advanced/tx-queue.js: once 3/4 of the ring is in flight (or
+ *    the pool runs low), reclaim in groups of 32 by checking DD of a group's
+ *    last descriptor; write the descriptors, one TDT write;
  *  - forwarding like lib/apps/forward.js: rx A -> touch one byte -> tx B and
  *    back; what TX cannot take is freed.
  * It is written to be as fast as C allows (64-bit descriptor stores, release
@@ -155,7 +156,9 @@ static void tx_reclaim(struct txq *q)
 
 static uint32_t tx_batch(struct txq *q, struct batch *b)
 {
-	tx_reclaim(q);
+	/* reclaim once 3/4 of the ring is in flight, or the pool runs low */
+	if (((q->head - q->clean) & q->mask) >= q->mask + 1 - (q->mask + 1) / 4 || b->pool->count < q->mask + 1)
+		tx_reclaim(q);
 	uint32_t room = q->mask - ((q->head - q->clean) & q->mask);
 	uint32_t n = b->count < room ? b->count : room, t = q->head;
 	const uint64_t *phys = b->pool->phys;
