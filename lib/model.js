@@ -50,7 +50,9 @@ class Model {
   // Start a model; resolves when it printed its ready line.
   static start({ ports = 2, config = [], binary, dir, args = [] } = {}) {
     const bin = binary || Model.binaryPath();
-    const argv = ['--ports', String(ports), ...args];
+    // --parent: the model exits when this process dies, even by SIGKILL or an unhandled
+    // SIGINT, when no 'exit' handler runs.
+    const argv = ['--ports', String(ports), '--parent', String(process.pid), ...args];
     if (dir) argv.push('--dir', dir);
     if (config.length) argv.push('--config', config.join('; '));
     const child = childProcess.spawn(bin, argv, { stdio: ['ignore', 'pipe', 'pipe'] });

@@ -260,6 +260,21 @@ describe('device model', function () {
       }
     });
 
+    it('exits and removes its files when the process that started it is killed', async () => {
+      // A Node process starts a model and is killed with SIGKILL: no 'exit' handler runs.
+      const script = `require(${JSON.stringify(path.join(__dirname, '..', 'lib', 'model'))}).Model.start({ ports: 1 })` +
+        '.then((m) => { console.log(JSON.stringify({ pid: m.pid, dir: m.dir })); setInterval(() => {}, 1000); });';
+      const parent = childProcess.spawn(process.execPath, ['-e', script], { stdio: ['ignore', 'pipe', 'inherit'] });
+      const line = await new Promise((resolve) => parent.stdout.once('data', (b) => resolve(String(b))));
+      const { pid, dir } = JSON.parse(line);
+      assert.ok(fs.existsSync(dir));
+      parent.kill('SIGKILL');
+      const alive = () => { try { process.kill(pid, 0); return true; } catch { return false; } };
+      for (let t = 0; t < 100 && (alive() || fs.existsSync(dir)); t++) await new Promise((r) => setTimeout(r, 50));
+      assert.ok(!alive(), `model ${pid} still running`);
+      assert.ok(!fs.existsSync(dir), `${dir} left behind`);
+    });
+
     it('removes its files and socket on stop, and after SIGKILL via stop()', async () => {
       let model = await Model.start({ ports: 3 });
       assert.ok(fs.existsSync(model.socket));

@@ -2,11 +2,13 @@
  * main.c - ixy-model: command line, start-up, shutdown.
  *
  *   ixy-model [--ports N] [--dir DIR] [--socket PATH] [--config "CMD; CMD"]
- *             [run -- COMMAND ARGS...]
+ *             [--parent PID] [run -- COMMAND ARGS...]
  *
  * Creates one PCI device directory per port under DIR, starts the data
  * thread and the control socket, prints one JSON "ready" line and waits
- * for SIGTERM/SIGINT (or for the command of `run --` to exit).
+ * for SIGTERM/SIGINT (or for the command of `run --` to exit).  With
+ * --parent, also for process PID (the one that started the model) to die:
+ * a parent killed outright must not leave a model spinning on a core.
  */
 #define _GNU_SOURCE
 #include <dirent.h>
@@ -15,6 +17,7 @@
 #include <signal.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/prctl.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -135,6 +138,7 @@ int main(int argc, char **argv)
 {
 	int nports = 2;
 	const char *dir = NULL, *sock = NULL, *config = NULL;
+	pid_t parent = 0;
 	char **run_argv = NULL;
 
 	for (int i = 1; i < argc; i++) {
@@ -151,12 +155,18 @@ int main(int argc, char **argv)
 			sock = argv[++i];
 		} else if (!strcmp(a, "--config") && i + 1 < argc) {
 			config = argv[++i];
+		} else if (!strcmp(a, "--parent") && i + 1 < argc) {
+			char *end;
+			long v = strtol(argv[++i], &end, 10);
+			if (*end || v < 1)
+				usage_error("--parent must be a process id, got '%s'", argv[i]);
+			parent = (pid_t)v;
 		} else if (!strcmp(a, "run") && i + 1 < argc && !strcmp(argv[i + 1], "--") && i + 2 < argc) {
 			run_argv = argv + i + 2;
 			break;
 		} else {
 			usage_error("bad argument '%s' (usage: ixy-model [--ports N] [--dir DIR] "
-				    "[--socket PATH] [--config \"CMD; ...\"] [run -- COMMAND...])", a);
+				    "[--socket PATH] [--config \"CMD; ...\"] [--parent PID] [run -- COMMAND...])", a);
 		}
 	}
 	if (dir)
@@ -188,6 +198,14 @@ int main(int argc, char **argv)
 	sigaddset(&set, SIGHUP);
 	pthread_sigmask(SIG_BLOCK, &set, NULL);
 	signal(SIGPIPE, SIG_IGN);
+	/* --parent: the kernel sends SIGTERM when the parent dies (handled below
+	 * like any SIGTERM); a parent already gone before this call is caught by
+	 * the getppid() check. */
+	if (parent) {
+		prctl(PR_SET_PDEATHSIG, SIGTERM);
+		if (getppid() != parent)
+			raise(SIGTERM);
+	}
 
 	M.nports = nports;
 	for (int i = 0; i < nports; i++) {
