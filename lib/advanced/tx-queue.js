@@ -149,8 +149,8 @@ class TxQueue {
     // Reclaim when the ring is filling up, and also whenever the pool being sent from has
     // less than a ring's worth of buffers free: a small pool must not wait for buffers
     // that sit on a ring that will never fill.
-    if (((this.tail - this.clean) & mask) >= this.reclaimAt || pool.freeCount < this.size) this.reclaim();
-    const ring = ringMemory.words; // likewise (lib/ring-memory.js); this ring starts at ringAt
+    if (this.inFlight >= this.reclaimAt || pool.freeCount < this.size) this.reclaim();
+    const ring = ringMemory.words; // a local too (lib/ring-memory.js); this ring starts at ringAt
     const ringAt = this.ringAt;
     const tag = this.tagOf(pool);
     // Offsets in the arena: ids[k] is words[ids + k], and so on.
