@@ -27,6 +27,17 @@ function forwardWithoutLoss(rxQueue, txQueue, batch) {
   batch.count -= sent;
 }
 
+// Fills the batch with as many 60-byte UDP frames from `pool` as it holds; returns how many.
+function fillBatch(batch, pool) {
+  batch.pool = pool;
+  batch.count = pool.allocMany(batch.ids, batch.capacity);
+  for (let i = 0; i < batch.count; i++) {
+    ixy.packet.writeUdpFrame(batch.data(i), { size: 60 });
+    batch.lengths[i] = 60;
+  }
+  return batch.count;
+}
+
 describe('ixgbe driver on the device model', function () {
   let model;
   let tmp;
@@ -209,13 +220,8 @@ describe('ixgbe driver on the device model', function () {
       await model.clear(0);
       // 100 frames: three whole groups of 32 come back, the last 4 frames wait.
       for (let k = 0; k < 5; k++) {
-        batch.pool = pool;
-        batch.count = pool.allocMany(batch.ids, 20);
-        for (let i = 0; i < batch.count; i++) {
-          ixy.packet.writeUdpFrame(batch.data(i), { size: 60 });
-          batch.lengths[i] = 60;
-          sent.push(batch.ids[i]);
-        }
+        fillBatch(batch, pool);
+        sent.push(...batch.ids);
         assert.strictEqual(tx.send(batch), 20);
       }
       await model.waitFor(0, (s) => s.txFrames === 100, 5000);
@@ -238,9 +244,7 @@ describe('ixgbe driver on the device model', function () {
     const tx = dev.txQueues[0];
     const batch = new ixy.PacketBatch(32);
     const sendFrom = (pool) => {
-      batch.pool = pool;
-      batch.count = pool.allocMany(batch.ids, 32);
-      for (let i = 0; i < batch.count; i++) batch.lengths[i] = 60;
+      fillBatch(batch, pool);
       return tx.send(batch);
     };
     try {
@@ -272,13 +276,7 @@ describe('ixgbe driver on the device model', function () {
       await model.clear(0);
       // 80 frames in batches of 8, alternating pools: the reclaim groups of 32 mix both.
       for (let k = 0; k < 10; k++) {
-        const pool = pools[k % 2];
-        batch.pool = pool;
-        batch.count = pool.allocMany(batch.ids, 8);
-        for (let i = 0; i < batch.count; i++) {
-          ixy.packet.writeUdpFrame(batch.data(i), { size: 60 });
-          batch.lengths[i] = 60;
-        }
+        fillBatch(batch, pools[k % 2]);
         assert.strictEqual(tx.send(batch), 8);
       }
       await model.waitFor(0, (s) => s.txFrames === 80, 5000);

@@ -62,9 +62,14 @@ function printSummary(label, s) {
     `${s.rxPerCall && s.rxPerCall.median > 0 ? `  mean RX batch ${fmt(s.rxPerCall.median, 1)}` : ''}\n`);
 }
 
+// One run of `spec` with the command line's timing and ring size.
+function runWith(o, spec) {
+  return runOne({ warmup: o.warmup, seconds: o.seconds, ring: o.ring, ...spec });
+}
+
 async function measure(o, spec, label) {
   const runs = [];
-  for (let r = 0; r < o.runs; r++) runs.push(await runOne({ warmup: o.warmup, seconds: o.seconds, ring: o.ring, ...spec }));
+  for (let r = 0; r < o.runs; r++) runs.push(await runWith(o, spec));
   const s = summarize(runs);
   printSummary(label, s);
   return s;
@@ -77,8 +82,8 @@ async function measurePair(o, spec) {
   const c = [];
   const js = [];
   for (let r = 0; r < o.runs; r++) {
-    c.push(await runOne({ warmup: o.warmup, seconds: o.seconds, ring: o.ring, ...spec, lang: 'c' }));
-    js.push(await runOne({ warmup: o.warmup, seconds: o.seconds, ring: o.ring, ...spec, lang: 'js' }));
+    c.push(await runWith(o, { ...spec, lang: 'c' }));
+    js.push(await runWith(o, { ...spec, lang: 'js' }));
   }
   const row = { c: summarize(c), js: summarize(js) };
   row.ratios = spread(js.map((run, r) => run.mpps / c[r].mpps));
