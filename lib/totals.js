@@ -14,4 +14,19 @@ function newTotals() {
   return new Float64Array(2);
 }
 
-module.exports = { PACKETS, BYTES, newTotals };
+// Adds a batch of `packets` frames and `bytes` bytes to a queue's totals.
+function addBatch(totals, packets, bytes) {
+  totals[PACKETS] += packets;
+  totals[BYTES] += bytes;
+}
+
+// Gives a queue class the read-only `packets` and `bytes` it has moved since it was made,
+// read from the instance's `totals` (newTotals()).
+function defineTotals(QueueClass) {
+  Object.defineProperties(QueueClass.prototype, {
+    packets: { get() { return this.totals[PACKETS]; }, configurable: true },
+    bytes: { get() { return this.totals[BYTES]; }, configurable: true },
+  });
+}
+
+module.exports = { newTotals, addBatch, defineTotals };

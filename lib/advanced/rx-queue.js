@@ -10,7 +10,7 @@
 const D = require('./descriptors');
 const { IxyError } = require('../errors');
 const { writeTail } = require('./tail');
-const { PACKETS, BYTES, newTotals } = require('../totals');
+const { newTotals, addBatch, defineTotals } = require('../totals');
 const arena = require('../arena');
 const ringMemory = require('../ring-memory');
 const { allocRing, releaseRing } = ringMemory;
@@ -148,9 +148,7 @@ class RxQueue {
     if (i !== this.next) {
       this.unreturned += (i - this.next) & mask;
       this.next = i;
-      const totals = this.totals;
-      totals[PACKETS] += n;
-      totals[BYTES] += bytes;
+      addBatch(this.totals, n, bytes);
       if (this.unreturned >= this.freeThreshold) {
         this.unreturned = 0;
         // The tail names the last descriptor we gave back; writeTail (tail.js) keeps the
@@ -169,15 +167,6 @@ class RxQueue {
     waitForClear(R.RXDCTL(q), R.RXDCTL_ENABLE, `RX queue ${q} to stop (RXDCTL.ENABLE)`);
   }
 
-  // Frames and bytes this queue has moved since it was made.
-  get packets() {
-    return this.totals[PACKETS];
-  }
-
-  get bytes() {
-    return this.totals[BYTES];
-  }
-
   // Gives every buffer on the ring back to the pool and releases the ring memory.
   close() {
     if (this.filled) this.pool.freeMany(this.bufferIds, 0, this.size);
@@ -185,5 +174,7 @@ class RxQueue {
     releaseRing(this.span);
   }
 }
+
+defineTotals(RxQueue); // the packets and bytes getters (lib/totals.js)
 
 module.exports = { RxQueue };

@@ -13,7 +13,7 @@ const D = require('./descriptors');
 const { ID_BITS } = require('../mempool');
 const { IxyError } = require('../errors');
 const { writeTail } = require('./tail');
-const { PACKETS, BYTES, newTotals } = require('../totals');
+const { newTotals, addBatch, defineTotals } = require('../totals');
 const arena = require('../arena');
 const ringMemory = require('../ring-memory');
 const { allocRing, releaseRing } = ringMemory;
@@ -179,9 +179,7 @@ class TxQueue {
       this.tail = t;
       // Descriptors first, then the tail (writeTail keeps that order, see tail.js).
       writeTail(this.regs, this.tailIndex, t);
-      const totals = this.totals;
-      totals[PACKETS] += n;
-      totals[BYTES] += bytes;
+      addBatch(this.totals, n, bytes);
     }
     return n;
   }
@@ -204,15 +202,6 @@ class TxQueue {
     waitForClear(R.TXDCTL(q), R.TXDCTL_ENABLE, `TX queue ${q} to stop (TXDCTL.ENABLE)`);
   }
 
-  // Frames and bytes this queue has moved since it was made.
-  get packets() {
-    return this.totals[PACKETS];
-  }
-
-  get bytes() {
-    return this.totals[BYTES];
-  }
-
   // Gives every buffer still on the ring back to its pool and releases the ring memory.
   close() {
     for (let i = this.clean; i !== this.tail; i = (i + 1) & this.mask) {
@@ -223,5 +212,7 @@ class TxQueue {
     releaseRing(this.span);
   }
 }
+
+defineTotals(TxQueue); // the packets and bytes getters (lib/totals.js)
 
 module.exports = { TxQueue };

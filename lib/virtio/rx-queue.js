@@ -8,7 +8,7 @@
 // puts head 2k back on the available ring. receive() allocates nothing.
 const C = require('./constants');
 const { IxyError } = require('../errors');
-const { PACKETS, BYTES, newTotals } = require('../totals');
+const { newTotals, addBatch, defineTotals } = require('../totals');
 
 const HEADER_SLOT = 16;
 
@@ -38,15 +38,6 @@ class VirtioRxQueue {
     }
     this.filled = true;
     vq.publish(this.chains);
-  }
-
-  // Frames and bytes this queue has moved since it was made.
-  get packets() {
-    return this.totals[PACKETS];
-  }
-
-  get bytes() {
-    return this.totals[BYTES];
   }
 
   receive(batch) {
@@ -95,9 +86,7 @@ class VirtioRxQueue {
     if (last !== vq.lastUsed) {
       vq.lastUsed = last;
       if (vq.publish(availIdx)) this.notify();
-      const totals = this.totals;
-      totals[PACKETS] += n;
-      totals[BYTES] += bytes;
+      addBatch(this.totals, n, bytes);
     }
     return n;
   }
@@ -108,5 +97,7 @@ class VirtioRxQueue {
     this.vq.free();
   }
 }
+
+defineTotals(VirtioRxQueue); // the packets and bytes getters (lib/totals.js)
 
 module.exports = { VirtioRxQueue };

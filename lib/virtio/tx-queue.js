@@ -6,7 +6,7 @@
 // separate descriptors is the layout legacy devices without VIRTIO_F_ANY_LAYOUT demand
 // and every device accepts. Free chains sit on a stack; send() allocates nothing.
 const C = require('./constants');
-const { PACKETS, BYTES, newTotals } = require('../totals');
+const { newTotals, addBatch, defineTotals } = require('../totals');
 
 const HEADER_SLOT = 16;
 
@@ -82,9 +82,7 @@ class VirtioTxQueue {
     if (n > 0) {
       // Then the notification, unless the device said it does not need one (2.6.10).
       if (vq.publish(availIdx)) this.notify();
-      const totals = this.totals;
-      totals[PACKETS] += n;
-      totals[BYTES] += bytes;
+      addBatch(this.totals, n, bytes);
     }
     return n;
   }
@@ -96,15 +94,6 @@ class VirtioTxQueue {
   drained() {
     this.reclaim();
     return this.freeCount === this.chains;
-  }
-
-  // Frames and bytes this queue has moved since it was made.
-  get packets() {
-    return this.totals[PACKETS];
-  }
-
-  get bytes() {
-    return this.totals[BYTES];
   }
 
   // Buffers still on the ring go home; the ring memory is released.
@@ -119,5 +108,7 @@ class VirtioTxQueue {
     this.vq.free();
   }
 }
+
+defineTotals(VirtioTxQueue); // the packets and bytes getters (lib/totals.js)
 
 module.exports = { VirtioTxQueue };
