@@ -121,9 +121,10 @@ class RxQueue {
       const status = ring[w + 2];
       if ((status & RXD_STAT_DD) === 0) break;
       if ((status & (DONE_AND_WHOLE | RXD_ERROR_MASK)) !== DONE_AND_WHOLE) {
-        // A bad frame: keep the buffer on the descriptor and give it back to the NIC.
+        // A bad frame: keep the buffer on the descriptor and give it back to the NIC. The
+        // write-back format overwrote the buffer address (words 0-1), so write it again.
         this.errors++;
-        ring[w + 2] = 0;
+        this.writeReadDescriptor(i, words[ids + i]);
       } else {
         const fresh = words[top - n];
         const length = ring[w + 3] & 0xffff;

@@ -111,7 +111,8 @@ static uint32_t rx_batch(struct rxq *q, struct batch *b, uint32_t max)
 		if (!(status & RXD_DD))
 			break;
 		if ((status & (RXD_DONE_AND_WHOLE | RXD_ERRORS)) != RXD_DONE_AND_WHOLE) {
-			d[1] = 0;                    /* bad frame: the buffer stays, NIC gets it back */
+			d[0] = pool->phys[q->ids[i]]; /* bad frame: the buffer stays, NIC gets it back */
+			d[1] = 0;                    /* (the write-back overwrote its address) */
 		} else {
 			if (pool->count == 0)
 				break;

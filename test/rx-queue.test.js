@@ -1,0 +1,138 @@
+'use strict';
+
+// The RX queue against a stand-in NIC in plain memory, for what the device model never
+// does: frames with errors, and an application that holds batches of any size while it
+// receives more. Checked: no buffer is lost or owned twice, and the NIC is never given a
+// descriptor without a buffer.
+const assert = require('assert');
+const R = require('../lib/ixgbe/registers');
+const D = require('../lib/advanced/descriptors');
+const { RxQueue } = require('../lib/advanced/rx-queue');
+const { Mempool } = require('../lib/mempool');
+const { PacketBatch } = require('../lib/batch');
+const { writeSeq, readSeq } = require('../lib/packet');
+
+const GOOD = D.RXD_STAT_DD | D.RXD_STAT_EOP;
+const RX_ERROR = 1 << 29; // RXE, one of the error bits (7.1.6.2)
+
+// An RX queue of `size` descriptors on registers in plain memory, and a NIC that completes
+// descriptors from its head up to RDT, as the 82599 does (7.1.6): it reads the buffer
+// address of the read format, writes a frame (a sequence number) into that buffer, then
+// the write-back format over the whole descriptor.
+function setUp(size, entries, freeThreshold = 1) {
+  const regs = new Uint32Array(0x20000);
+  const pool = new Mempool({ entries });
+  const rx = new RxQueue(regs, R, 0, size, pool, freeThreshold);
+  rx.start(() => {});
+  const idOfPhys = new Map();
+  for (let id = 0; id < entries; id++) idOfPhys.set(pool.physOf(id), id);
+  const nic = { head: 0, seq: 0 };
+  // Completes up to `count` descriptors with `status`; returns how many it could.
+  nic.deliver = (count, status = GOOD) => {
+    let done = 0;
+    while (done < count && nic.head !== regs[rx.tailIndex]) {
+      const w = nic.head * 4;
+      const id = idOfPhys.get(rx.ring[w] + rx.ring[w + 1] * 2 ** 32);
+      assert.ok(id !== undefined, `descriptor ${nic.head} given to the NIC without a buffer of the pool`);
+      writeSeq(pool.buffers[id], nic.seq++);
+      rx.ring[w] = 0; // packet type and RSS hash: none
+      rx.ring[w + 1] = 0;
+      rx.ring[w + 3] = 60;
+      rx.ring[w + 2] = status;
+      nic.head = (nic.head + 1) % size;
+      done++;
+    }
+    return done;
+  };
+  return { regs, pool, rx, nic };
+}
+
+// Every buffer is in exactly one place: the pool's free stack, a descriptor of the ring
+// or one of the caller's batches.
+function assertEachBufferOnce(pool, rx, batches) {
+  const seen = new Array(pool.entries).fill(0);
+  for (let k = 0; k < pool.freeCount; k++) seen[pool.freeIds[k]]++;
+  for (let i = 0; i < rx.size; i++) seen[rx.bufferIds[i]]++;
+  for (const b of batches) for (let k = 0; k < b.count; k++) seen[b.ids[k]]++;
+  const wrong = seen.findIndex((c) => c !== 1);
+  assert.strictEqual(wrong, -1, `buffer ${wrong} is in ${seen[wrong]} places`);
+}
+
+describe('RX queue against a stand-in NIC', function () {
+  it('hands out every frame once and in order while the caller holds batches of any size', function () {
+    const { pool, rx, nic } = setUp(64, 256, 8);
+    let random = 12345; // a fixed pseudo-random sequence, so a failure can be replayed
+    const next = (n) => {
+      random = (random * 1103515245 + 12345) & 0x7fffffff;
+      return random % n;
+    };
+    const held = [];
+    let expected = 0;
+    try {
+      for (let step = 0; step < 3000; step++) {
+        nic.deliver(next(40));
+        const batch = new PacketBatch(1 + next(80));
+        const n = rx.receive(batch);
+        for (let k = 0; k < n; k++) {
+          assert.strictEqual(readSeq(batch.data(k)), expected, `step ${step}: frame ${k} of ${n}`);
+          expected++;
+        }
+        held.push(batch);
+        // The caller keeps up to four batches and gives back a random one.
+        if (held.length > 4 || next(2) === 0) held.splice(next(held.length), 1)[0].release();
+        assertEachBufferOnce(pool, rx, held);
+      }
+      assert.strictEqual(rx.packets, expected);
+      assert.ok(expected > 10000, `only ${expected} frames in 3000 steps`);
+      assert.strictEqual(rx.errors, 0);
+    } finally {
+      for (const b of held) b.release();
+      rx.close();
+    }
+    assert.strictEqual(pool.freeCount, pool.entries);
+    pool.close();
+  });
+
+  it('drops frames with errors or without EOP and gives their descriptors back with their buffers', function () {
+    const { pool, rx, nic } = setUp(64, 256);
+    const batch = new PacketBatch(32);
+    try {
+      nic.deliver(3);
+      nic.deliver(2, GOOD | RX_ERROR);
+      nic.deliver(1, D.RXD_STAT_DD); // a frame continued on the next descriptor
+      nic.deliver(3);
+      assert.strictEqual(rx.receive(batch), 6, 'the good frames, the bad ones left out');
+      assert.deepStrictEqual(Array.from({ length: 6 }, (_, k) => readSeq(batch.data(k))), [0, 1, 2, 6, 7, 8]);
+      assert.strictEqual(rx.errors, 3);
+      assertEachBufferOnce(pool, rx, [batch]);
+      batch.release();
+      // Around the ring twice: every descriptor the NIC gets back has a buffer again.
+      let delivered = 0;
+      for (let k = 0; k < 100 && rx.packets < 6 + 128; k++) {
+        delivered += nic.deliver(Math.min(16, 128 - delivered));
+        rx.receive(batch);
+        batch.release();
+      }
+      assert.strictEqual(delivered, 128);
+      assert.strictEqual(rx.packets, 6 + 128);
+      assert.strictEqual(rx.errors, 3);
+      assertEachBufferOnce(pool, rx, []);
+    } finally {
+      rx.close();
+    }
+    assert.strictEqual(pool.freeCount, pool.entries);
+    pool.close();
+  });
+
+  it('close() gives the ring\'s buffers back but not those of a batch the caller holds', function () {
+    const { pool, rx, nic } = setUp(64, 256);
+    const batch = new PacketBatch(32);
+    nic.deliver(10);
+    assert.strictEqual(rx.receive(batch), 10);
+    rx.close();
+    assert.strictEqual(pool.freeCount, pool.entries - 10);
+    batch.release();
+    assert.strictEqual(pool.freeCount, pool.entries);
+    pool.close();
+  });
+});
