@@ -86,6 +86,29 @@ describe('test/bench/ab.js', function () {
     });
   });
 
+  it('refuses to give a rate for a version that forwards overwritten frames', function (done) {
+    // A copy of lib/ whose receive() refills descriptors with buffers from below the top
+    // of the free stack: buffers end up on the ring twice, as in a real bug once measured.
+    const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'ixy-ab-'));
+    fs.cpSync(LIB, path.join(dir, 'lib'), { recursive: true });
+    fs.symlinkSync(path.join(LIB, '..', 'build'), path.join(dir, 'build'));
+    const rx = path.join(dir, 'lib', 'advanced', 'rx-queue.js');
+    const source = fs.readFileSync(rx, 'utf8');
+    const broken = source.replace('const fresh = words[top - n];', 'const fresh = words[top - 2 * n];');
+    assert.notStrictEqual(broken, source, 'receive() no longer has the line this test breaks');
+    fs.writeFileSync(rx, broken);
+    execFile(process.execPath, [AB, LIB, path.join(dir, 'lib'), '--rounds', '1', '--window', '100'], { timeout: 50000 }, (err, stdout, stderr) => {
+      fs.rmSync(dir, { recursive: true, force: true });
+      try {
+        assert.strictEqual(err && err.code, 1, `ab accepted the broken version: ${stdout}`);
+        assert.match(stderr, /^ab: B \(.*\) forwarded \d+ of \d+ frames damaged or out of sequence/);
+        done();
+      } catch (e) {
+        done(e);
+      }
+    });
+  });
+
   it('refuses a wrong command line with one line and exit code 1', function (done) {
     execFile(process.execPath, [AB, LIB], (err, stdout, stderr) => {
       try {

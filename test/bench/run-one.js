@@ -7,6 +7,7 @@
 const { spawn } = require('child_process');
 const path = require('path');
 const { Model } = require('../../lib/model');
+const { checkDescriptors } = require('./summary');
 
 const JS_CHILD = path.join(__dirname, 'js-child.js');
 
@@ -22,12 +23,12 @@ function sleep(ms) {
 }
 
 // Total frames the driver handed to the wire, with the time it was read (midpoint of
-// the request, in ms).
+// the request, in ms), and the ports' statistics.
 async function sample(model) {
   const before = performance.now();
   const ports = await model.stats();
   const at = (before + performance.now()) / 2;
-  return { at, txFrames: ports.reduce((sum, p) => sum + p.txFrames, 0) };
+  return { at, txFrames: ports.reduce((sum, p) => sum + p.txFrames, 0), ports };
 }
 
 function childCommand(lang, cfg, cForward) {
@@ -75,6 +76,7 @@ async function runOne({ lang, mode = 'forward', batch, warmup, seconds, touch = 
     const s2 = await sample(model);
     const { code, signal } = await exited;
     if (code !== 0) throw new Error(`${lang} driver exited with ${code ?? signal}: ${stderr.trim()}`);
+    checkDescriptors(s2.ports, `${lang} driver`);
     const packets = s2.txFrames - s1.txFrames;
     const secs = (s2.at - s1.at) / 1000;
     const mpps = packets / secs / 1e6;

@@ -12,6 +12,15 @@ function spread(values) {
   return { median, min: v[0], max: v[v.length - 1] };
 }
 
+// A run is only a measurement if the driver gave the model good descriptors. A buffer
+// address outside the driver's DMA memory is a descriptor error that the model completes
+// without copying the frame (native/model/rx.c), so a broken driver would look fast.
+// Throws if any of `ports` (model.stats()) counted one.
+function checkDescriptors(ports, who) {
+  const errors = ports.reduce((sum, p) => sum + p.descErrors, 0);
+  if (errors > 0) throw new Error(`${who}: the model counted ${errors} descriptor errors, so the rate means nothing`);
+}
+
 // runs: results of runOne(). Heap bytes per packet: what the JS process allocated in its
 // measured window over the packets the model counted in (nearly) the same window.
 function summarize(runs) {
@@ -41,4 +50,4 @@ function machine() {
   return { cpu, nproc: os.cpus().length, node: process.version, kernel: os.release(), loadAverage: os.loadavg() };
 }
 
-module.exports = { spread, summarize, machine };
+module.exports = { checkDescriptors, spread, summarize, machine };
