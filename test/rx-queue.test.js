@@ -101,10 +101,14 @@ describe('RX queue against a stand-in NIC', function () {
       nic.deliver(2, GOOD | RX_ERROR);
       nic.deliver(1, D.RXD_STAT_DD); // a frame continued on the next descriptor
       nic.deliver(3);
-      assert.strictEqual(rx.receive(batch), 6, 'the good frames, the bad ones left out');
-      assert.deepStrictEqual(Array.from({ length: 6 }, (_, k) => readSeq(batch.data(k))), [0, 1, 2, 6, 7, 8]);
-      assert.strictEqual(rx.errors, 3);
+      const seqs = () => Array.from({ length: batch.count }, (_, k) => readSeq(batch.data(k)));
+      assert.strictEqual(rx.receive(batch), 3, 'the good frames before the bad ones');
+      assert.deepStrictEqual(seqs(), [0, 1, 2]);
+      assert.strictEqual(rx.errors, 3, 'the bad frames right after them are dropped');
       assertEachBufferOnce(pool, rx, [batch]);
+      batch.release();
+      assert.strictEqual(rx.receive(batch), 3, 'the good frames after the bad ones');
+      assert.deepStrictEqual(seqs(), [6, 7, 8]);
       batch.release();
       // Around the ring twice: every descriptor the NIC gets back has a buffer again.
       let delivered = 0;
@@ -117,6 +121,29 @@ describe('RX queue against a stand-in NIC', function () {
       assert.strictEqual(rx.packets, 6 + 128);
       assert.strictEqual(rx.errors, 3);
       assertEachBufferOnce(pool, rx, []);
+    } finally {
+      rx.close();
+    }
+    assert.strictEqual(pool.freeCount, pool.entries);
+    pool.close();
+  });
+
+  it('never hands out frames past the end of the ring in one call', function () {
+    const { pool, rx, nic } = setUp(64, 256);
+    const batch = new PacketBatch(32);
+    try {
+      assert.strictEqual(nic.deliver(50), 50);
+      assert.strictEqual(rx.receive(batch), 32);
+      batch.release();
+      assert.strictEqual(rx.receive(batch), 18);
+      batch.release();
+      assert.strictEqual(nic.deliver(30), 30); // descriptors 50..63 and 0..15
+      assert.strictEqual(rx.receive(batch), 14, 'descriptors 50..63');
+      assert.deepStrictEqual([readSeq(batch.data(0)), readSeq(batch.data(13))], [50, 63]);
+      batch.release();
+      assert.strictEqual(rx.receive(batch), 16, 'descriptors 0..15');
+      assert.strictEqual(readSeq(batch.data(0)), 64);
+      batch.release();
     } finally {
       rx.close();
     }

@@ -97,67 +97,90 @@ class RxQueue {
   receive(batch) {
     const words = arena.words; // a local, so TurboFan folds it (see lib/arena.js)
     const ring = ringMemory.words; // likewise (lib/ring-memory.js); this ring starts at ringAt
-    const ringAt = this.ringAt;
     const pool = this.pool;
-    // Offsets of the arrays in the arena: ids[i] is words[ids + i], and so on.
-    const ids = this.bufferIdsAt;
+    const first = this.next;
+    // A batch is one run of descriptors from `first`, never around the end of the ring, so
+    // the loops below index it straight, without wrapping. Every frame handed out takes
+    // one fresh buffer from the pool's free stack, so taking at most `free` frames means
+    // the stack never runs dry in the loop (a frame that finds none stays on the ring).
+    const free = pool.freeCount;
+    const room = this.size - first;
+    let max = batch.capacity < free ? batch.capacity : free;
+    if (room < max) max = room;
+    const at = this.ringAt + (first << 2); // descriptor first + k is ring[at + 4k ...]
+    // 1. Count the good frames the NIC has completed. A loop of its own: the loop below
+    // then knows its trip count and has no exit but one, which measured 3-5% faster
+    // than one loop that stops at the first descriptor not done.
+    let n = 0;
+    let w = at + 2; // the status word (7.1.6.2)
+    let status = 0; // of the descriptor that stopped the count, if one did
+    while (n < max) {
+      status = ring[w];
+      if ((status & (DONE_AND_WHOLE | RXD_ERROR_MASK)) !== DONE_AND_WHOLE) break;
+      n++;
+      w += 4;
+    }
+    // 2. Hand them out and put a fresh buffer on each descriptor. Frame k takes the buffer
+    // k below the top of the free stack. Offsets in the arena: ids[k] is words[ids + k].
+    const ids = this.bufferIdsAt + first;
     const phys = pool.physAt;
     const outIds = batch.idsAt;
     const outLengths = batch.lengthsAt;
-    const mask = this.mask;
-    // Every frame handed out takes one fresh buffer from the pool's free stack, so taking
-    // at most `free` frames means the loop never finds the stack empty (a frame that finds
-    // none stays on the ring for later). Frame n takes the buffer n below the top: the
-    // stack shrinks with n, and the loop needs no count of its own for it (each value
-    // live in this loop costs spills; nothing else touches the pool meanwhile).
-    const free = pool.freeCount;
-    const max = batch.capacity < free ? batch.capacity : free;
-    const top = pool.freeAt + free - 1; // words[top] is the top of the free stack
-    let i = this.next;
-    let n = 0;
+    const top = pool.freeAt + free - 1;
     let bytes = 0;
-    while (n < max) {
-      const w = ringAt + (i << 2);
-      const status = ring[w + 2];
-      if ((status & RXD_STAT_DD) === 0) break;
-      if ((status & (DONE_AND_WHOLE | RXD_ERROR_MASK)) !== DONE_AND_WHOLE) {
-        // A bad frame: keep the buffer on the descriptor and give it back to the NIC. The
-        // write-back format overwrote the buffer address (words 0-1), so write it again.
-        this.errors++;
-        this.writeReadDescriptor(i, words[ids + i]);
-      } else {
-        const fresh = words[top - n];
-        const length = ring[w + 3] & 0xffff;
-        words[outIds + n] = words[ids + i];
-        words[outLengths + n] = length;
-        n++;
-        bytes += length;
-        words[ids + i] = fresh;
-        // Back to the read format: the fresh buffer's address and DD clear (word 2). Word 3,
-        // the upper half of the header buffer address, keeps the last write-back: with
-        // one-buffer descriptors (SRRCTL.DESCTYPE) the NIC uses no header buffer (7.1.6).
-        const p = phys + (fresh << 1);
-        ring[w] = words[p];
-        ring[w + 1] = words[p + 1];
-        ring[w + 2] = 0;
-      }
-      i = (i + 1) & mask;
+    w = at;
+    for (let k = 0; k < n; k++) {
+      const fresh = words[top - k];
+      const length = ring[w + 3] & 0xffff;
+      words[outIds + k] = words[ids + k];
+      words[outLengths + k] = length;
+      bytes += length;
+      words[ids + k] = fresh;
+      // Back to the read format: the fresh buffer's address and DD clear (word 2). Word 3,
+      // the upper half of the header buffer address, keeps the last write-back: with
+      // one-buffer descriptors (SRRCTL.DESCTYPE) the NIC uses no header buffer (7.1.6).
+      const p = phys + (fresh << 1);
+      ring[w] = words[p];
+      ring[w + 1] = words[p + 1];
+      ring[w + 2] = 0;
+      w += 4;
     }
     pool.freeCount = free - n;
     batch.count = n;
     batch.pool = pool;
-    if (i !== this.next) {
-      this.unreturned += (i - this.next) & mask;
-      this.next = i;
+    // 3. If a completed descriptor stopped the count, it holds a bad frame (rare).
+    let used = n;
+    if (n < max && (status & RXD_STAT_DD) !== 0) used += this.dropBadFrames(first + n, room - n);
+    if (used > 0) {
+      const next = (first + used) & this.mask;
+      this.next = next;
+      this.unreturned += used;
       addBatch(this.totals, n, bytes);
       if (this.unreturned >= this.freeThreshold) {
         this.unreturned = 0;
         // The tail names the last descriptor we gave back; writeTail (tail.js) keeps the
         // descriptor stores above visible before it.
-        writeTail(this.regs, this.tailIndex, (i - 1) & mask);
+        writeTail(this.regs, this.tailIndex, (next - 1) & this.mask);
       }
     }
     return n;
+  }
+
+  // Drops the completed bad frames from descriptor i on, at most `limit` of them: frames
+  // the NIC flagged with an error, or a descriptor without EOP (a frame split over
+  // buffers, which 2 KiB buffers and the default maximum frame size never produce). Each
+  // keeps its buffer and goes back to the NIC; the write-back format overwrote the buffer
+  // address (words 0-1), so the read format is written again. Returns how many.
+  dropBadFrames(i, limit) {
+    let k = 0;
+    while (k < limit) {
+      const status = this.ring[((i + k) << 2) + 2];
+      if ((status & RXD_STAT_DD) === 0 || (status & (DONE_AND_WHOLE | RXD_ERROR_MASK)) === DONE_AND_WHOLE) break;
+      this.errors++;
+      this.writeReadDescriptor(i + k, this.bufferIds[i + k]);
+      k++;
+    }
+    return k;
   }
 
   // 4.6.7.1.2: disable the queue and wait until the NIC says it has stopped.

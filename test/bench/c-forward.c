@@ -102,37 +102,53 @@ static void pool_init(struct pool *p)
 
 static uint32_t rx_batch(struct rxq *q, struct batch *b, uint32_t max)
 {
+	/* As RxQueue.receive() (lib/advanced/rx-queue.js): one run of descriptors from
+	 * q->next, never around the end of the ring, at most one fresh buffer per frame;
+	 * count the good frames, then hand them out and refill their descriptors. */
 	struct pool *pool = q->pool;
-	uint32_t i = q->next, n = 0;
+	uint32_t first = q->next, room = q->mask + 1 - first, n = 0, status = 0;
+	if (max > pool->count)
+		max = pool->count;
+	if (max > room)
+		max = room;
+	volatile uint32_t *d = q->ring + first * 4;
 	while (n < max) {
-		volatile uint64_t *d = (volatile uint64_t *)(q->ring + i * 4);
-		uint64_t wb = d[1];                  /* status (word 2) and length (word 3) */
-		uint32_t status = (uint32_t)wb;
-		if (!(status & RXD_DD))
+		status = d[n * 4 + 2];
+		if ((status & (RXD_DONE_AND_WHOLE | RXD_ERRORS)) != RXD_DONE_AND_WHOLE)
 			break;
-		if ((status & (RXD_DONE_AND_WHOLE | RXD_ERRORS)) != RXD_DONE_AND_WHOLE) {
-			d[0] = pool->phys[q->ids[i]]; /* bad frame: the buffer stays, NIC gets it back */
-			d[1] = 0;                    /* (the write-back overwrote its address) */
-		} else {
-			if (pool->count == 0)
-				break;
-			uint32_t fresh = pool->free[--pool->count];
-			b->ids[n] = q->ids[i];
-			b->lens[n++] = (uint32_t)(wb >> 32) & 0xffff;
-			q->ids[i] = fresh;
-			d[0] = pool->phys[fresh];
-			d[1] = 0;
-		}
-		i = (i + 1) & q->mask;
+		n++;
+	}
+	for (uint32_t k = 0; k < n; k++) {
+		volatile uint64_t *e = (volatile uint64_t *)(d + k * 4);
+		uint32_t fresh = pool->free[--pool->count];
+		b->ids[k] = q->ids[first + k];
+		b->lens[k] = d[k * 4 + 3] & 0xffff;
+		q->ids[first + k] = fresh;
+		e[0] = pool->phys[fresh];
+		e[1] = 0;
 	}
 	b->count = n;
 	b->pool = pool;
-	if (i != q->next) {
-		q->unreturned += (i - q->next) & q->mask;
-		q->next = i;
+	uint32_t used = n;
+	if (n < max && (status & RXD_DD)) {
+		/* bad frames right after the run: the buffer stays, the NIC gets it back
+		 * (the write-back overwrote its address) */
+		while (used < room) {
+			uint32_t s = d[used * 4 + 2];
+			if (!(s & RXD_DD) || (s & (RXD_DONE_AND_WHOLE | RXD_ERRORS)) == RXD_DONE_AND_WHOLE)
+				break;
+			volatile uint64_t *e = (volatile uint64_t *)(d + used * 4);
+			e[0] = pool->phys[q->ids[first + used]];
+			e[1] = 0;
+			used++;
+		}
+	}
+	if (used) {
+		q->next = (first + used) & q->mask;
+		q->unreturned += used;
 		if (q->unreturned >= q->free_thresh) {
 			q->unreturned = 0;
-			__atomic_store_n(q->tail, (i - 1) & q->mask, __ATOMIC_RELEASE);
+			__atomic_store_n(q->tail, (q->next - 1) & q->mask, __ATOMIC_RELEASE);
 		}
 	}
 	return n;
