@@ -19,6 +19,8 @@ const { allocWords, offsetOf } = arena;
 const TWO_32 = 2 ** 32;
 const { RXD_STAT_DD, RXD_STAT_EOP, RXD_ERROR_MASK } = D;
 const DONE_AND_WHOLE = RXD_STAT_DD | RXD_STAT_EOP;
+// A good frame: of these status bits, exactly DD and EOP are set (done, whole, no error).
+const GOOD_FRAME_BITS = DONE_AND_WHOLE | RXD_ERROR_MASK;
 
 class RxQueue {
   // freeThreshold: descriptors are handed back to the NIC (one RDT write) only once at
@@ -117,7 +119,7 @@ class RxQueue {
     let status = 0; // of the descriptor that stopped the count, if one did
     while (n < max) {
       status = ring[w];
-      if ((status & (DONE_AND_WHOLE | RXD_ERROR_MASK)) !== DONE_AND_WHOLE) break;
+      if ((status & GOOD_FRAME_BITS) !== DONE_AND_WHOLE) break;
       n++;
       w += 4;
     }
@@ -176,7 +178,7 @@ class RxQueue {
     let k = 0;
     while (k < limit) {
       const status = this.ring[((i + k) << 2) + 2];
-      if ((status & RXD_STAT_DD) === 0 || (status & (DONE_AND_WHOLE | RXD_ERROR_MASK)) === DONE_AND_WHOLE) break;
+      if ((status & RXD_STAT_DD) === 0 || (status & GOOD_FRAME_BITS) === DONE_AND_WHOLE) break;
       this.errors++;
       this.writeReadDescriptor(i + k, this.bufferIds[i + k]);
       k++;

@@ -17,7 +17,7 @@
 // Each is loaded as its own set of modules, so each has its own JIT state.
 const path = require('path');
 const { Model } = require('../../lib/model');
-const { spread, checkDescriptors } = require('./summary');
+const { spread, total, checkDescriptors } = require('./summary');
 
 function parseArgs(argv) {
   const o = { libs: [], batch: 32, rounds: 12, window: 300 };
@@ -89,9 +89,9 @@ async function checkFrames(model, sides, libs) {
     const who = `${'AB'[k]} (${libs[k]})`;
     const mine = ports.slice(2 * k, 2 * k + 2);
     checkDescriptors(mine, who);
-    const frames = mine.reduce((sum, p) => sum + p.sinkFrames, 0);
-    const bad = mine.reduce((sum, p) => sum + p.sinkBadFrames, 0);
-    const outOfSequence = mine.reduce((sum, p) => sum + p.sinkSeqErrors, 0);
+    const frames = total(mine, 'sinkFrames');
+    const bad = total(mine, 'sinkBadFrames');
+    const outOfSequence = total(mine, 'sinkSeqErrors');
     if (frames === 0 || bad > 0 || outOfSequence > side.dropped) {
       throw new Error(`${who} forwarded ${bad} damaged and ${outOfSequence} out-of-sequence frames of ${frames} ` +
         `(dropping ${side.dropped}): its rate means nothing`);

@@ -44,6 +44,7 @@
 #define RXD_DD 1u
 #define RXD_DONE_AND_WHOLE 3u                  /* DD | EOP */
 #define RXD_ERRORS 0xfff00000u
+#define RXD_GOOD_FRAME_BITS (RXD_DONE_AND_WHOLE | RXD_ERRORS) /* a good frame: exactly DD|EOP of these */
 #define TXD_CMD ((3u << 20) | (1u << 24) | (1u << 25) | (1u << 27) | (1u << 29)) /* DATA EOP IFCS RS DEXT */
 
 struct pool { uint8_t *mem; uint64_t *phys; uint32_t *free; uint32_t count; };
@@ -114,7 +115,7 @@ static uint32_t rx_batch(struct rxq *q, struct batch *b, uint32_t max)
 	volatile uint32_t *d = q->ring + first * 4;
 	while (n < max) {
 		status = d[n * 4 + 2];
-		if ((status & (RXD_DONE_AND_WHOLE | RXD_ERRORS)) != RXD_DONE_AND_WHOLE)
+		if ((status & RXD_GOOD_FRAME_BITS) != RXD_DONE_AND_WHOLE)
 			break;
 		n++;
 	}
@@ -135,7 +136,7 @@ static uint32_t rx_batch(struct rxq *q, struct batch *b, uint32_t max)
 		 * (the write-back overwrote its address) */
 		while (used < room) {
 			uint32_t s = d[used * 4 + 2];
-			if (!(s & RXD_DD) || (s & (RXD_DONE_AND_WHOLE | RXD_ERRORS)) == RXD_DONE_AND_WHOLE)
+			if (!(s & RXD_DD) || (s & RXD_GOOD_FRAME_BITS) == RXD_DONE_AND_WHOLE)
 				break;
 			volatile uint64_t *e = (volatile uint64_t *)(d + used * 4);
 			e[0] = pool->phys[q->ids[first + used]];

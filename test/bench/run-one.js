@@ -7,7 +7,7 @@
 const { spawn } = require('child_process');
 const path = require('path');
 const { Model } = require('../../lib/model');
-const { checkDescriptors } = require('./summary');
+const { total, checkDescriptors } = require('./summary');
 
 const JS_CHILD = path.join(__dirname, 'js-child.js');
 
@@ -28,7 +28,7 @@ async function sample(model) {
   const before = performance.now();
   const ports = await model.stats();
   const at = (before + performance.now()) / 2;
-  return { at, txFrames: ports.reduce((sum, p) => sum + p.txFrames, 0), ports };
+  return { at, txFrames: total(ports, 'txFrames'), ports };
 }
 
 function childCommand(lang, cfg, cForward) {

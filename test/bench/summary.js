@@ -12,12 +12,17 @@ function spread(values) {
   return { median, min: v[0], max: v[v.length - 1] };
 }
 
+// The sum of `key` over the ports of model.stats().
+function total(ports, key) {
+  return ports.reduce((sum, p) => sum + p[key], 0);
+}
+
 // A run is only a measurement if the driver gave the model good descriptors. A buffer
 // address outside the driver's DMA memory is a descriptor error that the model completes
 // without copying the frame (native/model/rx.c), so a broken driver would look fast.
 // Throws if any of `ports` (model.stats()) counted one.
 function checkDescriptors(ports, who) {
-  const errors = ports.reduce((sum, p) => sum + p.descErrors, 0);
+  const errors = total(ports, 'descErrors');
   if (errors > 0) throw new Error(`${who}: the model counted ${errors} descriptor errors, so the rate means nothing`);
 }
 
@@ -50,4 +55,4 @@ function machine() {
   return { cpu, nproc: os.cpus().length, node: process.version, kernel: os.release(), loadAverage: os.loadavg() };
 }
 
-module.exports = { checkDescriptors, spread, summarize, machine };
+module.exports = { total, checkDescriptors, spread, summarize, machine };
