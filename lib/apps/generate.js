@@ -10,6 +10,31 @@ const { Mempool } = require('../mempool');
 const packet = require('../packet');
 const { runLoop } = require('./loop');
 const { formatTotals } = require('../stats');
+const arena = require('../arena');
+
+const { SEQ_OFFSET } = packet;
+
+// Writes the sequence numbers seq, seq + 1, ... big-endian into the batch's first n frames
+// and sets their lengths. Like touchFrames() in forward.js it indexes one view over the
+// whole pool (byte k of buffer id is bytes[(id << shift) + k]) and the arena's words,
+// instead of loading one Uint8Array per packet. seq is an int32 (the caller passes
+// `seq | 0`): the field is 32 bits on the wire, and a count past 2^31 stays a small integer.
+function stampFrames(batch, n, seq, size) {
+  const words = arena.words; // a local, so TurboFan folds it (see lib/arena.js)
+  const ids = batch.idsAt;
+  const lengths = batch.lengthsAt;
+  const bytes = batch.pool.bytes;
+  const shift = batch.pool.bufferShift;
+  for (let i = 0; i < n; i++) {
+    const at = (words[ids + i] << shift) + SEQ_OFFSET;
+    const s = (seq + i) | 0;
+    bytes[at] = s >>> 24;
+    bytes[at + 1] = s >>> 16;
+    bytes[at + 2] = s >>> 8;
+    bytes[at + 3] = s;
+    words[lengths + i] = size;
+  }
+}
 
 async function generate(address, {
   batchSize = 32, size = 60, rate = 0, count = 0, seconds = 0, out = process.stdout, deviceOptions = {}, frame = {},
@@ -38,18 +63,9 @@ async function generate(address, {
       return count > 0 && seq >= count;
     }
     const got = pool.allocMany(batch.ids, want);
-    const buffers = pool.buffers;
-    for (let i = 0; i < got; i++) {
-      const b = buffers[batch.ids[i]];
-      const s = seq + i;
-      b[42] = s >>> 24; // packet.SEQ_OFFSET, written inline: this is the hot loop
-      b[43] = (s >>> 16) & 0xff;
-      b[44] = (s >>> 8) & 0xff;
-      b[45] = s & 0xff;
-      batch.lengths[i] = size;
-    }
     batch.count = got;
     batch.pool = pool;
+    stampFrames(batch, got, seq | 0, size);
     const sent = txQueue.send(batch);
     if (sent < got) batch.freeFrom(sent); // ring full: those sequence numbers are reused
     seq += sent;
@@ -67,4 +83,4 @@ async function generate(address, {
   }
 }
 
-module.exports = { generate };
+module.exports = { generate, stampFrames };

@@ -1,0 +1,41 @@
+'use strict';
+
+// stampFrames(), the per-packet work of `ixy generate`: what it writes into each frame.
+const assert = require('assert');
+const { Mempool } = require('../lib/mempool');
+const { PacketBatch } = require('../lib/batch');
+const { stampFrames } = require('../lib/apps/generate');
+const { SEQ_OFFSET } = require('../lib/packet');
+
+describe('stampFrames', function () {
+  let pool;
+  before(function () {
+    pool = new Mempool({ entries: 64 });
+  });
+  after(function () {
+    pool.close();
+  });
+
+  it('writes consecutive 32-bit sequence numbers big-endian, wrapping at 2^32, and sets the lengths', function () {
+    const batch = new PacketBatch(4, pool);
+    const got = pool.allocMany(batch.ids, 3);
+    assert.strictEqual(got, 3);
+    for (let i = 0; i < got; i++) pool.buffers[batch.ids[i]].fill(0xaa, 0, 128);
+    const seq = 2 ** 32 - 2 + 2 ** 33; // a count of sent frames far past 2^32, as generate passes it
+    stampFrames(batch, got, seq | 0, 100);
+    const fields = [];
+    for (let i = 0; i < got; i++) {
+      const b = pool.buffers[batch.ids[i]];
+      fields.push(Array.from(b.subarray(SEQ_OFFSET, SEQ_OFFSET + 4)));
+      assert.strictEqual(batch.lengths[i], 100);
+      assert.strictEqual(b[SEQ_OFFSET - 1], 0xaa, 'the byte before the field is untouched');
+      assert.strictEqual(b[SEQ_OFFSET + 4], 0xaa, 'the byte after the field is untouched');
+    }
+    assert.deepStrictEqual(fields, [[0xff, 0xff, 0xff, 0xfe], [0xff, 0xff, 0xff, 0xff], [0, 0, 0, 0]]);
+    stampFrames(batch, 2, 0x010203ff, 60);
+    assert.deepStrictEqual(Array.from(pool.buffers[batch.ids[0]].subarray(SEQ_OFFSET, SEQ_OFFSET + 4)), [1, 2, 3, 0xff]);
+    assert.deepStrictEqual(Array.from(pool.buffers[batch.ids[1]].subarray(SEQ_OFFSET, SEQ_OFFSET + 4)), [1, 2, 4, 0]);
+    assert.strictEqual(batch.lengths[1], 60);
+    pool.freeMany(batch.ids, 0, got);
+  });
+});
