@@ -76,11 +76,13 @@ function writeUdpFrame(b, {
   return size;
 }
 
-function writeSeq(b, seq) {
-  b[SEQ_OFFSET] = seq >>> 24;
-  b[SEQ_OFFSET + 1] = (seq >>> 16) & 0xff;
-  b[SEQ_OFFSET + 2] = (seq >>> 8) & 0xff;
-  b[SEQ_OFFSET + 3] = seq & 0xff;
+// Writes the 32-bit sequence number big-endian into the frame that starts at b[at].
+function writeSeq(b, seq, at = 0) {
+  const o = at + SEQ_OFFSET;
+  b[o] = seq >>> 24;
+  b[o + 1] = (seq >>> 16) & 0xff;
+  b[o + 2] = (seq >>> 8) & 0xff;
+  b[o + 3] = seq & 0xff;
 }
 
 function readSeq(b) {

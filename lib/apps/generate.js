@@ -12,13 +12,11 @@ const { runLoop } = require('./loop');
 const { formatTotals } = require('../stats');
 const arena = require('../arena');
 
-const { SEQ_OFFSET } = packet;
-
-// Writes the sequence numbers seq, seq + 1, ... big-endian into the batch's first n frames
-// and sets their lengths. Like touchFrames() in forward.js it indexes one view over the
-// whole pool (byte k of buffer id is bytes[(id << shift) + k]) and the arena's words,
-// instead of loading one Uint8Array per packet. seq is an int32 (the caller passes
-// `seq | 0`): the field is 32 bits on the wire, and a count past 2^31 stays a small integer.
+// Writes the sequence numbers seq, seq + 1, ... into the batch's first n frames and sets
+// their lengths. Like touchFrames() in forward.js it indexes one view over the whole pool
+// (buffer id starts at bytes[id << shift]) and the arena's words, instead of loading one
+// Uint8Array per packet. seq is an int32 (the caller passes `seq | 0`): the field is 32
+// bits on the wire, and a count past 2^31 stays a small integer.
 function stampFrames(batch, n, seq, size) {
   const words = arena.words; // a local, so TurboFan folds it (see lib/arena.js)
   const ids = batch.idsAt;
@@ -26,12 +24,7 @@ function stampFrames(batch, n, seq, size) {
   const bytes = batch.pool.bytes;
   const shift = batch.pool.bufferShift;
   for (let i = 0; i < n; i++) {
-    const at = (words[ids + i] << shift) + SEQ_OFFSET;
-    const s = (seq + i) | 0;
-    bytes[at] = s >>> 24;
-    bytes[at + 1] = s >>> 16;
-    bytes[at + 2] = s >>> 8;
-    bytes[at + 3] = s;
+    packet.writeSeq(bytes, (seq + i) | 0, words[ids + i] << shift);
     words[lengths + i] = size;
   }
 }
