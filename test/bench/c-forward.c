@@ -8,9 +8,11 @@
  *    shared, mlocked, unlinked, physical addresses from /proc/self/pagemap;
  *    one mempool of 4096 x 2 KiB buffers per port with a stack of free ids and
  *    each buffer's physical address precomputed (lib/mempool.js);
- *  - RX like lib/advanced/rx-queue.js: check DD, hand out the buffer, put a
- *    fresh one from the free stack into the descriptor, RDT = last processed,
- *    written once at least --rx-free descriptors (default ring/4) are refilled;
+ *  - RX like lib/advanced/rx-queue.js: in one run of descriptors that does
+ *    not wrap, count the good completed frames, then hand their buffers out
+ *    and put a fresh one from the free stack into each descriptor; bad frames
+ *    keep their buffer; RDT = last processed, written once at least --rx-free
+ *    descriptors (default ring/4) are back;
  *  - TX like lib/advanced/tx-queue.js: once 3/4 of the ring is in flight (or
  *    the pool runs low), reclaim in groups of 32 by checking DD of a group's
  *    last descriptor; write the descriptors, one TDT write;
