@@ -3,7 +3,7 @@
 // Smoke test of `npm run bench`: one short run per driver at batch 32, then the shape of
 // the results file. No timing thresholds: a busy machine is slow, not broken.
 const assert = require('assert');
-const { execFile } = require('child_process');
+const { execFile, execFileSync } = require('child_process');
 const fs = require('fs');
 const os = require('os');
 const path = require('path');
@@ -54,11 +54,27 @@ describe('npm run bench (--quick)', function () {
         // C's mean frames per receive call: at most the batch, above 0 since packets moved.
         assert.ok(row.c.rxPerCall.median > 0 && row.c.rxPerCall.max <= 32, `C mean RX batch: ${JSON.stringify(row.c.rxPerCall)}`);
         assert.ok(Number.isFinite(row.js.heapBytesPerPacket) && row.js.heapBytesPerPacket >= 0, 'heap bytes per packet');
+        // Side by side: --quick takes two window pairs; both drivers moved frames in each,
+        // and the ratio is the median (here the mean) of the two windows' JS/C ratios.
+        const sbs = row.sideBySide;
+        assert.strictEqual(sbs.rounds, 2);
+        assert.strictEqual(sbs.windows.length, 2);
+        assert.ok(sbs.windows.every((w) => w.js > 0 && w.c > 0), `side-by-side windows: ${JSON.stringify(sbs.windows)}`);
+        const windowRatios = sbs.windows.map((w) => w.js / w.c);
+        assert.ok(Math.abs(sbs.ratio - (windowRatios[0] + windowRatios[1]) / 2) < 1e-9, `side-by-side ratio ${sbs.ratio}`);
+        assert.ok(sbs.ratios.min <= sbs.ratio && sbs.ratio <= sbs.ratios.max);
+        assert.strictEqual(r.options.rounds, 2);
         assert.ok(Number.isInteger(row.js.gcs), 'GC count');
         checkMeasurement(r.generate.js, 'generate.js');
         checkMeasurement(r.generate.c, 'generate.c');
         checkMeasurement(r.ceiling[0].c, 'ceiling');
         assert.match(stdout, /forward, batch 32/);
+        assert.match(stdout, /JavaScript \/ C, side by side/);
+        // Both side-by-side drivers were stopped with SIGSTOP between windows: none may be
+        // left behind, stopped or running.
+        const left = execFileSync('ps', ['-eo', 'args']).toString().split('\n')
+          .filter((line) => line.includes('build/c-forward') || line.includes('bench/js-child.js'));
+        assert.deepStrictEqual(left, [], 'driver processes left behind');
         done();
       } catch (e) {
         done(e);

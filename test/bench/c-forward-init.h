@@ -24,7 +24,7 @@ static volatile uint32_t *map_port(const char *dir, int i)
 	snprintf(path, sizeof path, "%s/0000:ff:00.%d/resource0", dir, i);
 	int fd = open(path, O_RDWR);
 	if (fd < 0)
-		die("cannot open the port's resource0 (is the model running with 2 ports?)");
+		die("cannot open the port's resource0 (does the model have that many ports?)");
 	volatile uint32_t *r = mmap(NULL, 0x80000, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
 	close(fd);
 	if (r == MAP_FAILED)

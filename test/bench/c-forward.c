@@ -24,9 +24,12 @@
  * Build: gcc -O2 -o build/c-forward test/bench/c-forward.c
  * Usage: c-forward DIR [--seconds S] [--warmup S] [--batch N] [--touch 0|1]
  *                      [--ring N] [--rx-free N] [--mode forward|generate]
- * DIR is the model's directory (ports DIR/0000:ff:00.0 and .1).  Prints a
- * JSON line when the ports are up, then one with the result.  generate: TX
- * only on port 0, 60-byte frames with a sequence number (like `ixy generate`).
+ *                      [--first-port N]
+ * DIR is the model's directory (ports DIR/0000:ff:00.N and .N+1, N = 0 unless
+ * --first-port says otherwise: the side-by-side bench runs this driver on ports
+ * 2 and 3 beside the JavaScript driver on 0 and 1).  Prints a JSON line when the
+ * ports are up, then one with the result.  generate: TX only on port N, 60-byte
+ * frames with a sequence number (like `ixy generate`).
  */
 #define _GNU_SOURCE
 #include <fcntl.h>
@@ -225,10 +228,10 @@ static uint64_t forward_batch(struct rxq *rx, struct txq *tx, struct batch *b, u
 int main(int argc, char **argv)
 {
 	if (argc < 2)
-		die("usage: c-forward DIR [--seconds S] [--warmup S] [--batch N] [--touch 0|1] [--ring N] [--rx-free N] [--mode forward|generate]");
+		die("usage: c-forward DIR [--seconds S] [--warmup S] [--batch N] [--touch 0|1] [--ring N] [--rx-free N] [--mode forward|generate] [--first-port N]");
 	double seconds = 3, warmup = 1;
 	uint32_t batch = 32, ring = 512, rx_free = 0;
-	int touch = 1, generate = 0;
+	int touch = 1, generate = 0, first_port = 0;
 	for (int a = 2; a + 1 < argc; a += 2) {
 		const char *k = argv[a], *v = argv[a + 1];
 		if (!strcmp(k, "--seconds")) seconds = atof(v);
@@ -238,10 +241,13 @@ int main(int argc, char **argv)
 		else if (!strcmp(k, "--ring")) ring = (uint32_t)atoi(v);
 		else if (!strcmp(k, "--rx-free")) rx_free = (uint32_t)atoi(v);
 		else if (!strcmp(k, "--mode")) generate = !strcmp(v, "generate");
+		else if (!strcmp(k, "--first-port")) first_port = atoi(v);
 		else die("unknown option");
 	}
 	if (batch < 1 || batch > MAX_BATCH || ring < 64 || ring > 4096 || (ring & (ring - 1)))
 		die("batch must be 1..4096, ring a power of two 64..4096");
+	if (first_port < 0 || first_port > 6)
+		die("--first-port must be 0..6");
 	if (rx_free == 0)
 		rx_free = ring / 4;                  /* as lib/advanced/nic.js */
 	if (rx_free > ring / 2)
@@ -253,7 +259,7 @@ int main(int argc, char **argv)
 	static struct batch b;
 	for (int i = 0; i < 2; i++) {
 		pool_init(&pools[i]);
-		port_open(argv[1], i, ring, &pools[i], &rx[i], &tx[i]);
+		port_open(argv[1], first_port + i, ring, &pools[i], &rx[i], &tx[i]);
 		rx[i].free_thresh = rx_free;
 		rx[i].unreturned = 0;
 	}

@@ -35,56 +35,64 @@ function childCommand(lang, cfg, cForward) {
   if (lang === 'c') {
     const margin = 0.5; // keep running past the runner's last sample
     return [cForward, [cfg.dir, '--mode', cfg.mode, '--batch', String(cfg.batch), '--touch', cfg.touch === false ? '0' : '1',
-      '--warmup', String(cfg.warmup), '--seconds', String(cfg.seconds + margin), '--ring', String(cfg.ring)]];
+      '--warmup', String(cfg.warmup), '--seconds', String(cfg.seconds + margin), '--ring', String(cfg.ring),
+      '--first-port', String(cfg.firstPort || 0)]];
   }
   return [process.execPath, [JS_CHILD, JSON.stringify(cfg)]];
+}
+
+// Starts one driver process (the JS app or the C yardstick) on the model in cfg.dir and
+// resolves once it says its ports are up: { child, lines (its JSON lines), exited,
+// stderr() }. Rejects, with what the driver printed, if it exits before that.
+async function startDriver(lang, cfg, cForward) {
+  const [cmd, args] = childCommand(lang, cfg, cForward);
+  const child = spawn(cmd, args, { env: { ...process.env, IXY_PCI_ROOT: cfg.dir }, stdio: ['ignore', 'pipe', 'pipe'] });
+  const lines = [];
+  let stderr = '';
+  let ready = null;
+  const isReady = new Promise((resolve) => { ready = resolve; });
+  let buffer = '';
+  child.stdout.setEncoding('utf8');
+  child.stdout.on('data', (d) => {
+    buffer += d;
+    let nl;
+    while ((nl = buffer.indexOf('\n')) >= 0) {
+      const line = buffer.slice(0, nl);
+      buffer = buffer.slice(nl + 1);
+      if (line.startsWith('{')) lines.push(JSON.parse(line));
+      if (line.includes('"ready":true')) ready(true);
+    }
+  });
+  child.stderr.on('data', (d) => { stderr += d; });
+  const exited = new Promise((resolve) => child.once('exit', (code, signal) => resolve({ code, signal })));
+  if (!(await Promise.race([isReady, exited.then(() => false)]))) {
+    throw new Error(`${lang} driver failed before it was ready: ${stderr.trim() || 'no message'}`);
+  }
+  return { child, lines, exited, stderr: () => stderr };
 }
 
 // Resolves with { mpps, nsPerPacket, packets, seconds, child: <the child's last JSON line> }.
 async function runOne({ lang, mode = 'forward', batch, warmup, seconds, touch = true, ring = 512, cForward }) {
   const model = await Model.start({ ports: 2, config: MODEL_CONFIG[mode] });
-  let child = null;
+  let driver = null;
   try {
     const cfg = { mode, batch, warmup, seconds, touch, ring, dir: model.dir, addresses: model.addresses };
-    const [cmd, args] = childCommand(lang, cfg, cForward);
-    child = spawn(cmd, args, { env: { ...process.env, IXY_PCI_ROOT: model.dir }, stdio: ['ignore', 'pipe', 'pipe'] });
-    const lines = [];
-    let stderr = '';
-    let ready = null;
-    const isReady = new Promise((resolve) => { ready = resolve; });
-    let buffer = '';
-    child.stdout.setEncoding('utf8');
-    child.stdout.on('data', (d) => {
-      buffer += d;
-      let nl;
-      while ((nl = buffer.indexOf('\n')) >= 0) {
-        const line = buffer.slice(0, nl);
-        buffer = buffer.slice(nl + 1);
-        if (line.startsWith('{')) lines.push(JSON.parse(line));
-        if (line.includes('"ready":true')) ready(true);
-      }
-    });
-    child.stderr.on('data', (d) => { stderr += d; });
-    const exited = new Promise((resolve) => child.once('exit', (code, signal) => resolve({ code, signal })));
-    const failed = exited.then(() => false);
-    if (!(await Promise.race([isReady, failed]))) {
-      throw new Error(`${lang} driver failed before it was ready: ${stderr.trim() || 'no message'}`);
-    }
+    driver = await startDriver(lang, cfg, cForward);
     await sleep(warmup * 1000);
     const s1 = await sample(model);
     await sleep(seconds * 1000);
     const s2 = await sample(model);
-    const { code, signal } = await exited;
-    if (code !== 0) throw new Error(`${lang} driver exited with ${code ?? signal}: ${stderr.trim()}`);
+    const { code, signal } = await driver.exited;
+    if (code !== 0) throw new Error(`${lang} driver exited with ${code ?? signal}: ${driver.stderr().trim()}`);
     checkDescriptors(s2.ports, `${lang} driver`);
     const packets = s2.txFrames - s1.txFrames;
     const secs = (s2.at - s1.at) / 1000;
     const mpps = packets / secs / 1e6;
-    return { mpps, nsPerPacket: mpps > 0 ? 1000 / mpps : null, packets, seconds: secs, child: lines[lines.length - 1] };
+    return { mpps, nsPerPacket: mpps > 0 ? 1000 / mpps : null, packets, seconds: secs, child: driver.lines[driver.lines.length - 1] };
   } finally {
-    if (child && child.exitCode === null && child.signalCode === null) child.kill('SIGKILL');
+    if (driver && driver.child.exitCode === null && driver.child.signalCode === null) driver.child.kill('SIGKILL');
     await model.stop();
   }
 }
 
-module.exports = { runOne, MODEL_CONFIG };
+module.exports = { runOne, startDriver, sleep, MODEL_CONFIG };

@@ -2,17 +2,20 @@
 'use strict';
 
 // npm run bench [-- --quick] [--seconds S] [--warmup S] [--runs N] [--batches 1,2,..]
-//                [--ring N] [--no-c] [--results DIR] [--latest | --no-latest]
+//                [--ring N] [--rounds N] [--window MS] [--no-c] [--results DIR]
+//                [--latest | --no-latest]
 // Bidirectional forwarding on the model (64-byte frames, sources unlimited, sinks without
-// check), one driver process per run, for each batch size: the JS driver and the C
-// yardstick side by side, their runs alternating; then the TX-only rate of `generate`,
-// and the model's ceiling (the C yardstick without touching packets). Writes
+// check), for each batch size: runs of the JS driver and of the C yardstick, one driver
+// process per run, alternating; then both side by side on one model in alternating
+// windows (side-by-side.js), which gives the JS/C ratio; then the TX-only rate of
+// `generate`, and the model's ceiling (the C yardstick without touching packets). Writes
 // test/bench/results/<time>.json and, for full runs, test/bench/latest.json and
 // latest.svg. See PERFORMANCE.md.
 const fs = require('fs');
 const os = require('os');
 const path = require('path');
 const { runOne } = require('./run-one');
+const { sideBySide } = require('./side-by-side');
 const { buildCForward } = require('./c-build');
 const { plotSvg } = require('./plot');
 const { spread, summarize, machine } = require('./summary');
@@ -20,7 +23,10 @@ const { spread, summarize, machine } = require('./summary');
 const ALL_BATCHES = [1, 2, 4, 8, 16, 32, 64, 128, 256];
 
 function parseArgs(argv) {
-  const o = { quick: false, seconds: 3, warmup: 1, runs: 3, batches: ALL_BATCHES, ring: 512, c: true, results: path.join(__dirname, 'results'), latest: null };
+  const o = {
+    quick: false, seconds: 3, warmup: 1, runs: 3, batches: ALL_BATCHES, ring: 512, rounds: 12, window: 300, c: true,
+    results: path.join(__dirname, 'results'), latest: null,
+  };
   for (let i = 0; i < argv.length; i++) {
     const a = argv[i];
     const next = () => {
@@ -33,6 +39,8 @@ function parseArgs(argv) {
     else if (a === '--runs') o.runs = Number(next());
     else if (a === '--batches') o.batches = next().split(',').map(Number);
     else if (a === '--ring') o.ring = Number(next());
+    else if (a === '--rounds') o.rounds = Number(next());
+    else if (a === '--window') o.window = Number(next());
     else if (a === '--no-c') o.c = false;
     else if (a === '--results') o.results = next();
     else if (a === '--latest') o.latest = true;
@@ -44,11 +52,16 @@ function parseArgs(argv) {
     if (!argv.includes('--warmup')) o.warmup = 0.5;
     if (!argv.includes('--runs')) o.runs = 1;
     if (!argv.includes('--batches')) o.batches = [1, 32, 256];
+    if (!argv.includes('--rounds')) o.rounds = 2;
+    if (!argv.includes('--window')) o.window = 150;
   }
   if (o.latest === null) o.latest = !o.quick; // a smoke test must not replace the published figures
   for (const b of o.batches) if (!Number.isInteger(b) || b < 1 || b > 4096) throw new Error(`bad batch size ${b}`);
   if (!Number.isInteger(o.ring) || o.ring < 64 || o.ring > 4096 || (o.ring & (o.ring - 1)) !== 0) throw new Error(`--ring must be a power of two from 64 to 4096, got ${o.ring}`);
   if (!(o.seconds > 0) || !(o.warmup >= 0) || !(o.runs >= 1)) throw new Error('--seconds, --warmup and --runs must be positive');
+  if (!Number.isInteger(o.rounds) || o.rounds < 1 || !Number.isInteger(o.window) || o.window < 50) {
+    throw new Error('--rounds must be a positive integer and --window at least 50 (ms)');
+  }
   return o;
 }
 
@@ -90,22 +103,35 @@ async function measurePair(o, spec) {
   row.ratio = row.ratios.median;
   printSummary('C', row.c);
   printSummary('JavaScript', row.js);
-  process.stdout.write(`  ${'JavaScript / C'.padEnd(28)} ${fmt(row.ratio).padStart(7)}       [${fmt(row.ratios.min)}..${fmt(row.ratios.max)}]  (median of run pairs)\n`);
+  process.stdout.write(`  ${'JavaScript / C, run pairs'.padEnd(28)} ${fmt(row.ratio).padStart(7)}       [${fmt(row.ratios.min)}..${fmt(row.ratios.max)}]  (median of run pairs)\n`);
   return row;
+}
+
+// Both drivers on one model, taking turns in windows (side-by-side.js): the JS/C ratio
+// with both languages on the same host, window pair by window pair.
+async function measureSideBySide(o, batch, cForward) {
+  const s = await sideBySide({ batch, ring: o.ring, rounds: o.rounds, windowMs: o.window, warmup: o.warmup, cForward });
+  process.stdout.write(`  ${'JavaScript / C, side by side'.padEnd(28)} ${fmt(s.ratio).padStart(7)}       [${fmt(s.ratios.min)}..${fmt(s.ratios.max)}]` +
+    `  (median of ${s.rounds} window pairs of ${s.windowMs} ms; JS ${fmt(s.js.median)}, C ${fmt(s.c.median)} Mpps)\n`);
+  return s;
 }
 
 async function main() {
   const o = parseArgs(process.argv.slice(2));
   const cForward = o.c ? buildCForward() : null;
   const started = new Date();
-  const result = { date: started.toISOString(), machine: machine(), options: { seconds: o.seconds, warmup: o.warmup, runs: o.runs, frameSize: 60, ringSize: o.ring } };
+  const result = {
+    date: started.toISOString(),
+    machine: machine(),
+    options: { seconds: o.seconds, warmup: o.warmup, runs: o.runs, rounds: o.rounds, windowMs: o.window, frameSize: 60, ringSize: o.ring },
+  };
   process.stdout.write(`bench: ${o.runs} run(s) of ${o.warmup}+${o.seconds} s per point; load average ${os.loadavg().map((l) => l.toFixed(2)).join(' ')}\n`);
 
   result.forward = [];
   for (const batch of o.batches) {
     process.stdout.write(`forward, batch ${batch}\n`);
     const row = o.c
-      ? { batch, ...await measurePair(o, { batch, cForward }) }
+      ? { batch, ...await measurePair(o, { batch, cForward }), sideBySide: await measureSideBySide(o, batch, cForward) }
       : { batch, js: await measure(o, { lang: 'js', batch }, 'JavaScript') };
     result.forward.push(row);
   }

@@ -1,0 +1,103 @@
+'use strict';
+
+// JavaScript and C side by side: both drivers up at once on one model of four ports, the
+// JS forward app on ports 0 and 1, the C yardstick on ports 2 and 3, but only one of
+// them running at a time. The other is stopped (SIGSTOP) and the two take turns in
+// windows of a few hundred milliseconds, in the order JS, C, C, JS, JS, C, ... Each
+// window pair gives one JS/C ratio.
+//
+// Why: this host changes speed by itself, from one second to the next (other guests on
+// the same machine; see test/bench/PERFORMANCE.md, tenth round). A JS run and a C run of
+// a few seconds each, one after the other, often see different hosts: their ratios
+// spread from 0.6 to 1.1. Windows 300 ms apart nearly always see the same host.
+//
+// A stopped driver's RX rings fill and its TX rings drain; the model only glances at its
+// ports (no free descriptor, nothing to send). Each window starts SETTLE_MS after the
+// driver is let go again, so the burst that empties its full rings is not counted.
+const { Model } = require('../../lib/model');
+const { startDriver, sleep } = require('./run-one');
+const { spread, total, checkDescriptors } = require('./summary');
+
+const SETTLE_MS = 30;
+const JS_PORTS = [0, 1];
+const C_PORTS = [2, 3];
+const STOP_WAIT_MS = 5000;
+
+// Frames the given ports handed to the wire so far, and when that was read (ms).
+async function txFrames(model, ports) {
+  const before = performance.now();
+  const all = await model.stats();
+  return { at: (before + performance.now()) / 2, frames: total(ports.map((p) => all[p]), 'txFrames') };
+}
+
+// Lets a side's driver run for about ms and stops it again; returns its rate in Mpps.
+async function runWindow(model, { lang, driver, ports }, ms) {
+  if (driver.child.exitCode !== null || driver.child.signalCode !== null) {
+    throw new Error(`the ${lang} driver exited during the side-by-side run: ${driver.stderr().trim() || 'no message'}`);
+  }
+  driver.child.kill('SIGCONT');
+  await sleep(SETTLE_MS);
+  const a = await txFrames(model, ports);
+  await sleep(ms);
+  const b = await txFrames(model, ports);
+  driver.child.kill('SIGSTOP');
+  return (b.frames - a.frames) / (b.at - a.at) / 1000;
+}
+
+// Ends a driver that may be stopped: SIGTERM (the JS app then closes its ports), and
+// SIGKILL if it has not exited after STOP_WAIT_MS.
+async function finish(driver) {
+  if (driver.child.exitCode !== null || driver.child.signalCode !== null) return;
+  driver.child.kill('SIGCONT');
+  driver.child.kill('SIGTERM');
+  const timer = setTimeout(() => driver.child.kill('SIGKILL'), STOP_WAIT_MS);
+  await driver.exited;
+  clearTimeout(timer);
+}
+
+// rounds: window pairs; warmup: seconds each driver runs before the first window (the
+// JS driver's JIT settles). Resolves with { js, c, ratios: spread() of Mpps and of the
+// JS/C ratios, ratio: their median, rounds, windowMs, windows: [{ js, c }] }.
+async function sideBySide({ batch, ring = 512, rounds = 12, windowMs = 300, warmup = 1, cForward }) {
+  const config = [];
+  for (const p of [...JS_PORTS, ...C_PORTS]) config.push(`source ${p} rate=0 size=60`, `sink ${p}`);
+  const model = await Model.start({ ports: 4, config });
+  const drivers = [];
+  try {
+    // Long enough never to end by themselves: finish() ends them.
+    const cfg = { mode: 'forward', batch, ring, warmup: 0, seconds: 24 * 3600, dir: model.dir };
+    const js = { lang: 'js', ports: JS_PORTS };
+    js.driver = await startDriver('js', { ...cfg, addresses: JS_PORTS.map((p) => model.addresses[p]) });
+    drivers.push(js.driver);
+    js.driver.child.kill('SIGSTOP');
+    const c = { lang: 'c', ports: C_PORTS };
+    c.driver = await startDriver('c', { ...cfg, firstPort: C_PORTS[0] }, cForward);
+    drivers.push(c.driver);
+    c.driver.child.kill('SIGSTOP');
+
+    await runWindow(model, js, warmup * 1000);
+    await runWindow(model, c, warmup * 1000);
+    const windows = [];
+    for (let r = 0; r < rounds; r++) {
+      const w = {};
+      for (const side of r % 2 === 0 ? [js, c] : [c, js]) w[side.lang] = await runWindow(model, side, windowMs);
+      windows.push(w);
+    }
+    checkDescriptors(await model.stats(), 'side by side');
+    const ratios = spread(windows.map((w) => w.js / w.c));
+    return {
+      js: spread(windows.map((w) => w.js)),
+      c: spread(windows.map((w) => w.c)),
+      ratios,
+      ratio: ratios.median,
+      rounds,
+      windowMs,
+      windows,
+    };
+  } finally {
+    for (const d of drivers) await finish(d);
+    await model.stop();
+  }
+}
+
+module.exports = { sideBySide };
