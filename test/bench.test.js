@@ -54,10 +54,12 @@ describe('npm run bench (--quick)', function () {
         // C's mean frames per receive call: at most the batch, above 0 since packets moved.
         assert.ok(row.c.rxPerCall.median > 0 && row.c.rxPerCall.max <= 32, `C mean RX batch: ${JSON.stringify(row.c.rxPerCall)}`);
         assert.ok(Number.isFinite(row.js.heapBytesPerPacket) && row.js.heapBytesPerPacket >= 0, 'heap bytes per packet');
-        // Side by side: --quick takes two window pairs; both drivers moved frames in each,
-        // and the ratio is the median (here the mean) of the two windows' JS/C ratios.
+        // Side by side: --quick takes two window pairs, here one in each of two sessions
+        // (one per run); both drivers moved frames in each window, and the ratio is the
+        // median (here the mean) of the two windows' JS/C ratios.
         const sbs = row.sideBySide;
         assert.strictEqual(sbs.rounds, 2);
+        assert.strictEqual(sbs.sessions, 2);
         assert.strictEqual(sbs.windows.length, 2);
         assert.ok(sbs.windows.every((w) => w.js > 0 && w.c > 0), `side-by-side windows: ${JSON.stringify(sbs.windows)}`);
         const windowRatios = sbs.windows.map((w) => w.js / w.c);

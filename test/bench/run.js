@@ -110,9 +110,10 @@ async function measurePair(o, spec) {
 // Both drivers on one model, taking turns in windows (side-by-side.js): the JS/C ratio
 // with both languages on the same host, window pair by window pair.
 async function measureSideBySide(o, batch, cForward) {
-  const s = await sideBySide({ batch, ring: o.ring, rounds: o.rounds, windowMs: o.window, warmup: o.warmup, cForward });
+  // One session per run of the other method: as many fresh processes of each driver.
+  const s = await sideBySide({ batch, ring: o.ring, rounds: o.rounds, sessions: Math.min(o.runs, o.rounds), windowMs: o.window, warmup: o.warmup, cForward });
   process.stdout.write(`  ${'JavaScript / C, side by side'.padEnd(28)} ${fmt(s.ratio).padStart(7)}       [${fmt(s.ratios.min)}..${fmt(s.ratios.max)}]` +
-    `  (median of ${s.rounds} window pairs of ${s.windowMs} ms; JS ${fmt(s.js.median)}, C ${fmt(s.c.median)} Mpps)\n`);
+    `  (median of ${s.rounds} window pairs of ${s.windowMs} ms in ${s.sessions} sessions; JS ${fmt(s.js.median)}, C ${fmt(s.c.median)} Mpps)\n`);
   return s;
 }
 

@@ -9,7 +9,8 @@
 // Why: this host changes speed by itself, from one second to the next (other guests on
 // the same machine; see test/bench/PERFORMANCE.md, tenth round). A JS run and a C run of
 // a few seconds each, one after the other, often see different hosts: their ratios
-// spread from 0.6 to 1.1. Windows 300 ms apart nearly always see the same host.
+// spread from 0.6 to 1.1. Windows 300 ms apart nearly always see the same host. The
+// windows are spread over a few sessions, each with fresh processes (see sideBySide()).
 //
 // A stopped driver's RX rings fill and its TX rings drain; the model only glances at its
 // ports (no free descriptor, nothing to send). Each window starts SETTLE_MS after the
@@ -55,10 +56,10 @@ async function finish(driver) {
   clearTimeout(timer);
 }
 
-// rounds: window pairs; warmup: seconds each driver runs before the first window (the
-// JS driver's JIT settles). Resolves with { js, c, ratios: spread() of Mpps and of the
-// JS/C ratios, ratio: their median, rounds, windowMs, windows: [{ js, c }] }.
-async function sideBySide({ batch, ring = 512, rounds = 12, windowMs = 300, warmup = 1, cForward }) {
+// One session: a fresh model and a fresh process of each driver, `rounds` window pairs
+// (numbered from firstRound in the whole measurement) after `warmup` seconds of each
+// driver (the JS driver's JIT settles). Returns the windows' rates: [{ js, c }] in Mpps.
+async function session({ batch, ring, rounds, firstRound, windowMs, warmup, cForward }) {
   const config = [];
   for (const p of [...JS_PORTS, ...C_PORTS]) config.push(`source ${p} rate=0 size=60`, `sink ${p}`);
   const model = await Model.start({ ports: 4, config });
@@ -80,24 +81,40 @@ async function sideBySide({ batch, ring = 512, rounds = 12, windowMs = 300, warm
     const windows = [];
     for (let r = 0; r < rounds; r++) {
       const w = {};
-      for (const side of r % 2 === 0 ? [js, c] : [c, js]) w[side.lang] = await runWindow(model, side, windowMs);
+      const even = (firstRound + r) % 2 === 0; // JS, C, C, JS, ... across sessions
+      for (const side of even ? [js, c] : [c, js]) w[side.lang] = await runWindow(model, side, windowMs);
       windows.push(w);
     }
     checkDescriptors(await model.stats(), 'side by side');
-    const ratios = spread(windows.map((w) => w.js / w.c));
-    return {
-      js: spread(windows.map((w) => w.js)),
-      c: spread(windows.map((w) => w.c)),
-      ratios,
-      ratio: ratios.median,
-      rounds,
-      windowMs,
-      windows,
-    };
+    return windows;
   } finally {
     for (const d of drivers) await finish(d);
     await model.stop();
   }
+}
+
+// rounds window pairs in all, spread over `sessions` sessions: a driver process can sit
+// in a slow mode for its whole life (the C yardstick's mean RX batch of about 1, see
+// PERFORMANCE.md, ninth round), so one process of each would weigh a single draw as much
+// as the whole measurement. Resolves with { js, c, ratios: spread() of Mpps and of the
+// JS/C ratios, ratio: their median, rounds, sessions, windowMs, windows: [{ js, c }] }.
+async function sideBySide({ batch, ring = 512, rounds = 12, sessions = 3, windowMs = 300, warmup = 1, cForward }) {
+  const windows = [];
+  for (let k = 0; k < sessions; k++) {
+    const share = Math.round((rounds * (k + 1)) / sessions) - Math.round((rounds * k) / sessions);
+    if (share > 0) windows.push(...await session({ batch, ring, rounds: share, firstRound: windows.length, windowMs, warmup, cForward }));
+  }
+  const ratios = spread(windows.map((w) => w.js / w.c));
+  return {
+    js: spread(windows.map((w) => w.js)),
+    c: spread(windows.map((w) => w.c)),
+    ratios,
+    ratio: ratios.median,
+    rounds,
+    sessions,
+    windowMs,
+    windows,
+  };
 }
 
 module.exports = { sideBySide };
