@@ -22,13 +22,14 @@ function sleep(ms) {
   return new Promise((resolve) => setTimeout(resolve, ms));
 }
 
-// Total frames the driver handed to the wire, with the time it was read (midpoint of
-// the request, in ms), and the ports' statistics.
-async function sample(model) {
+// Total frames the driver handed to the wire on the model's ports (or on those of
+// `only`, by index), with the time it was read (midpoint of the request, in ms), and
+// every port's statistics.
+async function sample(model, only = null) {
   const before = performance.now();
   const ports = await model.stats();
   const at = (before + performance.now()) / 2;
-  return { at, txFrames: total(ports, 'txFrames'), ports };
+  return { at, txFrames: total(only ? only.map((p) => ports[p]) : ports, 'txFrames'), ports };
 }
 
 function childCommand(lang, cfg, cForward) {
@@ -95,4 +96,4 @@ async function runOne({ lang, mode = 'forward', batch, warmup, seconds, touch = 
   }
 }
 
-module.exports = { runOne, startDriver, sleep, MODEL_CONFIG };
+module.exports = { runOne, startDriver, sample, sleep, MODEL_CONFIG };

@@ -6,9 +6,10 @@
 //                [--latest | --no-latest]
 // Bidirectional forwarding on the model (64-byte frames, sources unlimited, sinks without
 // check), for each batch size: runs of the JS driver and of the C yardstick, one driver
-// process per run, alternating; then both side by side on one model in alternating
-// windows (side-by-side.js), which gives the JS/C ratio; then the TX-only rate of
-// `generate`, and the model's ceiling (the C yardstick without touching packets). Writes
+// process per run, alternating (the JS/C ratio of each run pair); then both side by side
+// on one model in alternating windows (side-by-side.js: the JS/C ratio with both on the
+// same host); then the TX-only rate of `generate`, and the model's ceiling (the C
+// yardstick without touching packets). Writes
 // test/bench/results/<time>.json and, for full runs, test/bench/latest.json and
 // latest.svg. See PERFORMANCE.md.
 const fs = require('fs');

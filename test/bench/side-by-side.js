@@ -16,20 +16,13 @@
 // ports (no free descriptor, nothing to send). Each window starts SETTLE_MS after the
 // driver is let go again, so the burst that empties its full rings is not counted.
 const { Model } = require('../../lib/model');
-const { startDriver, sleep } = require('./run-one');
-const { spread, total, checkDescriptors } = require('./summary');
+const { startDriver, sample, sleep } = require('./run-one');
+const { spread, checkDescriptors } = require('./summary');
 
 const SETTLE_MS = 30;
 const JS_PORTS = [0, 1];
 const C_PORTS = [2, 3];
 const STOP_WAIT_MS = 5000;
-
-// Frames the given ports handed to the wire so far, and when that was read (ms).
-async function txFrames(model, ports) {
-  const before = performance.now();
-  const all = await model.stats();
-  return { at: (before + performance.now()) / 2, frames: total(ports.map((p) => all[p]), 'txFrames') };
-}
 
 // Lets a side's driver run for about ms and stops it again; returns its rate in Mpps.
 async function runWindow(model, { lang, driver, ports }, ms) {
@@ -38,11 +31,11 @@ async function runWindow(model, { lang, driver, ports }, ms) {
   }
   driver.child.kill('SIGCONT');
   await sleep(SETTLE_MS);
-  const a = await txFrames(model, ports);
+  const a = await sample(model, ports);
   await sleep(ms);
-  const b = await txFrames(model, ports);
+  const b = await sample(model, ports);
   driver.child.kill('SIGSTOP');
-  return (b.frames - a.frames) / (b.at - a.at) / 1000;
+  return (b.txFrames - a.txFrames) / (b.at - a.at) / 1000;
 }
 
 // Ends a driver that may be stopped: SIGTERM (the JS app then closes its ports), and
