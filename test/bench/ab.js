@@ -18,6 +18,7 @@
 const path = require('path');
 const { Model } = require('../../lib/model');
 const { spread, total, checkDescriptors } = require('./summary');
+const { forwardTraffic } = require('./run-one');
 
 function parseArgs(argv) {
   const o = { libs: [], batch: 32, rounds: 12, window: 300 };
@@ -101,9 +102,7 @@ async function checkFrames(model, sides, libs) {
 
 async function main() {
   const o = parseArgs(process.argv.slice(2));
-  const config = [];
-  for (let p = 0; p < 4; p++) config.push(`source ${p} rate=0 size=60`, `sink ${p}`);
-  const model = await Model.start({ ports: 4, config });
+  const model = await Model.start({ ports: 4, config: forwardTraffic([0, 1, 2, 3]) });
   const sides = [];
   try {
     process.env.IXY_PCI_ROOT = model.dir;

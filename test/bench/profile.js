@@ -10,6 +10,7 @@ const { spawn } = require('child_process');
 const fs = require('fs');
 const path = require('path');
 const { Model } = require('../../lib/model');
+const { MODEL_CONFIG } = require('./run-one');
 
 const ROOT = path.join(__dirname, '..', '..');
 const ZERO_X = path.join(ROOT, 'node_modules', '0x', 'cmd.js');
@@ -36,7 +37,7 @@ function findHtml(dir) {
 async function main() {
   const o = parseArgs(process.argv.slice(2));
   if (!fs.existsSync(ZERO_X)) throw new Error('0x is not installed: run npm install (it is a devDependency)');
-  const model = await Model.start({ ports: 2, config: ['source 0 rate=0 size=60', 'source 1 rate=0 size=60', 'sink 0', 'sink 1'] });
+  const model = await Model.start({ ports: 2, config: MODEL_CONFIG.forward });
   try {
     const args = [ZERO_X, '--output-dir', o.out, '--', process.execPath, IXY, 'forward', ...model.addresses, '--batch', String(o.batch)];
     const child = spawn(process.execPath, args, { env: { ...process.env, IXY_PCI_ROOT: model.dir }, stdio: ['ignore', 'inherit', 'inherit'] });

@@ -11,10 +11,15 @@ const { total, checkDescriptors } = require('./summary');
 
 const JS_CHILD = path.join(__dirname, 'js-child.js');
 
-// 64-byte frames on the wire: 60 bytes without the FCS. Sources unlimited (rate 0):
-// every free RX descriptor is filled on each visit. Sinks count without checking.
+// The model's traffic for forwarding on the given ports: 64-byte frames on the wire (60
+// bytes without the FCS), sources unlimited (rate 0: every free RX descriptor is filled
+// on each visit), sinks that count without checking.
+function forwardTraffic(ports) {
+  return ports.flatMap((p) => [`source ${p} rate=0 size=60`, `sink ${p}`]);
+}
+
 const MODEL_CONFIG = {
-  forward: ['source 0 rate=0 size=60', 'source 1 rate=0 size=60', 'sink 0', 'sink 1'],
+  forward: forwardTraffic([0, 1]),
   generate: ['sink 0'],
 };
 
@@ -44,7 +49,7 @@ function childCommand(lang, cfg, cForward) {
 
 // Starts one driver process (the JS app or the C yardstick) on the model in cfg.dir and
 // resolves once it says its ports are up: { child, lines (its JSON lines), exited,
-// stderr() }. Rejects, with what the driver printed, if it exits before that.
+// running(), stderr() }. Rejects, with what the driver printed, if it exits before that.
 async function startDriver(lang, cfg, cForward) {
   const [cmd, args] = childCommand(lang, cfg, cForward);
   const child = spawn(cmd, args, { env: { ...process.env, IXY_PCI_ROOT: cfg.dir }, stdio: ['ignore', 'pipe', 'pipe'] });
@@ -69,7 +74,8 @@ async function startDriver(lang, cfg, cForward) {
   if (!(await Promise.race([isReady, exited.then(() => false)]))) {
     throw new Error(`${lang} driver failed before it was ready: ${stderr.trim() || 'no message'}`);
   }
-  return { child, lines, exited, stderr: () => stderr };
+  const running = () => child.exitCode === null && child.signalCode === null;
+  return { child, lines, exited, running, stderr: () => stderr };
 }
 
 // Resolves with { mpps, nsPerPacket, packets, seconds, child: <the child's last JSON line> }.
@@ -91,9 +97,9 @@ async function runOne({ lang, mode = 'forward', batch, warmup, seconds, touch = 
     const mpps = packets / secs / 1e6;
     return { mpps, nsPerPacket: mpps > 0 ? 1000 / mpps : null, packets, seconds: secs, child: driver.lines[driver.lines.length - 1] };
   } finally {
-    if (driver && driver.child.exitCode === null && driver.child.signalCode === null) driver.child.kill('SIGKILL');
+    if (driver && driver.running()) driver.child.kill('SIGKILL');
     await model.stop();
   }
 }
 
-module.exports = { runOne, startDriver, sample, sleep, MODEL_CONFIG };
+module.exports = { runOne, startDriver, sample, sleep, forwardTraffic, MODEL_CONFIG };

@@ -16,7 +16,7 @@
 // ports (no free descriptor, nothing to send). Each window starts SETTLE_MS after the
 // driver is let go again, so the burst that empties its full rings is not counted.
 const { Model } = require('../../lib/model');
-const { startDriver, sample, sleep } = require('./run-one');
+const { startDriver, sample, sleep, forwardTraffic } = require('./run-one');
 const { spread, checkDescriptors } = require('./summary');
 
 const SETTLE_MS = 30;
@@ -26,7 +26,7 @@ const STOP_WAIT_MS = 5000;
 
 // Lets a side's driver run for about ms and stops it again; returns its rate in Mpps.
 async function runWindow(model, { lang, driver, ports }, ms) {
-  if (driver.child.exitCode !== null || driver.child.signalCode !== null) {
+  if (!driver.running()) {
     throw new Error(`the ${lang} driver exited during the side-by-side run: ${driver.stderr().trim() || 'no message'}`);
   }
   driver.child.kill('SIGCONT');
@@ -41,7 +41,7 @@ async function runWindow(model, { lang, driver, ports }, ms) {
 // Ends a driver that may be stopped: SIGTERM (the JS app then closes its ports), and
 // SIGKILL if it has not exited after STOP_WAIT_MS.
 async function finish(driver) {
-  if (driver.child.exitCode !== null || driver.child.signalCode !== null) return;
+  if (!driver.running()) return;
   driver.child.kill('SIGCONT');
   driver.child.kill('SIGTERM');
   const timer = setTimeout(() => driver.child.kill('SIGKILL'), STOP_WAIT_MS);
@@ -53,9 +53,7 @@ async function finish(driver) {
 // (numbered from firstRound in the whole measurement) after `warmup` seconds of each
 // driver (the JS driver's JIT settles). Returns the windows' rates: [{ js, c }] in Mpps.
 async function session({ batch, ring, rounds, firstRound, windowMs, warmup, cForward }) {
-  const config = [];
-  for (const p of [...JS_PORTS, ...C_PORTS]) config.push(`source ${p} rate=0 size=60`, `sink ${p}`);
-  const model = await Model.start({ ports: 4, config });
+  const model = await Model.start({ ports: 4, config: forwardTraffic([...JS_PORTS, ...C_PORTS]) });
   const drivers = [];
   try {
     // Long enough never to end by themselves: finish() ends them.
