@@ -65,6 +65,15 @@ describe('npm run bench (--quick)', function () {
         const windowRatios = sbs.windows.map((w) => w.js / w.c);
         assert.ok(Math.abs(sbs.ratio - (windowRatios[0] + windowRatios[1]) / 2) < 1e-9, `side-by-side ratio ${sbs.ratio}`);
         assert.ok(sbs.ratios.min <= sbs.ratio && sbs.ratio <= sbs.ratios.max);
+        // The host's phase around each window pair and run pair (line-trip.c): two probes
+        // each, in ns, and every pair counted in exactly one phase or as mixed.
+        for (const [what, m] of [['side by side', sbs], ['run pairs', row]]) {
+          const list = what === 'side by side' ? sbs.windows : row.pairs;
+          assert.ok(list.every((w) => w.trips.length === 2 && w.trips.every((t) => t > 0 && t < 1e6)), `${what} trips: ${JSON.stringify(list)}`);
+          const near = list.filter((w) => w.trips.every((t) => t < m.phases.nearBelowNs)).length;
+          const far = list.filter((w) => w.trips.every((t) => t >= m.phases.nearBelowNs)).length;
+          assert.deepStrictEqual([m.phases.near.count, m.phases.far.count, m.phases.mixed], [near, far, list.length - near - far], what);
+        }
         assert.strictEqual(r.options.rounds, 2);
         assert.ok(Number.isInteger(row.js.gcs), 'GC count');
         checkMeasurement(r.generate.js, 'generate.js');

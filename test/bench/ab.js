@@ -6,7 +6,8 @@
 // version A forwards between ports 0 and 1, version B between ports 2 and 3, in
 // alternating windows (A, B, A, B, ...). Prints each version's median rate and the
 // median of the B/A ratios of neighbouring windows, once both versions have shown that
-// they forward their frames intact (checkFrames).
+// they forward their frames intact (checkFrames); then the same median for each of the
+// host's phases (the line trip between the vCPUs, probed between window pairs: summary.js).
 //
 // Why: on this shared host a whole-process benchmark drifts by tens of percent within
 // minutes, far more than most changes are worth. Windows of a few hundred milliseconds,
@@ -17,8 +18,9 @@
 // Each is loaded as its own set of modules, so each has its own JIT state.
 const path = require('path');
 const { Model } = require('../../lib/model');
-const { spread, total, checkDescriptors } = require('./summary');
+const { spread, total, checkDescriptors, lineTrip, byPhase } = require('./summary');
 const { forwardTraffic } = require('./run-one');
+const { buildLineTrip } = require('./c-build');
 
 function parseArgs(argv) {
   const o = { libs: [], batch: 32, rounds: 12, window: 300 };
@@ -102,6 +104,7 @@ async function checkFrames(model, sides, libs) {
 
 async function main() {
   const o = parseArgs(process.argv.slice(2));
+  const probe = buildLineTrip();
   const model = await Model.start({ ports: 4, config: forwardTraffic([0, 1, 2, 3]) });
   const sides = [];
   try {
@@ -109,21 +112,24 @@ async function main() {
     sides.push(await openSide(o.libs[0], model.addresses.slice(0, 2), o.batch));
     sides.push(await openSide(o.libs[1], model.addresses.slice(2, 4), o.batch));
     const warmupRounds = 2; // let both versions be optimised before measuring
-    const a = [];
-    const b = [];
+    const pairs = []; // { a, b, trips }: the host's phase probed between the pairs
+    let trip = lineTrip(probe);
     for (let r = 0; r < warmupRounds + o.rounds; r++) {
-      const x = sides[0].window(o.window);
-      const y = sides[1].window(o.window);
-      if (r >= warmupRounds) {
-        a.push(x);
-        b.push(y);
-      }
+      const a = sides[0].window(o.window);
+      const b = sides[1].window(o.window);
+      const after = lineTrip(probe);
+      if (r >= warmupRounds) pairs.push({ a, b, trips: [trip, after] });
+      trip = after;
     }
     await checkFrames(model, sides, o.libs);
-    const ratios = spread(b.map((y, r) => y / a[r]));
-    process.stdout.write(`A ${spread(a).median.toFixed(2)} Mpps  B ${spread(b).median.toFixed(2)} Mpps  ` +
+    const ratios = spread(pairs.map((p) => p.b / p.a));
+    process.stdout.write(`A ${spread(pairs.map((p) => p.a)).median.toFixed(2)} Mpps  B ${spread(pairs.map((p) => p.b)).median.toFixed(2)} Mpps  ` +
       `B/A ${ratios.median.toFixed(3)} [${ratios.min.toFixed(2)}..${ratios.max.toFixed(2)}]` +
       `  (batch ${o.batch}, ${o.rounds} windows of ${o.window} ms each)\n`);
+    // The host's phases can favour one version differently (PERFORMANCE.md, eleventh round).
+    const phases = byPhase(pairs, (p) => p.b / p.a);
+    const show = (p) => (p.count > 0 ? `${p.ratios.median.toFixed(3)} (${p.count})` : '-');
+    process.stdout.write(`B/A by phase: vCPUs sharing a cache ${show(phases.near)}, apart ${show(phases.far)}, changing ${phases.mixed}\n`);
   } finally {
     for (const side of sides) side.close();
     await model.stop();

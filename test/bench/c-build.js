@@ -1,15 +1,14 @@
 'use strict';
 
-// Builds the C yardstick (c-forward.c + c-forward-init.h) into build/c-forward when it is
-// missing or older than its sources. gcc -O2, no -march=native: the figures should not
-// depend on which CPU flags the build machine happened to have.
+// Builds the bench's C programs into build/ when they are missing or older than their
+// sources: the C yardstick (c-forward.c + c-forward-init.h) and the line-trip probe
+// (line-trip.c). gcc -O2, no -march=native: the figures should not depend on which CPU
+// flags the build machine happened to have.
 const { execFileSync } = require('child_process');
 const fs = require('fs');
 const path = require('path');
 
 const ROOT = path.join(__dirname, '..', '..');
-const SOURCES = ['c-forward.c', 'c-forward-init.h'].map((f) => path.join(__dirname, f));
-const BINARY = path.join(ROOT, 'build', 'c-forward');
 
 function mtime(file) {
   try {
@@ -19,12 +18,22 @@ function mtime(file) {
   }
 }
 
-function buildCForward() {
-  const newest = Math.max(...SOURCES.map(mtime));
-  if (mtime(BINARY) >= newest) return BINARY;
-  fs.mkdirSync(path.dirname(BINARY), { recursive: true });
-  execFileSync('gcc', ['-O2', '-Wall', '-Wextra', '-o', BINARY, SOURCES[0]], { stdio: ['ignore', 'inherit', 'inherit'] });
-  return BINARY;
+// name: the binary in build/; sources: files in this folder, the first one compiled.
+function build(name, sources, flags = []) {
+  const files = sources.map((f) => path.join(__dirname, f));
+  const binary = path.join(ROOT, 'build', name);
+  if (mtime(binary) >= Math.max(...files.map(mtime))) return binary;
+  fs.mkdirSync(path.dirname(binary), { recursive: true });
+  execFileSync('gcc', ['-O2', '-Wall', '-Wextra', ...flags, '-o', binary, files[0]], { stdio: ['ignore', 'inherit', 'inherit'] });
+  return binary;
 }
 
-module.exports = { buildCForward, C_FORWARD: BINARY };
+function buildCForward() {
+  return build('c-forward', ['c-forward.c', 'c-forward-init.h']);
+}
+
+function buildLineTrip() {
+  return build('line-trip', ['line-trip.c'], ['-pthread']);
+}
+
+module.exports = { buildCForward, buildLineTrip };

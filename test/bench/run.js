@@ -17,9 +17,9 @@ const os = require('os');
 const path = require('path');
 const { runOne } = require('./run-one');
 const { sideBySide } = require('./side-by-side');
-const { buildCForward } = require('./c-build');
+const { buildCForward, buildLineTrip } = require('./c-build');
 const { plotSvg } = require('./plot');
-const { spread, summarize, machine } = require('./summary');
+const { spread, summarize, machine, lineTrip, byPhase } = require('./summary');
 
 const ALL_BATCHES = [1, 2, 4, 8, 16, 32, 64, 128, 256];
 
@@ -92,35 +92,58 @@ async function measure(o, spec, label) {
 // C and JavaScript alternate, run by run (C, JS, C, JS, ...): this host's speed drifts
 // by tens of percent over minutes, and alternating puts both languages through the same
 // drift. The ratio is the median of the ratios of each run pair.
-async function measurePair(o, spec) {
+// The host's phase (the line trip, see summary.js) is probed between the pairs.
+async function measurePair(o, spec, probe) {
   const c = [];
   const js = [];
+  const pairs = [];
+  let trip = lineTrip(probe);
   for (let r = 0; r < o.runs; r++) {
     c.push(await runWith(o, { ...spec, lang: 'c' }));
     js.push(await runWith(o, { ...spec, lang: 'js' }));
+    const after = lineTrip(probe);
+    pairs.push({ trips: [trip, after], ratio: js[r].mpps / c[r].mpps });
+    trip = after;
   }
   const row = { c: summarize(c), js: summarize(js) };
-  row.ratios = spread(js.map((run, r) => run.mpps / c[r].mpps));
+  row.ratios = spread(pairs.map((p) => p.ratio));
   row.ratio = row.ratios.median;
+  row.pairs = pairs;
+  row.phases = byPhase(pairs, (p) => p.ratio);
   printSummary('C', row.c);
   printSummary('JavaScript', row.js);
   process.stdout.write(`  ${'JavaScript / C, run pairs'.padEnd(28)} ${fmt(row.ratio).padStart(7)}       [${fmt(row.ratios.min)}..${fmt(row.ratios.max)}]  (median of run pairs)\n`);
+  printPhases(row.phases, 'run pairs');
   return row;
 }
 
 // Both drivers on one model, taking turns in windows (side-by-side.js): the JS/C ratio
 // with both languages on the same host, window pair by window pair.
-async function measureSideBySide(o, batch, cForward) {
+async function measureSideBySide(o, batch, cForward, probe) {
   // One session per run of the other method: as many fresh processes of each driver.
-  const s = await sideBySide({ batch, ring: o.ring, rounds: o.rounds, sessions: Math.min(o.runs, o.rounds), windowMs: o.window, warmup: o.warmup, cForward });
+  const s = await sideBySide({ batch, ring: o.ring, rounds: o.rounds, sessions: Math.min(o.runs, o.rounds), windowMs: o.window, warmup: o.warmup, cForward, probe });
   process.stdout.write(`  ${'JavaScript / C, side by side'.padEnd(28)} ${fmt(s.ratio).padStart(7)}       [${fmt(s.ratios.min)}..${fmt(s.ratios.max)}]` +
     `  (median of ${s.rounds} window pairs of ${s.windowMs} ms in ${s.sessions} sessions; JS ${fmt(s.js.median)}, C ${fmt(s.c.median)} Mpps)\n`);
+  printPhases(s.phases, 'window pairs');
   return s;
+}
+
+// The ratio in each of the host's phases (byPhase() in summary.js), where it had some.
+function printPhases(phases, what) {
+  for (const [name, label] of [['near', 'vCPUs sharing a cache'], ['far', 'vCPUs apart']]) {
+    const p = phases[name];
+    if (p.count > 0) {
+      process.stdout.write(`  ${`  ${label}`.padEnd(28)} ${fmt(p.ratios.median).padStart(7)}       [${fmt(p.ratios.min)}..${fmt(p.ratios.max)}]` +
+        `  (${p.count} ${what}, line trip ${name === 'near' ? '<' : '>='} ${phases.nearBelowNs} ns)\n`);
+    }
+  }
+  if (phases.mixed > 0) process.stdout.write(`  ${'  phase changed during'.padEnd(28)} ${String(phases.mixed).padStart(7)} ${what}\n`);
 }
 
 async function main() {
   const o = parseArgs(process.argv.slice(2));
   const cForward = o.c ? buildCForward() : null;
+  const probe = o.c ? buildLineTrip() : null;
   const started = new Date();
   const result = {
     date: started.toISOString(),
@@ -133,7 +156,7 @@ async function main() {
   for (const batch of o.batches) {
     process.stdout.write(`forward, batch ${batch}\n`);
     const row = o.c
-      ? { batch, ...await measurePair(o, { batch, cForward }), sideBySide: await measureSideBySide(o, batch, cForward) }
+      ? { batch, ...await measurePair(o, { batch, cForward }, probe), sideBySide: await measureSideBySide(o, batch, cForward, probe) }
       : { batch, js: await measure(o, { lang: 'js', batch }, 'JavaScript') };
     result.forward.push(row);
   }

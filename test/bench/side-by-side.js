@@ -15,9 +15,14 @@
 // A stopped driver's RX rings fill and its TX rings drain; the model only glances at its
 // ports (no free descriptor, nothing to send). Each window starts SETTLE_MS after the
 // driver is let go again, so the burst that empties its full rings is not counted.
+//
+// Before and after each window pair, with both drivers stopped, the line-trip probe
+// (line-trip.c) tells which phase the host was in: the ratio differs between the phase in which the
+// two vCPUs share a cache and the one in which they do not (PERFORMANCE.md, eleventh
+// round), so it is also given for each phase.
 const { Model } = require('../../lib/model');
 const { startDriver, sample, sleep, forwardTraffic } = require('./run-one');
-const { spread, checkDescriptors } = require('./summary');
+const { spread, checkDescriptors, lineTrip, byPhase } = require('./summary');
 
 const SETTLE_MS = 30;
 const JS_PORTS = [0, 1];
@@ -52,7 +57,7 @@ async function finish(driver) {
 // One session: a fresh model and a fresh process of each driver, `rounds` window pairs
 // (numbered from firstRound in the whole measurement) after `warmup` seconds of each
 // driver (the JS driver's JIT settles). Returns the windows' rates: [{ js, c }] in Mpps.
-async function session({ batch, ring, rounds, firstRound, windowMs, warmup, cForward }) {
+async function session({ batch, ring, rounds, firstRound, windowMs, warmup, cForward, probe }) {
   const model = await Model.start({ ports: 4, config: forwardTraffic([...JS_PORTS, ...C_PORTS]) });
   const drivers = [];
   try {
@@ -70,10 +75,14 @@ async function session({ batch, ring, rounds, firstRound, windowMs, warmup, cFor
     await runWindow(model, js, warmup * 1000);
     await runWindow(model, c, warmup * 1000);
     const windows = [];
+    let trip = lineTrip(probe); // the host's phase before and after each pair
     for (let r = 0; r < rounds; r++) {
       const w = {};
       const even = (firstRound + r) % 2 === 0; // JS, C, C, JS, ... across sessions
       for (const side of even ? [js, c] : [c, js]) w[side.lang] = await runWindow(model, side, windowMs);
+      const after = lineTrip(probe);
+      w.trips = [trip, after];
+      trip = after;
       windows.push(w);
     }
     checkDescriptors(await model.stats(), 'side by side');
@@ -88,12 +97,13 @@ async function session({ batch, ring, rounds, firstRound, windowMs, warmup, cFor
 // in a slow mode for its whole life (the C yardstick's mean RX batch of about 1, see
 // PERFORMANCE.md, ninth round), so one process of each would weigh a single draw as much
 // as the whole measurement. Resolves with { js, c, ratios: spread() of Mpps and of the
-// JS/C ratios, ratio: their median, rounds, sessions, windowMs, windows: [{ js, c }] }.
-async function sideBySide({ batch, ring = 512, rounds = 12, sessions = 3, windowMs = 300, warmup = 1, cForward }) {
+// JS/C ratios, ratio: their median, phases: byPhase() of the ratios (summary.js), rounds,
+// sessions, windowMs, windows: [{ js, c, trips }] }. probe: the line-trip binary.
+async function sideBySide({ batch, ring = 512, rounds = 12, sessions = 3, windowMs = 300, warmup = 1, cForward, probe }) {
   const windows = [];
   for (let k = 0; k < sessions; k++) {
     const share = Math.round((rounds * (k + 1)) / sessions) - Math.round((rounds * k) / sessions);
-    if (share > 0) windows.push(...await session({ batch, ring, rounds: share, firstRound: windows.length, windowMs, warmup, cForward }));
+    if (share > 0) windows.push(...await session({ batch, ring, rounds: share, firstRound: windows.length, windowMs, warmup, cForward, probe }));
   }
   const ratios = spread(windows.map((w) => w.js / w.c));
   return {
@@ -101,6 +111,7 @@ async function sideBySide({ batch, ring = 512, rounds = 12, sessions = 3, window
     c: spread(windows.map((w) => w.c)),
     ratios,
     ratio: ratios.median,
+    phases: byPhase(windows, (w) => w.js / w.c),
     rounds,
     sessions,
     windowMs,

@@ -1,8 +1,13 @@
 'use strict';
 
 // Statistics over benchmark runs, and a description of the machine they ran on.
+const { execFileSync } = require('child_process');
 const fs = require('fs');
 const os = require('os');
+
+// A cache line's one-way trip between the two vCPUs below this (ns): the host has put them
+// on cores that share a cache. Seen: 35-75 ns then, 100-220 ns otherwise (line-trip.c).
+const NEAR_NS = 100;
 
 function spread(values) {
   const v = values.filter((x) => typeof x === 'number' && Number.isFinite(x)).sort((a, b) => a - b);
@@ -55,4 +60,28 @@ function machine() {
   return { cpu, nproc: os.cpus().length, node: process.version, kernel: os.release(), loadAverage: os.loadavg() };
 }
 
-module.exports = { total, checkDescriptors, spread, summarize, machine };
+// The line-trip probe (build/line-trip, from line-trip.c): one-way trip in ns.
+function lineTrip(binary) {
+  return Number(execFileSync(binary, { encoding: 'utf8' }));
+}
+
+// Splits measurements by the host's phase and gives the spread of ratioOf(m) in each:
+// { near: { count, ratios }, far: { ... }, mixed } (ratios null where a phase had none).
+// Each measurement carries the line trip probed just before and just after it (`trips`,
+// ns). The host can change phase within seconds: a measurement whose two probes disagree
+// is counted as mixed and left out of both.
+function byPhase(measurements, ratioOf) {
+  const phaseOf = (m) => {
+    const near = m.trips.map((t) => t < NEAR_NS);
+    if (near[0] !== near[1]) return 'mixed';
+    return near[0] ? 'near' : 'far';
+  };
+  const phase = (name) => {
+    const some = measurements.filter((m) => phaseOf(m) === name);
+    return { count: some.length, ratios: spread(some.map(ratioOf)) };
+  };
+  const mixed = measurements.filter((m) => phaseOf(m) === 'mixed').length;
+  return { near: phase('near'), far: phase('far'), mixed, nearBelowNs: NEAR_NS };
+}
+
+module.exports = { total, checkDescriptors, spread, summarize, machine, lineTrip, byPhase, NEAR_NS };
