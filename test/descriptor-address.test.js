@@ -1,0 +1,99 @@
+'use strict';
+
+// receive() and send() copy each buffer's physical address from the pool's table into
+// descriptors (words 0-1), on every packet. The copy must keep every bit, in the
+// interpreter and in optimised code alike, for any address a pool can hold: low words with
+// bit 31 set (not a small integer), high words up to bit 51 (x86-64's widest physical
+// address), and address 0. The device model only ever sees the addresses this machine's
+// hugepages happen to have. Checked in a child process that may ask V8 to optimise.
+const assert = require('assert');
+const path = require('path');
+const { execFileSync } = require('child_process');
+
+const LIB = path.join(__dirname, '..', 'lib');
+
+// An RX and a TX queue on a register file in plain memory, one pool whose address table
+// is overwritten with made-up addresses, and a stand-in NIC that completes every RX
+// descriptor up to RDT and every TX descriptor up to TDT. After each forwarded batch,
+// every descriptor the NIC owns must carry exactly the two halves of its buffer's entry.
+const CHILD = `
+  const lib = ${JSON.stringify(LIB)};
+  const R = require(lib + '/ixgbe/registers');
+  const D = require(lib + '/advanced/descriptors');
+  const { RxQueue } = require(lib + '/advanced/rx-queue');
+  const { TxQueue } = require(lib + '/advanced/tx-queue');
+  const { Mempool } = require(lib + '/mempool');
+  const { PacketBatch } = require(lib + '/batch');
+  const SIZE = 64;
+  const regs = new Uint32Array(0x20000);
+  const pool = new Mempool({ entries: 256 });
+  const rx = new RxQueue(regs, R, 0, SIZE, pool, 8);
+  const tx = new TxQueue(regs, R, 0, SIZE);
+  rx.start(() => {});
+  // Bit 31 of the low word and bits up to 51 set; address 0 for the next buffer the pool
+  // hands out (a double 0, which V8 may keep as a small integer before optimising).
+  const zero = pool.freeIds[pool.freeCount - 1];
+  for (let id = 0; id < pool.entries; id++) {
+    pool.phys[2 * id] = id === zero ? 0 : (0x80000000 | (id << 11)) >>> 0;
+    pool.phys[2 * id + 1] = id === zero ? 0 : 0xfffff - id;
+  }
+  for (let i = 0; i < SIZE; i++) rx.writeReadDescriptor(i, rx.bufferIds[i]);
+  tx.start(() => {});
+  const batch = new PacketBatch(16);
+  let rxHead = 0;
+  let txHead = 0;
+  let wrong = [];
+  let seen = new Set();
+  function check(ring, i, entry) {
+    const id = entry & 0xfffff;
+    seen.add(id);
+    if (ring[4 * i] !== pool.phys[2 * id] || ring[4 * i + 1] !== pool.phys[2 * id + 1]) {
+      wrong.push({ i, id, lo: ring[4 * i], hi: ring[4 * i + 1] });
+    }
+  }
+  function step() {
+    for (const rdt = regs[rx.tailIndex]; rxHead !== rdt; rxHead = (rxHead + 1) % SIZE) {
+      check(rx.ring, rxHead, rx.bufferIds[rxHead]); // what the NIC would write the frame to
+      rx.ring[rxHead * 4 + 3] = 60;
+      rx.ring[rxHead * 4 + 2] = D.RXD_STAT_DD | D.RXD_STAT_EOP;
+    }
+    for (const tdt = regs[tx.tailIndex]; txHead !== tdt; txHead = (txHead + 1) % SIZE) {
+      check(tx.ring, txHead, tx.bufferIds[txHead]); // what the NIC would send from
+      tx.ring[txHead * 4 + 3] = D.TXD_STAT_DD;
+    }
+    rx.receive(batch);
+    batch.freeFrom(tx.send(batch));
+  }
+  const receive = RxQueue.prototype.receive;
+  const send = TxQueue.prototype.send;
+  const optimised = (f) => (%GetOptimizationStatus(f) & 16) !== 0;
+  %NeverOptimizeFunction(step);
+  %PrepareFunctionForOptimization(receive);
+  %PrepareFunctionForOptimization(send);
+  for (let i = 0; i < 100; i++) step();
+  const interpreted = { wrong, packets: tx.packets, zero: seen.has(zero), buffers: seen.size };
+  wrong = [];
+  seen = new Set();
+  %OptimizeFunctionOnNextCall(receive);
+  %OptimizeFunctionOnNextCall(send);
+  step();
+  for (let i = 0; i < 1000; i++) step();
+  const optimisedRun = { wrong, packets: tx.packets - interpreted.packets, zero: seen.has(zero), buffers: seen.size };
+  process.stdout.write(JSON.stringify({ interpreted, optimisedRun,
+    optimised: { receive: optimised(receive), send: optimised(send) } }));
+`;
+
+describe('descriptor addresses', function () {
+  it('receive() and send() write every bit of each buffer address, interpreted and optimised', function () {
+    this.timeout(20000);
+    const out = execFileSync(process.execPath, ['--allow-natives-syntax', '--no-concurrent-recompilation', '-e', CHILD], { encoding: 'utf8' });
+    const r = JSON.parse(out);
+    assert.deepStrictEqual(r.optimised, { receive: true, send: true }, 'the run did not get optimised code');
+    assert.deepStrictEqual(r.interpreted.wrong.slice(0, 3), []);
+    assert.deepStrictEqual(r.optimisedRun.wrong.slice(0, 3), []);
+    // Each run moved many frames, on many buffers, address 0 among them.
+    for (const run of [r.interpreted, r.optimisedRun]) {
+      assert.ok(run.packets > 1000 && run.buffers > 100 && run.zero, JSON.stringify(run));
+    }
+  });
+});
