@@ -79,12 +79,20 @@ describe('npm run bench (--quick)', function () {
         checkMeasurement(r.generate.js, 'generate.js');
         checkMeasurement(r.generate.c, 'generate.c');
         checkMeasurement(r.ceiling[0].c, 'ceiling');
+        // The drivers against their stand-in NICs, without the model: batch 32 in --quick,
+        // two run pairs, the ratio their median.
+        assert.strictEqual(r.standIn.length, 1);
+        const own = r.standIn[0];
+        assert.strictEqual(own.batch, 32);
+        for (const lang of ['js', 'c']) assert.ok(own[lang].mpps.median > 0 && own[lang].nsPerPacket.median > 0, `stand-in ${lang}: ${JSON.stringify(own[lang])}`);
+        assert.ok(own.ratios.min <= own.ratio && own.ratio <= own.ratios.max, `stand-in ratio ${JSON.stringify(own)}`);
+        assert.match(stdout, /the drivers' own cost: forwarding against a stand-in NIC, no model/);
         assert.match(stdout, /forward, batch 32/);
         assert.match(stdout, /JavaScript \/ C, side by side/);
         // Both side-by-side drivers were stopped with SIGSTOP between windows: none may be
         // left behind, stopped or running.
         const left = execFileSync('ps', ['-eo', 'args']).toString().split('\n')
-          .filter((line) => line.includes('build/c-forward') || line.includes('bench/js-child.js'));
+          .filter((line) => line.includes('build/c-forward') || line.includes('bench/js-child.js') || line.includes('bench/stand-in.js'));
         assert.deepStrictEqual(left, [], 'driver processes left behind');
         done();
       } catch (e) {

@@ -23,13 +23,16 @@
  *
  * Build: gcc -O2 -o build/c-forward test/bench/c-forward.c
  * Usage: c-forward DIR [--seconds S] [--warmup S] [--batch N] [--touch 0|1]
- *                      [--ring N] [--rx-free N] [--mode forward|generate]
+ *                      [--ring N] [--rx-free N] [--mode forward|generate|stand-in]
  *                      [--first-port N]
  * DIR is the model's directory (ports DIR/0000:ff:00.N and .N+1, N = 0 unless
  * --first-port says otherwise: the side-by-side bench runs this driver on ports
  * 2 and 3 beside the JavaScript driver on 0 and 1).  Prints a JSON line when the
  * ports are up, then one with the result.  generate: TX only on port N, 60-byte
- * frames with a sequence number (like `ixy generate`).
+ * frames with a sequence number (like `ixy generate`).  stand-in: forwarding
+ * without the model (DIR is not used), against a NIC played in this process
+ * (c-forward-init.h): the driver's own cost, as test/bench/stand-in.js measures
+ * it for JavaScript.
  */
 #define _GNU_SOURCE
 #include <fcntl.h>
@@ -228,10 +231,10 @@ static uint64_t forward_batch(struct rxq *rx, struct txq *tx, struct batch *b, u
 int main(int argc, char **argv)
 {
 	if (argc < 2)
-		die("usage: c-forward DIR [--seconds S] [--warmup S] [--batch N] [--touch 0|1] [--ring N] [--rx-free N] [--mode forward|generate] [--first-port N]");
+		die("usage: c-forward DIR [--seconds S] [--warmup S] [--batch N] [--touch 0|1] [--ring N] [--rx-free N] [--mode forward|generate|stand-in] [--first-port N]");
 	double seconds = 3, warmup = 1;
 	uint32_t batch = 32, ring = 512, rx_free = 0;
-	int touch = 1, generate = 0, first_port = 0;
+	int touch = 1, generate = 0, stand_in = 0, first_port = 0;
 	for (int a = 2; a + 1 < argc; a += 2) {
 		const char *k = argv[a], *v = argv[a + 1];
 		if (!strcmp(k, "--seconds")) seconds = atof(v);
@@ -240,7 +243,12 @@ int main(int argc, char **argv)
 		else if (!strcmp(k, "--touch")) touch = atoi(v);
 		else if (!strcmp(k, "--ring")) ring = (uint32_t)atoi(v);
 		else if (!strcmp(k, "--rx-free")) rx_free = (uint32_t)atoi(v);
-		else if (!strcmp(k, "--mode")) generate = !strcmp(v, "generate");
+		else if (!strcmp(k, "--mode")) {
+			generate = !strcmp(v, "generate");
+			stand_in = !strcmp(v, "stand-in");
+			if (!generate && !stand_in && strcmp(v, "forward"))
+				die("--mode must be forward, generate or stand-in");
+		}
 		else if (!strcmp(k, "--first-port")) first_port = atoi(v);
 		else die("unknown option");
 	}
@@ -257,9 +265,10 @@ int main(int argc, char **argv)
 	struct rxq rx[2];
 	struct txq tx[2];
 	static struct batch b;
+	struct stand_in nic[2] = { { 0, 0 }, { 0, 0 } };
 	for (int i = 0; i < 2; i++) {
 		pool_init(&pools[i]);
-		port_open(argv[1], first_port + i, ring, &pools[i], &rx[i], &tx[i]);
+		port_open(stand_in ? stand_in_registers() : map_port(argv[1], first_port + i), stand_in, ring, &pools[i], &rx[i], &tx[i]);
 		rx[i].free_thresh = rx_free;
 		rx[i].unreturned = 0;
 	}
@@ -291,6 +300,10 @@ int main(int argc, char **argv)
 			seq += sent;
 			moved += sent;
 		} else {
+			if (stand_in) {
+				stand_in_nic(&nic[0], &rx[0], &tx[0]);
+				stand_in_nic(&nic[1], &rx[1], &tx[1]);
+			}
 			moved += forward_batch(&rx[0], &tx[1], &b, batch, touch);
 			moved += forward_batch(&rx[1], &tx[0], &b, batch, touch);
 		}
@@ -309,6 +322,6 @@ int main(int argc, char **argv)
 	double mpps = (moved - base) / s / 1e6;
 	printf("{\"packets\":%llu,\"seconds\":%.3f,\"mpps\":%.3f,\"nsPerPacket\":%.2f,\"batch\":%u,\"touch\":%d,\"mode\":\"%s\",\"ring\":%u,\"rxPerCall\":%.2f}\n",
 	       (unsigned long long)(moved - base), s, mpps, mpps > 0 ? 1e3 / mpps : 0, batch, touch,
-	       generate ? "generate" : "forward", ring, rx_calls ? (double)rx_frames / rx_calls : 0.0);
+	       generate ? "generate" : stand_in ? "stand-in" : "forward", ring, rx_calls ? (double)rx_frames / rx_calls : 0.0);
 	return 0;
 }

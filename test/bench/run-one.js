@@ -10,6 +10,7 @@ const { Model } = require('../../lib/model');
 const { total, checkDescriptors } = require('./summary');
 
 const JS_CHILD = path.join(__dirname, 'js-child.js');
+const JS_STAND_IN = path.join(__dirname, 'stand-in.js');
 
 // The model's traffic for forwarding on the given ports: 64-byte frames on the wire (60
 // bytes without the FCS), sources unlimited (rate 0: every free RX descriptor is filled
@@ -39,12 +40,12 @@ async function sample(model, only = null) {
 
 function childCommand(lang, cfg, cForward) {
   if (lang === 'c') {
-    const margin = 0.5; // keep running past the runner's last sample
-    return [cForward, [cfg.dir, '--mode', cfg.mode, '--batch', String(cfg.batch), '--touch', cfg.touch === false ? '0' : '1',
+    const margin = cfg.mode === 'stand-in' ? 0 : 0.5; // keep running past the runner's last sample
+    return [cForward, [cfg.dir || '-', '--mode', cfg.mode, '--batch', String(cfg.batch), '--touch', cfg.touch === false ? '0' : '1',
       '--warmup', String(cfg.warmup), '--seconds', String(cfg.seconds + margin), '--ring', String(cfg.ring),
       '--first-port', String(cfg.firstPort || 0)]];
   }
-  return [process.execPath, [JS_CHILD, JSON.stringify(cfg)]];
+  return [process.execPath, [cfg.mode === 'stand-in' ? JS_STAND_IN : JS_CHILD, JSON.stringify(cfg)]];
 }
 
 // Starts one driver process (the JS app or the C yardstick) on the model in cfg.dir and
@@ -102,4 +103,13 @@ async function runOne({ lang, mode = 'forward', batch, warmup, seconds, touch = 
   }
 }
 
-module.exports = { runOne, startDriver, sample, sleep, forwardTraffic, MODEL_CONFIG };
+// One run of a driver against its stand-in NIC, without the model (stand-in.js and
+// c-forward --mode stand-in): resolves with what it printed last, { mpps, nsPerPacket, ... }.
+async function runStandIn({ lang, batch, warmup, seconds, ring = 512, cForward }) {
+  const driver = await startDriver(lang, { mode: 'stand-in', batch, warmup, seconds, ring }, cForward);
+  const { code, signal } = await driver.exited;
+  if (code !== 0) throw new Error(`${lang} stand-in run exited with ${code ?? signal}: ${driver.stderr().trim()}`);
+  return driver.lines[driver.lines.length - 1];
+}
+
+module.exports = { runOne, runStandIn, startDriver, sample, sleep, forwardTraffic, MODEL_CONFIG };

@@ -8,14 +8,15 @@
 // check), for each batch size: runs of the JS driver and of the C yardstick, one driver
 // process per run, alternating (the JS/C ratio of each run pair); then both side by side
 // on one model in alternating windows (side-by-side.js: the JS/C ratio with both on the
-// same host); then the TX-only rate of `generate`, and the model's ceiling (the C
-// yardstick without touching packets). Writes
+// same host); then the TX-only rate of `generate`, the drivers' own cost without the
+// model (stand-in.js), and the model's ceiling (the C yardstick without touching
+// packets). Writes
 // test/bench/results/<time>.json and, for full runs, test/bench/latest.json and
 // latest.svg. See PERFORMANCE.md.
 const fs = require('fs');
 const os = require('os');
 const path = require('path');
-const { runOne } = require('./run-one');
+const { runOne, runStandIn } = require('./run-one');
 const { sideBySide } = require('./side-by-side');
 const { buildCForward, buildLineTrip } = require('./c-build');
 const { plotSvg } = require('./plot');
@@ -117,6 +118,28 @@ async function measurePair(o, spec, probe) {
   return row;
 }
 
+// The drivers' own cost, without the model (stand-in.js): C and JavaScript runs
+// alternate, and the ratio is the median of the run pairs' ratios.
+async function measureStandIn(o, batch, cForward) {
+  const pairs = [];
+  for (let r = 0; r < o.runs; r++) {
+    const spec = { batch, warmup: o.warmup, seconds: o.seconds, ring: o.ring, cForward };
+    const c = await runStandIn({ ...spec, lang: 'c' });
+    const js = await runStandIn({ ...spec, lang: 'js' });
+    pairs.push({ c, js, ratio: js.mpps / c.mpps });
+  }
+  const row = {
+    batch,
+    c: { mpps: spread(pairs.map((p) => p.c.mpps)), nsPerPacket: spread(pairs.map((p) => p.c.nsPerPacket)) },
+    js: { mpps: spread(pairs.map((p) => p.js.mpps)), nsPerPacket: spread(pairs.map((p) => p.js.nsPerPacket)) },
+    ratios: spread(pairs.map((p) => p.ratio)),
+  };
+  row.ratio = row.ratios.median;
+  process.stdout.write(`  batch ${String(batch).padEnd(4)} C ${fmt(row.c.nsPerPacket.median, 1).padStart(5)} ns/pkt, JavaScript ${fmt(row.js.nsPerPacket.median, 1).padStart(5)} ns/pkt` +
+    `, JavaScript / C ${fmt(row.ratio)} [${fmt(row.ratios.min)}..${fmt(row.ratios.max)}]\n`);
+  return row;
+}
+
 // Both drivers on one model, taking turns in windows (side-by-side.js): the JS/C ratio
 // with both languages on the same host, window pair by window pair.
 async function measureSideBySide(o, batch, cForward, probe) {
@@ -166,6 +189,10 @@ async function main() {
   if (o.c) result.generate.c = await measure(o, { lang: 'c', mode: 'generate', batch: 32, cForward }, 'C');
 
   if (o.c) {
+    process.stdout.write('the drivers\' own cost: forwarding against a stand-in NIC, no model\n');
+    result.standIn = [];
+    for (const batch of o.quick ? [32] : [1, 32, 256]) result.standIn.push(await measureStandIn(o, batch, cForward));
+
     // The model's ceiling: a driver that does nothing but ring work (no packet touched).
     process.stdout.write('model ceiling (C yardstick, packets not touched)\n');
     result.ceiling = [];
