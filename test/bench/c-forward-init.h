@@ -146,10 +146,14 @@ struct stand_in { uint32_t rx_head, tx_head; };
 
 static void stand_in_nic(struct stand_in *nic, struct rxq *rx, struct txq *tx)
 {
-	for (uint32_t rdt = *rx->tail; nic->rx_head != rdt; nic->rx_head = (nic->rx_head + 1) & rx->mask) {
-		rx->ring[nic->rx_head * 4 + 3] = 60;
-		rx->ring[nic->rx_head * 4 + 2] = RXD_DONE_AND_WHOLE;
+	uint32_t head = nic->rx_head;
+	for (uint32_t rdt = *rx->tail; head != rdt; head = (head + 1) & rx->mask) {
+		rx->ring[head * 4 + 3] = 60;
+		rx->ring[head * 4 + 2] = RXD_DONE_AND_WHOLE;
 	}
-	for (uint32_t tdt = *tx->tail; nic->tx_head != tdt; nic->tx_head = (nic->tx_head + 1) & tx->mask)
-		tx->ring[nic->tx_head * 4 + 3] = RXD_DD;
+	nic->rx_head = head;
+	head = nic->tx_head;
+	for (uint32_t tdt = *tx->tail; head != tdt; head = (head + 1) & tx->mask)
+		tx->ring[head * 4 + 3] = RXD_DD;
+	nic->tx_head = head;
 }
