@@ -7,29 +7,15 @@
 // address), and address 0. The device model only ever sees the addresses this machine's
 // hugepages happen to have. Checked in a child process that may ask V8 to optimise.
 const assert = require('assert');
-const path = require('path');
-const { execFileSync } = require('child_process');
-
-const LIB = path.join(__dirname, '..', 'lib');
+const { runOptimising } = require('./helpers');
 
 // An RX and a TX queue on a register file in plain memory, one pool whose address table
 // is overwritten with made-up addresses, and a stand-in NIC that completes every RX
 // descriptor up to RDT and every TX descriptor up to TDT. After each forwarded batch,
 // every descriptor the NIC owns must carry exactly the two halves of its buffer's entry.
 const CHILD = `
-  const lib = ${JSON.stringify(LIB)};
-  const R = require(lib + '/ixgbe/registers');
-  const D = require(lib + '/advanced/descriptors');
-  const { RxQueue } = require(lib + '/advanced/rx-queue');
-  const { TxQueue } = require(lib + '/advanced/tx-queue');
-  const { Mempool } = require(lib + '/mempool');
-  const { PacketBatch } = require(lib + '/batch');
   const SIZE = 64;
-  const regs = new Uint32Array(0x20000);
-  const pool = new Mempool({ entries: 256 });
-  const rx = new RxQueue(regs, R, 0, SIZE, pool, 8);
-  const tx = new TxQueue(regs, R, 0, SIZE);
-  rx.start(() => {});
+  const { regs, pool, rx, tx } = makeQueues(SIZE, 256, 8);
   // Bit 31 of the low word and bits up to 51 set; address 0 for the next buffer the pool
   // hands out (a double 0, which V8 may keep as a small integer before optimising).
   const zero = pool.freeIds[pool.freeCount - 1];
@@ -37,8 +23,7 @@ const CHILD = `
     pool.phys[2 * id] = id === zero ? 0 : (0x80000000 | (id << 11)) >>> 0;
     pool.phys[2 * id + 1] = id === zero ? 0 : 0xfffff - id;
   }
-  for (let i = 0; i < SIZE; i++) rx.writeReadDescriptor(i, rx.bufferIds[i]);
-  tx.start(() => {});
+  for (let i = 0; i < SIZE; i++) rx.writeReadDescriptor(i, rx.bufferIds[i]); // the ring, anew
   const batch = new PacketBatch(16);
   let rxHead = 0;
   let txHead = 0;
@@ -86,8 +71,7 @@ const CHILD = `
 describe('descriptor addresses', function () {
   it('receive() and send() write every bit of each buffer address, interpreted and optimised', function () {
     this.timeout(20000);
-    const out = execFileSync(process.execPath, ['--allow-natives-syntax', '--no-concurrent-recompilation', '-e', CHILD], { encoding: 'utf8' });
-    const r = JSON.parse(out);
+    const r = runOptimising(CHILD);
     assert.deepStrictEqual(r.optimised, { receive: true, send: true }, 'the run did not get optimised code');
     assert.deepStrictEqual(r.interpreted.wrong.slice(0, 3), []);
     assert.deepStrictEqual(r.optimisedRun.wrong.slice(0, 3), []);

@@ -41,4 +41,33 @@ function hugetlbfsFiles() {
   return fs.readdirSync('/mnt/huge').filter((f) => f.startsWith('ixy-'));
 }
 
-module.exports = { IXY, runIxy, tsharkFields, freeHugepages, hugetlbfsFiles };
+// For tests that ask V8 whether the hot paths stay optimised: runs `body` in a child node
+// that may use %-natives (%OptimizeFunctionOnNextCall optimises at once there) after
+// `lib`, the driver's classes and `makeQueues(size, entries, rxFree)` (an RX and a TX
+// queue of `size` descriptors on a register file in plain memory, started, and one pool)
+// are in scope. body writes one JSON value to stdout; resolves with it, parsed.
+const LIB = path.join(__dirname, '..', 'lib');
+const QUEUE_PREAMBLE = `
+  const lib = ${JSON.stringify(LIB)};
+  const R = require(lib + '/ixgbe/registers');
+  const D = require(lib + '/advanced/descriptors');
+  const { RxQueue } = require(lib + '/advanced/rx-queue');
+  const { TxQueue } = require(lib + '/advanced/tx-queue');
+  const { Mempool } = require(lib + '/mempool');
+  const { PacketBatch } = require(lib + '/batch');
+  function makeQueues(size, entries, rxFree) {
+    const regs = new Uint32Array(0x20000);
+    const pool = new Mempool({ entries });
+    const rx = new RxQueue(regs, R, 0, size, pool, rxFree);
+    const tx = new TxQueue(regs, R, 0, size);
+    rx.start(() => {});
+    tx.start(() => {});
+    return { regs, pool, rx, tx };
+  }
+`;
+function runOptimising(body) {
+  const flags = ['--allow-natives-syntax', '--no-concurrent-recompilation'];
+  return JSON.parse(execFileSync(process.execPath, [...flags, '-e', QUEUE_PREAMBLE + body], { encoding: 'utf8' }));
+}
+
+module.exports = { IXY, runIxy, tsharkFields, freeHugepages, hugetlbfsFiles, runOptimising };

@@ -4,29 +4,14 @@
 // that line must neither lose counts nor throw away the optimised receive() and send()
 // (see lib/totals.js). Checked in a child process that may ask V8 what it has optimised.
 const assert = require('assert');
-const path = require('path');
-const { execFileSync } = require('child_process');
-
-const LIB = path.join(__dirname, '..', 'lib');
+const { runOptimising } = require('./helpers');
 
 // An RX and a TX queue on a register file in plain memory, and a stand-in NIC: every RX
 // descriptor up to RDT is completed with a `length`-byte frame, every TX descriptor up to
 // TDT is marked done. step() forwards one batch from rx to tx.
 const CHILD = `
-  const lib = ${JSON.stringify(LIB)};
-  const R = require(lib + '/ixgbe/registers');
-  const D = require(lib + '/advanced/descriptors');
-  const { RxQueue } = require(lib + '/advanced/rx-queue');
-  const { TxQueue } = require(lib + '/advanced/tx-queue');
-  const { Mempool } = require(lib + '/mempool');
-  const { PacketBatch } = require(lib + '/batch');
   const SIZE = 512;
-  const regs = new Uint32Array(0x20000);
-  const pool = new Mempool({ entries: 1024 });
-  const rx = new RxQueue(regs, R, 0, SIZE, pool, 128);
-  const tx = new TxQueue(regs, R, 0, SIZE);
-  rx.start(() => {});
-  tx.start(() => {});
+  const { regs, rx, tx } = makeQueues(SIZE, 1024, 128);
   const batch = new PacketBatch(32);
   let rxHead = 0;
   let txHead = 0;
@@ -72,9 +57,7 @@ const CHILD = `
 describe('queue totals', function () {
   it('count past 2^31 bytes exactly, and receive() and send() stay optimised', function () {
     this.timeout(20000);
-    // Without concurrent recompilation %OptimizeFunctionOnNextCall optimises right away.
-    const out = execFileSync(process.execPath, ['--allow-natives-syntax', '--no-concurrent-recompilation', '-e', CHILD], { encoding: 'utf8' });
-    const r = JSON.parse(out);
+    const r = runOptimising(CHILD);
     assert.deepStrictEqual(r.before, { receive: true, send: true }, 'the stand-in run did not get optimised code');
     assert.ok(r.seen.rx.bytes > 2 ** 31 && r.seen.tx.bytes > 2 ** 31);
     assert.deepStrictEqual(r.totals, r.seen);
