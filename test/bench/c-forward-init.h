@@ -124,13 +124,13 @@ static void fill_frame(uint8_t *f)
 		f[k] = (uint8_t)k;
 }
 
-/* --mode stand-in: no model.  A port's registers are plain memory, set up so that
- * every wait of port_open() but the reset's (skipped) is met at once, and
- * stand_in_nic() plays the NIC
- * between two forwarding steps, as test/bench/stand-in.js does for the
- * JavaScript driver: every RX descriptor the driver has given back (up to RDT)
- * becomes a completed 60-byte frame (the buffer itself is not written), and
- * every TX descriptor up to TDT is marked done. */
+/* --mode stand-in: no model.  A port's registers are plain memory, set up so
+ * that every wait of port_open() but the reset's (skipped) is met at once, and
+ * stand_in_nic() plays the NIC between two forwarding steps, as
+ * test/bench/stand-in.js does for the JavaScript driver: every RX descriptor the
+ * driver has given back (up to RDT) becomes a completed 60-byte frame (the
+ * buffer itself is not written), and every TX descriptor up to TDT is marked
+ * done. */
 static volatile uint32_t *stand_in_registers(void)
 {
 	volatile uint32_t *r = calloc(0x80000 / 4, 4);

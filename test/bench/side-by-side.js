@@ -17,9 +17,9 @@
 // driver is let go again, so the burst that empties its full rings is not counted.
 //
 // Before and after each window pair, with both drivers stopped, the line-trip probe
-// (line-trip.c) tells which phase the host was in: the ratio differs between the phase in which the
-// two vCPUs share a cache and the one in which they do not (PERFORMANCE.md, eleventh
-// round), so it is also given for each phase.
+// (line-trip.c) tells which phase the host was in. The ratio differs between the phase
+// in which the two vCPUs share a cache and the one in which they do not (PERFORMANCE.md,
+// eleventh round), so it is also given for each phase.
 const { Model } = require('../../lib/model');
 const { startDriver, sample, sleep, forwardTraffic } = require('./run-one');
 const { spread, checkDescriptors, lineTrip, byPhase } = require('./summary');
@@ -56,7 +56,8 @@ async function finish(driver) {
 
 // One session: a fresh model and a fresh process of each driver, `rounds` window pairs
 // (numbered from firstRound in the whole measurement) after `warmup` seconds of each
-// driver (the JS driver's JIT settles). Returns the windows' rates: [{ js, c }] in Mpps.
+// driver (the JS driver's JIT settles). Returns the windows' rates in Mpps and the line
+// trips in ns before and after each pair: [{ js, c, trips: [before, after] }].
 async function session({ batch, ring, rounds, firstRound, windowMs, warmup, cForward, probe }) {
   const model = await Model.start({ ports: 4, config: forwardTraffic([...JS_PORTS, ...C_PORTS]) });
   const drivers = [];
