@@ -18,7 +18,7 @@
 // Each is loaded as its own set of modules, so each has its own JIT state.
 const path = require('path');
 const { Model } = require('../../lib/model');
-const { spread, total, checkDescriptors, lineTrip, byPhase } = require('./summary');
+const { spread, total, checkDescriptors, tripsBetween, byPhase } = require('./summary');
 const { forwardTraffic } = require('./run-one');
 const { buildLineTrip } = require('./c-build');
 
@@ -113,13 +113,12 @@ async function main() {
     sides.push(await openSide(o.libs[1], model.addresses.slice(2, 4), o.batch));
     const warmupRounds = 2; // let both versions be optimised before measuring
     const pairs = []; // { a, b, trips }: the host's phase probed between the pairs
-    let trip = lineTrip(probe);
+    const trips = tripsBetween(probe);
     for (let r = 0; r < warmupRounds + o.rounds; r++) {
       const a = sides[0].window(o.window);
       const b = sides[1].window(o.window);
-      const after = lineTrip(probe);
-      if (r >= warmupRounds) pairs.push({ a, b, trips: [trip, after] });
-      trip = after;
+      const around = trips();
+      if (r >= warmupRounds) pairs.push({ a, b, trips: around });
     }
     await checkFrames(model, sides, o.libs);
     const ratios = spread(pairs.map((p) => p.b / p.a));

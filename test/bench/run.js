@@ -20,7 +20,7 @@ const { runOne, runStandIn } = require('./run-one');
 const { sideBySide } = require('./side-by-side');
 const { buildCForward, buildLineTrip } = require('./c-build');
 const { plotSvg } = require('./plot');
-const { spread, summarize, machine, lineTrip, byPhase } = require('./summary');
+const { spread, summarize, machine, tripsBetween, byPhase } = require('./summary');
 
 const ALL_BATCHES = [1, 2, 4, 8, 16, 32, 64, 128, 256];
 
@@ -98,13 +98,11 @@ async function measurePair(o, spec, probe) {
   const c = [];
   const js = [];
   const pairs = [];
-  let trip = lineTrip(probe);
+  const trips = tripsBetween(probe);
   for (let r = 0; r < o.runs; r++) {
     c.push(await runWith(o, { ...spec, lang: 'c' }));
     js.push(await runWith(o, { ...spec, lang: 'js' }));
-    const after = lineTrip(probe);
-    pairs.push({ trips: [trip, after], ratio: js[r].mpps / c[r].mpps });
-    trip = after;
+    pairs.push({ trips: trips(), ratio: js[r].mpps / c[r].mpps });
   }
   const row = { c: summarize(c), js: summarize(js) };
   row.ratios = spread(pairs.map((p) => p.ratio));

@@ -22,7 +22,7 @@
 // eleventh round), so it is also given for each phase.
 const { Model } = require('../../lib/model');
 const { startDriver, sample, sleep, forwardTraffic } = require('./run-one');
-const { spread, checkDescriptors, lineTrip, byPhase } = require('./summary');
+const { spread, checkDescriptors, tripsBetween, byPhase } = require('./summary');
 
 const SETTLE_MS = 30;
 const JS_PORTS = [0, 1];
@@ -76,14 +76,12 @@ async function session({ batch, ring, rounds, firstRound, windowMs, warmup, cFor
     await runWindow(model, js, warmup * 1000);
     await runWindow(model, c, warmup * 1000);
     const windows = [];
-    let trip = lineTrip(probe); // the host's phase before and after each pair
+    const trips = tripsBetween(probe); // the host's phase before and after each pair
     for (let r = 0; r < rounds; r++) {
       const w = {};
       const even = (firstRound + r) % 2 === 0; // JS, C, C, JS, ... across sessions
       for (const side of even ? [js, c] : [c, js]) w[side.lang] = await runWindow(model, side, windowMs);
-      const after = lineTrip(probe);
-      w.trips = [trip, after];
-      trip = after;
+      w.trips = trips();
       windows.push(w);
     }
     checkDescriptors(await model.stats(), 'side by side');

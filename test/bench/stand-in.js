@@ -2,7 +2,7 @@
 
 // The driver's own cost, without the model: the JavaScript forwarding loop against a NIC
 // played in this process, so that no cache line travels between cores and the host's
-// phases (see summary.js, NEAR_NS) do not enter. The C yardstick has the same mode
+// phases (see summary.js, byPhase()) do not enter. The C yardstick has the same mode
 // (`c-forward --mode stand-in`, c-forward-init.h), and run.js gives the ratio of the two.
 //   node stand-in.js '{"batch":32,"warmup":1,"seconds":3,"ring":512}'
 // stdout: {"ready":true}, then one JSON line: { packets, seconds, mpps, nsPerPacket }.

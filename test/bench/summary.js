@@ -65,23 +65,31 @@ function lineTrip(binary) {
   return Number(execFileSync(binary, { encoding: 'utf8' }));
 }
 
+// For measurements taken one after another: probes once now, and each call of the
+// function it returns probes again and gives [the previous probe, the new one], the line
+// trips just before and just after the measurement that has ended (`trips` of byPhase()).
+function tripsBetween(binary) {
+  let last = lineTrip(binary);
+  return () => {
+    const before = last;
+    last = lineTrip(binary);
+    return [before, last];
+  };
+}
+
 // Splits measurements by the host's phase and gives the spread of ratioOf(m) in each:
 // { near: { count, ratios }, far: { ... }, mixed } (ratios null where a phase had none).
 // Each measurement carries the line trip probed just before and just after it (`trips`,
 // ns). The host can change phase within seconds: a measurement whose two probes disagree
 // is counted as mixed and left out of both.
 function byPhase(measurements, ratioOf) {
-  const phaseOf = (m) => {
-    const near = m.trips.map((t) => t < NEAR_NS);
-    if (near[0] !== near[1]) return 'mixed';
-    return near[0] ? 'near' : 'far';
-  };
-  const phase = (name) => {
-    const some = measurements.filter((m) => phaseOf(m) === name);
-    return { count: some.length, ratios: spread(some.map(ratioOf)) };
-  };
-  const mixed = measurements.filter((m) => phaseOf(m) === 'mixed').length;
-  return { near: phase('near'), far: phase('far'), mixed, nearBelowNs: NEAR_NS };
+  const groups = { near: [], far: [], mixed: [] };
+  for (const m of measurements) {
+    const [before, after] = m.trips.map((t) => t < NEAR_NS);
+    groups[before !== after ? 'mixed' : before ? 'near' : 'far'].push(m);
+  }
+  const phase = (some) => ({ count: some.length, ratios: spread(some.map(ratioOf)) });
+  return { near: phase(groups.near), far: phase(groups.far), mixed: groups.mixed.length, nearBelowNs: NEAR_NS };
 }
 
-module.exports = { total, checkDescriptors, spread, summarize, machine, lineTrip, byPhase, NEAR_NS };
+module.exports = { total, checkDescriptors, spread, summarize, machine, tripsBetween, byPhase };
