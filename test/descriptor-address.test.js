@@ -10,12 +10,13 @@ const assert = require('assert');
 const { runOptimising } = require('./helpers');
 
 // An RX and a TX queue on a register file in plain memory, one pool whose address table
-// is overwritten with made-up addresses, and a stand-in NIC that completes every RX
-// descriptor up to RDT and every TX descriptor up to TDT. After each forwarded batch,
-// every descriptor the NIC owns must carry exactly the two halves of its buffer's entry.
+// is overwritten with made-up addresses, and the bench's stand-in NIC, which completes
+// every RX descriptor up to RDT and every TX descriptor up to TDT. Before it does, each
+// of those descriptors must carry exactly the two halves of its buffer's entry.
 const CHILD = `
   const SIZE = 64;
-  const { regs, pool, rx, tx } = makeQueues(SIZE, 256, 8);
+  const port = openPort(SIZE, { entries: 256, rxFree: 8 });
+  const { regs, pool, rx, tx } = port;
   // Bit 31 of the low word and bits up to 51 set; address 0 for the next buffer the pool
   // hands out (a double 0, which V8 may keep as a small integer before optimising).
   const zero = pool.freeIds[pool.freeCount - 1];
@@ -25,8 +26,6 @@ const CHILD = `
   }
   for (let i = 0; i < SIZE; i++) rx.writeReadDescriptor(i, rx.bufferIds[i]); // the ring, anew
   const batch = new PacketBatch(16);
-  let rxHead = 0;
-  let txHead = 0;
   let wrong = [];
   let seen = new Set();
   function check(ring, i, entry) {
@@ -37,15 +36,10 @@ const CHILD = `
     }
   }
   function step() {
-    for (const rdt = regs[rx.tailIndex]; rxHead !== rdt; rxHead = (rxHead + 1) % SIZE) {
-      check(rx.ring, rxHead, rx.bufferIds[rxHead]); // what the NIC would write the frame to
-      rx.ring[rxHead * 4 + 3] = 60;
-      rx.ring[rxHead * 4 + 2] = D.RXD_STAT_DD | D.RXD_STAT_EOP;
-    }
-    for (const tdt = regs[tx.tailIndex]; txHead !== tdt; txHead = (txHead + 1) % SIZE) {
-      check(tx.ring, txHead, tx.bufferIds[txHead]); // what the NIC would send from
-      tx.ring[txHead * 4 + 3] = D.TXD_STAT_DD;
-    }
+    // The descriptors the stand-in NIC is about to use: where it writes frames, and what it sends.
+    for (let i = port.rxHead; i !== regs[rx.tailIndex]; i = (i + 1) % SIZE) check(rx.ring, i, rx.bufferIds[i]);
+    for (let i = port.txHead; i !== regs[tx.tailIndex]; i = (i + 1) % SIZE) check(tx.ring, i, tx.bufferIds[i]);
+    standInNic(port);
     rx.receive(batch);
     batch.freeFrom(tx.send(batch));
   }

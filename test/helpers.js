@@ -42,11 +42,12 @@ function hugetlbfsFiles() {
 }
 
 // For tests that ask V8 whether the hot paths stay optimised: runs `body` in a child node
-// that may use %-natives (%OptimizeFunctionOnNextCall optimises at once there) after
-// `lib`, the driver's classes and `makeQueues(size, entries, rxFree)` (an RX and a TX
-// queue of `size` descriptors on a register file in plain memory, started, and one pool)
-// are in scope. body writes one JSON value to stdout; resolves with it, parsed.
+// that may use %-natives (%OptimizeFunctionOnNextCall optimises at once there), with the
+// driver's classes (R, D, RxQueue, TxQueue, Mempool, PacketBatch) and the bench's stand-in
+// port and NIC (openPort, standInNic: test/bench/stand-in.js) in scope. body writes one
+// JSON value to stdout; resolves with it, parsed.
 const LIB = path.join(__dirname, '..', 'lib');
+const STAND_IN = path.join(__dirname, 'bench', 'stand-in.js');
 const QUEUE_PREAMBLE = `
   const lib = ${JSON.stringify(LIB)};
   const R = require(lib + '/ixgbe/registers');
@@ -55,15 +56,7 @@ const QUEUE_PREAMBLE = `
   const { TxQueue } = require(lib + '/advanced/tx-queue');
   const { Mempool } = require(lib + '/mempool');
   const { PacketBatch } = require(lib + '/batch');
-  function makeQueues(size, entries, rxFree) {
-    const regs = new Uint32Array(0x20000);
-    const pool = new Mempool({ entries });
-    const rx = new RxQueue(regs, R, 0, size, pool, rxFree);
-    const tx = new TxQueue(regs, R, 0, size);
-    rx.start(() => {});
-    tx.start(() => {});
-    return { regs, pool, rx, tx };
-  }
+  const { openPort, standInNic } = require(${JSON.stringify(STAND_IN)});
 `;
 function runOptimising(body) {
   const flags = ['--allow-natives-syntax', '--no-concurrent-recompilation'];

@@ -6,24 +6,16 @@
 const assert = require('assert');
 const { runOptimising } = require('./helpers');
 
-// An RX and a TX queue on a register file in plain memory, and a stand-in NIC: every RX
-// descriptor up to RDT is completed with a `length`-byte frame, every TX descriptor up to
-// TDT is marked done. step() forwards one batch from rx to tx.
+// An RX and a TX queue on a register file in plain memory, and the bench's stand-in NIC:
+// every RX descriptor up to RDT is completed with a `length`-byte frame, every TX
+// descriptor up to TDT is marked done. step() forwards one batch from rx to tx.
 const CHILD = `
-  const SIZE = 512;
-  const { regs, rx, tx } = makeQueues(SIZE, 1024, 128);
+  const port = openPort(512, { entries: 1024, rxFree: 128 });
+  const { rx, tx } = port;
   const batch = new PacketBatch(32);
-  let rxHead = 0;
-  let txHead = 0;
   const seen = { rx: { packets: 0, bytes: 0 }, tx: { packets: 0, bytes: 0 } }; // counted here
   function step(length) {
-    for (const rdt = regs[rx.tailIndex]; rxHead !== rdt; rxHead = (rxHead + 1) % SIZE) {
-      rx.ring[rxHead * 4 + 3] = length;
-      rx.ring[rxHead * 4 + 2] = D.RXD_STAT_DD | D.RXD_STAT_EOP;
-    }
-    for (const tdt = regs[tx.tailIndex]; txHead !== tdt; txHead = (txHead + 1) % SIZE) {
-      tx.ring[txHead * 4 + 3] = D.TXD_STAT_DD;
-    }
+    standInNic(port, length);
     const n = rx.receive(batch);
     const sent = tx.send(batch);
     for (let i = 0; i < n; i++) {
