@@ -41,7 +41,7 @@ export class Mempool {
   /** A free buffer's id, or -1 when the pool is empty. */
   alloc(): number;
   free(id: number): void;
-  /** Fills ids[0..n) with up to n buffers; returns how many it got. */
+  /** Fills ids[0..n) with up to n buffers (at most ids.length); returns how many it got. */
   allocMany(ids: Uint32Array, n: number): number;
   /** Frees ids[from..to). */
   freeMany(ids: Uint32Array, from: number, to: number): void;

@@ -71,9 +71,10 @@ class Mempool {
     this.freeIds[this.freeCount++] = id;
   }
 
-  // Fills ids[0..n) with up to n buffers; returns how many it got.
+  // Fills ids[0..n) with up to n buffers (no more than ids holds); returns how many it got.
   allocMany(ids, n) {
-    const got = n < this.freeCount ? n : this.freeCount;
+    let got = n < ids.length ? n : ids.length;
+    if (this.freeCount < got) got = this.freeCount;
     let top = this.freeCount;
     for (let i = 0; i < got; i++) ids[i] = this.freeIds[--top];
     this.freeCount = top;

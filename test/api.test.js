@@ -22,6 +22,21 @@ describe('mempool', function () {
       pool.close();
     }
   });
+
+  it('allocMany() hands out no more buffers than the array holds, and loses none', function () {
+    const pool = new ixy.Mempool({ entries: 8 });
+    try {
+      const ids = new Uint32Array(2);
+      assert.strictEqual(pool.allocMany(ids, 5), 2);
+      assert.strictEqual(pool.freeCount, 6, 'a buffer was taken off the free stack but not handed out');
+      const rest = new Uint32Array(8);
+      assert.strictEqual(pool.allocMany(rest, 8), 6, 'no more than are free');
+      assert.deepStrictEqual([...ids, ...rest.subarray(0, 6)].sort((a, b) => a - b), [0, 1, 2, 3, 4, 5, 6, 7]);
+      assert.strictEqual(pool.allocMany(rest, 8), 0);
+    } finally {
+      pool.close();
+    }
+  });
 });
 
 describe('packet helpers', function () {
