@@ -157,3 +157,39 @@ describe('test/bench/ab.js', function () {
     });
   });
 });
+
+describe('npm run profile', function () {
+  this.timeout(60000);
+  const PROFILE = path.join(__dirname, 'bench', 'profile.js');
+  let tmp;
+
+  before(function () {
+    tmp = fs.mkdtempSync(path.join(os.tmpdir(), 'ixy-profile-'));
+  });
+
+  after(function () {
+    fs.rmSync(tmp, { recursive: true, force: true });
+  });
+
+  it('forwards for the seconds asked, stops by itself and writes a flame graph of forward', function (done) {
+    const out = path.join(tmp, 'graph');
+    // The timeout only keeps a hang from stalling the suite (the forwarder once ran on
+    // until 0x was killed); a slow machine still has ample room.
+    execFile(process.execPath, [PROFILE, '--seconds', '1', '--out', out], { timeout: 50000 }, (err, stdout, stderr) => {
+      try {
+        assert.ifError(err && new Error(`profile failed: ${err.killed ? 'still running after 50 s' : stderr}`));
+        const m = /^flame graph: (.+\.html)$/m.exec(stdout);
+        assert.ok(m, `no path to the graph in: ${stdout}`);
+        assert.strictEqual(path.dirname(m[1]), out);
+        assert.match(stdout, /total RX [1-9]\d* packets/, 'forward did not stop by itself and print its totals');
+        // The graph holds samples of the driver's hot path, not only start-up.
+        const ticks = fs.readdirSync(out).find((f) => f.endsWith('-v8.log.json'));
+        assert.ok(ticks, `no profile data in ${out}: ${fs.readdirSync(out)}`);
+        assert.match(fs.readFileSync(path.join(out, ticks), 'utf8'), /receive/);
+        done();
+      } catch (e) {
+        done(e);
+      }
+    });
+  });
+});

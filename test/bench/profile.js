@@ -3,9 +3,12 @@
 
 // npm run profile [-- --seconds S] [--batch N] [--out DIR]
 // A flame graph of `ixy forward` on the model: the model offers unlimited 64-byte frames
-// on both ports, `ixy forward` runs under 0x (V8's sampling profiler, no network needed),
-// gets SIGINT after S seconds (it stops cleanly and prints its totals), and 0x writes
-// an HTML flame graph into DIR (default profile-<time>/, gitignored).
+// on both ports, `ixy forward --seconds S` runs under 0x (V8's sampling profiler, no
+// network needed), stops by itself after S seconds and prints its totals, and 0x then
+// writes an HTML flame graph into DIR (default profile-<time>/, gitignored). Ctrl-C ends
+// the profile early: the terminal signals 0x and the forwarder, and 0x still writes the
+// graph. (0x does not pass a SIGINT sent to it alone on to the profiled process: a timer
+// that signalled 0x left the forwarder running until 0x was killed.)
 const { spawn } = require('child_process');
 const fs = require('fs');
 const path = require('path');
@@ -39,13 +42,14 @@ async function main() {
   if (!fs.existsSync(ZERO_X)) throw new Error('0x is not installed: run npm install (it is a devDependency)');
   const model = await Model.start({ ports: 2, config: MODEL_CONFIG.forward });
   try {
-    const args = [ZERO_X, '--output-dir', o.out, '--', process.execPath, IXY, 'forward', ...model.addresses, '--batch', String(o.batch)];
+    const args = [ZERO_X, '--output-dir', o.out, '--', process.execPath, IXY, 'forward', ...model.addresses, '--batch', String(o.batch), '--seconds', String(o.seconds)];
     const child = spawn(process.execPath, args, { env: { ...process.env, IXY_PCI_ROOT: model.dir }, stdio: ['ignore', 'inherit', 'inherit'] });
     const exited = new Promise((resolve) => child.once('exit', (code, signal) => resolve(code ?? signal)));
-    // 0x passes SIGINT on to the profiled process, waits for it, then builds the graph.
-    const timer = setTimeout(() => child.kill('SIGINT'), o.seconds * 1000);
+    // Ctrl-C reaches 0x and the forwarder too; this process waits for the graph.
+    const ignore = () => {};
+    process.on('SIGINT', ignore);
     const status = await exited;
-    clearTimeout(timer);
+    process.removeListener('SIGINT', ignore);
     const html = findHtml(o.out);
     if (!html) throw new Error(`0x exited with ${status} and wrote no flame graph into ${o.out}`);
     process.stdout.write(`flame graph: ${html}\n`);
