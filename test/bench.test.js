@@ -102,6 +102,25 @@ describe('npm run bench (--quick)', function () {
   });
 });
 
+describe('npm run bench and npm run profile, asked for help or given a wrong option', function () {
+  for (const script of ['run.js', 'profile.js']) {
+    it(`${script}: --help lists the options and exits 0; an unknown option is one line and exit code 1`, function () {
+      const file = path.join(__dirname, 'bench', script);
+      const help = execFileSync(process.execPath, [file, '--help'], { encoding: 'utf8' });
+      assert.match(help, /^usage: npm run \w+/);
+      assert.match(help, /--seconds/);
+      let failed = null;
+      try {
+        execFileSync(process.execPath, [file, '--bogus'], { encoding: 'utf8', stdio: 'pipe' });
+      } catch (err) {
+        failed = err;
+      }
+      assert.strictEqual(failed && failed.status, 1);
+      assert.match(failed.stderr, /^\w+: unknown option --bogus .*\n$/);
+    });
+  }
+});
+
 describe('test/bench/ab.js', function () {
   this.timeout(60000);
   const AB = path.join(__dirname, 'bench', 'ab.js');

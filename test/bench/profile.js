@@ -22,7 +22,10 @@ const IXY = path.join(ROOT, 'bin', 'ixy.js');
 function parseArgs(argv) {
   const o = { seconds: 10, batch: 32, out: path.join(ROOT, `profile-${new Date().toISOString().replace(/[:.]/g, '-')}`) };
   for (let i = 0; i < argv.length; i += 2) {
-    if (argv[i] === '--seconds') o.seconds = Number(argv[i + 1]);
+    if (argv[i] === '--help' || argv[i] === '-h') {
+      process.stdout.write('usage: npm run profile [-- --seconds S (default 10)] [--batch N (default 32)] [--out DIR (default profile-<time>/)]\n');
+      process.exit(0);
+    } else if (argv[i] === '--seconds') o.seconds = Number(argv[i + 1]);
     else if (argv[i] === '--batch') o.batch = Number(argv[i + 1]);
     else if (argv[i] === '--out') o.out = path.resolve(argv[i + 1]);
     else throw new Error(`unknown option ${argv[i]} (use --seconds, --batch, --out)`);

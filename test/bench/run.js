@@ -23,6 +23,19 @@ const { plotSvg } = require('./plot');
 const { spread, summarize, machine, tripsBetween, byPhase } = require('./summary');
 
 const ALL_BATCHES = [1, 2, 4, 8, 16, 32, 64, 128, 256];
+const USAGE = `usage: npm run bench [-- options]
+  --quick             a short run: batches 1,32,256, 1 run of 0.5+1 s, 2 window rounds;
+                      does not replace latest.json / latest.svg
+  --batches 1,2,..    batch sizes (default ${ALL_BATCHES.join(',')})
+  --seconds S         measured seconds per run (default 3)
+  --warmup S          seconds before measuring (default 1)
+  --runs N            run pairs (JS, C) per batch size (default 3)
+  --rounds N          side-by-side window pairs per batch size (default 12)
+  --window MS         side-by-side window (default 300)
+  --ring N            descriptors per ring, a power of two 64..4096 (default 512)
+  --no-c              JavaScript only, without the C yardstick
+  --results DIR       where the results JSON goes (default test/bench/results)
+  --latest, --no-latest  write latest.json and latest.svg (default: unless --quick)`;
 
 function parseArgs(argv) {
   const o = {
@@ -35,7 +48,10 @@ function parseArgs(argv) {
       if (i + 1 >= argv.length) throw new Error(`${a} needs a value`);
       return argv[++i];
     };
-    if (a === '--quick') o.quick = true;
+    if (a === '--help' || a === '-h') {
+      process.stdout.write(`${USAGE}\n`);
+      process.exit(0);
+    } else if (a === '--quick') o.quick = true;
     else if (a === '--seconds') o.seconds = Number(next());
     else if (a === '--warmup') o.warmup = Number(next());
     else if (a === '--runs') o.runs = Number(next());
@@ -47,7 +63,7 @@ function parseArgs(argv) {
     else if (a === '--results') o.results = next();
     else if (a === '--latest') o.latest = true;
     else if (a === '--no-latest') o.latest = false;
-    else throw new Error(`unknown option ${a}`);
+    else throw new Error(`unknown option ${a} (--help lists them)`);
   }
   if (o.quick) {
     if (!argv.includes('--seconds')) o.seconds = 1;
