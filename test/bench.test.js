@@ -78,6 +78,12 @@ describe('npm run bench (--quick)', function () {
         assert.ok(Number.isInteger(row.js.gcs), 'GC count');
         checkMeasurement(r.generate.js, 'generate.js');
         checkMeasurement(r.generate.c, 'generate.c');
+        // generate side by side: a JS/C ratio for every window pair, as for forwarding.
+        const gen = r.generate.sideBySide;
+        assert.strictEqual(gen.windows.length, 2);
+        assert.ok(gen.windows.every((w) => w.js > 0 && w.c > 0), `generate side-by-side windows: ${JSON.stringify(gen.windows)}`);
+        assert.ok(gen.ratios.min <= gen.ratio && gen.ratio <= gen.ratios.max);
+        assert.strictEqual(gen.phases.near.count + gen.phases.far.count + gen.phases.mixed, 2);
         checkMeasurement(r.ceiling[0].c, 'ceiling');
         // The drivers against their stand-in NICs, without the model: batch 32 in --quick,
         // two run pairs, the ratio their median.

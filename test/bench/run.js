@@ -8,11 +8,10 @@
 // check), for each batch size: runs of the JS driver and of the C yardstick, one driver
 // process per run, alternating (the JS/C ratio of each run pair); then both side by side
 // on one model in alternating windows (side-by-side.js: the JS/C ratio with both on the
-// same host); then the TX-only rate of `generate`, the drivers' own cost without the
-// model (stand-in.js), and the model's ceiling (the C yardstick without touching
-// packets). Writes
-// test/bench/results/<time>.json and, for full runs, test/bench/latest.json and
-// latest.svg. See PERFORMANCE.md.
+// same host); then the TX-only rate of `generate` (runs, and side by side), the drivers'
+// own cost without the model (stand-in.js), and the model's ceiling (the C yardstick
+// without touching packets). Writes test/bench/results/<time>.json and, for full runs,
+// test/bench/latest.json and latest.svg. See PERFORMANCE.md.
 const fs = require('fs');
 const os = require('os');
 const path = require('path');
@@ -156,9 +155,9 @@ async function measureStandIn(o, batch, cForward) {
 
 // Both drivers on one model, taking turns in windows (side-by-side.js): the JS/C ratio
 // with both languages on the same host, window pair by window pair.
-async function measureSideBySide(o, batch, cForward, probe) {
+async function measureSideBySide(o, batch, cForward, probe, mode = 'forward') {
   // One session per run of the other method: as many fresh processes of each driver.
-  const s = await sideBySide({ batch, ring: o.ring, rounds: o.rounds, sessions: Math.min(o.runs, o.rounds), windowMs: o.window, warmup: o.warmup, cForward, probe });
+  const s = await sideBySide({ mode, batch, ring: o.ring, rounds: o.rounds, sessions: Math.min(o.runs, o.rounds), windowMs: o.window, warmup: o.warmup, cForward, probe });
   process.stdout.write(`  ${'JavaScript / C, side by side'.padEnd(28)} ${fmt(s.ratio).padStart(7)}       [${fmt(s.ratios.min)}..${fmt(s.ratios.max)}]` +
     `  (median of ${s.rounds} window pairs of ${s.windowMs} ms in ${s.sessions} sessions; JS ${fmt(s.js.median)}, C ${fmt(s.c.median)} Mpps)\n`);
   printPhases(s.phases, 'window pairs');
@@ -200,7 +199,10 @@ async function main() {
 
   process.stdout.write('generate (TX only), batch 32\n');
   result.generate = { batch: 32, js: await measure(o, { lang: 'js', mode: 'generate', batch: 32 }, 'JavaScript') };
-  if (o.c) result.generate.c = await measure(o, { lang: 'c', mode: 'generate', batch: 32, cForward }, 'C');
+  if (o.c) {
+    result.generate.c = await measure(o, { lang: 'c', mode: 'generate', batch: 32, cForward }, 'C');
+    result.generate.sideBySide = await measureSideBySide(o, 32, cForward, probe, 'generate');
+  }
 
   if (o.c) {
     process.stdout.write('the drivers\' own cost: forwarding against a stand-in NIC, no model\n');

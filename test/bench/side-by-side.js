@@ -1,8 +1,8 @@
 'use strict';
 
 // JavaScript and C side by side: both drivers up at once on one model of four ports, the
-// JS forward app on ports 0 and 1, the C yardstick on ports 2 and 3, but only one of
-// them running at a time. The other is stopped (SIGSTOP) and the two take turns in
+// JS app on ports 0 and 1, the C yardstick on ports 2 and 3 (`generate` sends on the
+// first of each pair, into a sink), but only one of them running at a time. The other is stopped (SIGSTOP) and the two take turns in
 // windows of a few hundred milliseconds, in the order JS, C, C, JS, JS, C, ... Each
 // window pair gives one JS/C ratio.
 //
@@ -25,9 +25,14 @@ const { startDriver, sample, sleep, forwardTraffic } = require('./run-one');
 const { spread, checkDescriptors, tripsBetween, byPhase } = require('./summary');
 
 const SETTLE_MS = 30;
-const JS_PORTS = [0, 1];
-const C_PORTS = [2, 3];
 const STOP_WAIT_MS = 5000;
+
+// For each mode: the ports whose TX counts, for each side, and the model's traffic.
+// c-forward opens two ports from --first-port in either mode and generates on the first.
+const LAYOUT = {
+  forward: { js: [0, 1], c: [2, 3], traffic: forwardTraffic([0, 1, 2, 3]) },
+  generate: { js: [0], c: [2], traffic: [0, 1, 2, 3].map((p) => `sink ${p}`) },
+};
 
 // Lets a side's driver run for about ms and stops it again; returns its rate in Mpps.
 async function runWindow(model, { lang, driver, ports }, ms) {
@@ -58,18 +63,19 @@ async function finish(driver) {
 // (numbered from firstRound in the whole measurement) after `warmup` seconds of each
 // driver (the JS driver's JIT settles). Returns the windows' rates in Mpps and the line
 // trips in ns before and after each pair: [{ js, c, trips: [before, after] }].
-async function session({ batch, ring, rounds, firstRound, windowMs, warmup, cForward, probe }) {
-  const model = await Model.start({ ports: 4, config: forwardTraffic([...JS_PORTS, ...C_PORTS]) });
+async function session({ mode, batch, ring, rounds, firstRound, windowMs, warmup, cForward, probe }) {
+  const layout = LAYOUT[mode];
+  const model = await Model.start({ ports: 4, config: layout.traffic });
   const drivers = [];
   try {
     // Long enough never to end by themselves: finish() ends them.
-    const cfg = { mode: 'forward', batch, ring, warmup: 0, seconds: 24 * 3600, dir: model.dir };
-    const js = { lang: 'js', ports: JS_PORTS };
-    js.driver = await startDriver('js', { ...cfg, addresses: JS_PORTS.map((p) => model.addresses[p]) });
+    const cfg = { mode, batch, ring, warmup: 0, seconds: 24 * 3600, dir: model.dir };
+    const js = { lang: 'js', ports: layout.js };
+    js.driver = await startDriver('js', { ...cfg, addresses: layout.js.map((p) => model.addresses[p]) });
     drivers.push(js.driver);
     js.driver.child.kill('SIGSTOP');
-    const c = { lang: 'c', ports: C_PORTS };
-    c.driver = await startDriver('c', { ...cfg, firstPort: C_PORTS[0] }, cForward);
+    const c = { lang: 'c', ports: layout.c };
+    c.driver = await startDriver('c', { ...cfg, firstPort: layout.c[0] }, cForward);
     drivers.push(c.driver);
     c.driver.child.kill('SIGSTOP');
 
@@ -97,12 +103,14 @@ async function session({ batch, ring, rounds, firstRound, windowMs, warmup, cFor
 // PERFORMANCE.md, ninth round), so one process of each would weigh a single draw as much
 // as the whole measurement. Resolves with { js, c, ratios: spread() of Mpps and of the
 // JS/C ratios, ratio: their median, phases: byPhase() of the ratios (summary.js), rounds,
-// sessions, windowMs, windows: [{ js, c, trips }] }. probe: the line-trip binary.
-async function sideBySide({ batch, ring = 512, rounds = 12, sessions = 3, windowMs = 300, warmup = 1, cForward, probe }) {
+// sessions, windowMs, windows: [{ js, c, trips }] }. mode: 'forward' or 'generate';
+// probe: the line-trip binary.
+async function sideBySide({ mode = 'forward', batch, ring = 512, rounds = 12, sessions = 3, windowMs = 300, warmup = 1, cForward, probe }) {
+  if (!LAYOUT[mode]) throw new Error(`side by side: no mode ${mode}`);
   const windows = [];
   for (let k = 0; k < sessions; k++) {
     const share = Math.round((rounds * (k + 1)) / sessions) - Math.round((rounds * k) / sessions);
-    if (share > 0) windows.push(...await session({ batch, ring, rounds: share, firstRound: windows.length, windowMs, warmup, cForward, probe }));
+    if (share > 0) windows.push(...await session({ mode, batch, ring, rounds: share, firstRound: windows.length, windowMs, warmup, cForward, probe }));
   }
   const ratios = spread(windows.map((w) => w.js / w.c));
   return {
