@@ -7,6 +7,7 @@ const { execFile, execFileSync } = require('child_process');
 const fs = require('fs');
 const os = require('os');
 const path = require('path');
+const { suiteTmpDir } = require('./helpers');
 
 const RUN = path.join(__dirname, 'bench', 'run.js');
 
@@ -20,24 +21,16 @@ function checkMeasurement(m, what) {
 
 describe('npm run bench (--quick)', function () {
   this.timeout(120000);
-  let tmp;
-
-  before(function () {
-    tmp = fs.mkdtempSync(path.join(os.tmpdir(), 'ixy-bench-'));
-  });
-
-  after(function () {
-    fs.rmSync(tmp, { recursive: true, force: true });
-  });
+  const tmpDir = suiteTmpDir('ixy-bench-');
 
   it('measures JS and C forwarding, generate and the model ceiling, and writes the results', function (done) {
-    const args = [RUN, '--quick', '--batches', '32', '--runs', '2', '--seconds', '0.5', '--warmup', '0.3', '--ring', '1024', '--results', tmp];
+    const args = [RUN, '--quick', '--batches', '32', '--runs', '2', '--seconds', '0.5', '--warmup', '0.3', '--ring', '1024', '--results', tmpDir()];
     execFile(process.execPath, args, { timeout: 110000 }, (err, stdout, stderr) => {
       if (err) return done(new Error(`bench failed: ${stderr || err.message}`));
       try {
-        const files = fs.readdirSync(tmp).filter((f) => f.endsWith('.json'));
+        const files = fs.readdirSync(tmpDir()).filter((f) => f.endsWith('.json'));
         assert.strictEqual(files.length, 1, 'one results file');
-        const r = JSON.parse(fs.readFileSync(path.join(tmp, files[0]), 'utf8'));
+        const r = JSON.parse(fs.readFileSync(path.join(tmpDir(), files[0]), 'utf8'));
         assert.ok(r.machine.nproc >= 1 && r.machine.node === process.version);
         assert.strictEqual(r.forward.length, 1);
         const row = r.forward[0];
@@ -186,18 +179,10 @@ describe('test/bench/ab.js', function () {
 describe('npm run profile', function () {
   this.timeout(60000);
   const PROFILE = path.join(__dirname, 'bench', 'profile.js');
-  let tmp;
-
-  before(function () {
-    tmp = fs.mkdtempSync(path.join(os.tmpdir(), 'ixy-profile-'));
-  });
-
-  after(function () {
-    fs.rmSync(tmp, { recursive: true, force: true });
-  });
+  const tmpDir = suiteTmpDir('ixy-profile-');
 
   it('forwards for the seconds asked, stops by itself and writes a flame graph of forward', function (done) {
-    const out = path.join(tmp, 'graph');
+    const out = path.join(tmpDir(), 'graph');
     // The timeout only keeps a hang from stalling the suite (the forwarder once ran on
     // until 0x was killed); a slow machine still has ample room.
     execFile(process.execPath, [PROFILE, '--seconds', '1', '--out', out], { timeout: 50000 }, (err, stdout, stderr) => {

@@ -4,6 +4,7 @@
 // and check that a run left nothing behind.
 const { spawn, execFileSync } = require('child_process');
 const fs = require('fs');
+const os = require('os');
 const path = require('path');
 const { freeHugepages } = require('../lib/memory');
 
@@ -63,4 +64,17 @@ function runOptimising(body) {
   return JSON.parse(execFileSync(process.execPath, [...flags, '-e', QUEUE_PREAMBLE + body], { encoding: 'utf8' }));
 }
 
-module.exports = { IXY, runIxy, tsharkFields, freeHugepages, hugetlbfsFiles, runOptimising };
+// A temporary directory for the mocha suite this is called in: made before its tests,
+// removed with everything in it after them. Returns a function that gives its path.
+function suiteTmpDir(prefix) {
+  let dir = null;
+  before(function () {
+    dir = fs.mkdtempSync(path.join(os.tmpdir(), prefix));
+  });
+  after(function () {
+    if (dir) fs.rmSync(dir, { recursive: true, force: true });
+  });
+  return () => dir;
+}
+
+module.exports = { IXY, runIxy, tsharkFields, freeHugepages, hugetlbfsFiles, runOptimising, suiteTmpDir };

@@ -10,7 +10,7 @@ const path = require('path');
 const { execFileSync } = require('child_process');
 const { PcapWriter, CaptureClock, readPcap, MAGIC_NANOSECONDS, MAGIC_MICROSECONDS } = require('../lib/pcap');
 const packet = require('../lib/packet');
-const { runIxy, tsharkFields } = require('./helpers');
+const { runIxy, tsharkFields, suiteTmpDir } = require('./helpers');
 
 // tshark exits non-zero (and says why on stderr) for a truncated or corrupt file.
 function tsharkCount(file) {
@@ -33,19 +33,11 @@ function checkUdpFrames(file, { count, size, firstSeq = 0 }) {
 }
 
 describe('pcap files', function () {
-  let tmp;
-
-  before(function () {
-    tmp = fs.mkdtempSync(path.join(os.tmpdir(), 'ixy-pcap-'));
-  });
-
-  after(function () {
-    fs.rmSync(tmp, { recursive: true, force: true });
-  });
+  const tmpDir = suiteTmpDir('ixy-pcap-');
 
   for (const nanoseconds of [true, false]) {
     it(`writes frames tshark and tcpdump read, with ${nanoseconds ? 'nano' : 'micro'}second timestamps`, function () {
-      const file = path.join(tmp, `written-${nanoseconds}.pcap`);
+      const file = path.join(tmpDir(), `written-${nanoseconds}.pcap`);
       const frame = new Uint8Array(2048); // like a mempool buffer: longer than its frame
       // A buffer too small for all frames: the writer must flush many times, whole records only.
       const writer = new PcapWriter(file, { nanoseconds, bufferSize: 70000 });
@@ -92,7 +84,7 @@ describe('pcap files', function () {
   }
 
   it('cuts frames to the snaplen and keeps the length on the wire', function () {
-    const file = path.join(tmp, 'snap.pcap');
+    const file = path.join(tmpDir(), 'snap.pcap');
     const writer = new PcapWriter(file, { snaplen: 64 });
     const frame = new Uint8Array(1514);
     packet.writeUdpFrame(frame, { size: 1514 });
@@ -106,7 +98,7 @@ describe('pcap files', function () {
   });
 
   it('the reader rejects what is not a whole pcap file', function () {
-    const file = path.join(tmp, 'cut.pcap');
+    const file = path.join(tmpDir(), 'cut.pcap');
     const writer = new PcapWriter(file);
     const frame = new Uint8Array(100);
     packet.writeUdpFrame(frame, { size: 100 });
@@ -118,7 +110,7 @@ describe('pcap files', function () {
   });
 
   it('fails with a clear error when the file cannot be created', function () {
-    assert.throws(() => new PcapWriter(path.join(tmp, 'no', 'such', 'dir.pcap')), { name: 'IxyError', code: 'EPCAP', message: /cannot create pcap file .*ENOENT/ });
+    assert.throws(() => new PcapWriter(path.join(tmpDir(), 'no', 'such', 'dir.pcap')), { name: 'IxyError', code: 'EPCAP', message: /cannot create pcap file .*ENOENT/ });
   });
 });
 
