@@ -2,9 +2,9 @@
 
 // JavaScript and C side by side: both drivers up at once on one model of four ports, the
 // JS app on ports 0 and 1, the C yardstick on ports 2 and 3 (`generate` sends on the
-// first of each pair, into a sink), but only one of them running at a time. The other is stopped (SIGSTOP) and the two take turns in
-// windows of a few hundred milliseconds, in the order JS, C, C, JS, JS, C, ... Each
-// window pair gives one JS/C ratio.
+// first of each pair, into a sink), but only one of them running at a time. The other
+// is stopped (SIGSTOP) and the two take turns in windows of a few hundred milliseconds,
+// in the order JS, C, C, JS, JS, C, ... Each window pair gives one JS/C ratio.
 //
 // Why: this host changes speed by itself, from one second to the next (other guests on
 // the same machine; see test/bench/PERFORMANCE.md, tenth round). A JS run and a C run of
