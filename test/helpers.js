@@ -44,18 +44,15 @@ function hugetlbfsFiles() {
 
 // For tests that ask V8 whether the hot paths stay optimised: runs `body` in a child node
 // that may use %-natives (%OptimizeFunctionOnNextCall optimises at once there), with the
-// driver's classes (R, D, RxQueue, TxQueue, Mempool, PacketBatch) and the bench's stand-in
-// port and NIC (openPort, standInNic: test/bench/stand-in.js) in scope. body writes one
+// queue classes and PacketBatch, and the bench's stand-in port and NIC (openPort,
+// standInNic: test/bench/stand-in.js) in scope. body writes one
 // JSON value to stdout; resolves with it, parsed.
 const LIB = path.join(__dirname, '..', 'lib');
 const STAND_IN = path.join(__dirname, 'bench', 'stand-in.js');
 const QUEUE_PREAMBLE = `
   const lib = ${JSON.stringify(LIB)};
-  const R = require(lib + '/ixgbe/registers');
-  const D = require(lib + '/advanced/descriptors');
   const { RxQueue } = require(lib + '/advanced/rx-queue');
   const { TxQueue } = require(lib + '/advanced/tx-queue');
-  const { Mempool } = require(lib + '/mempool');
   const { PacketBatch } = require(lib + '/batch');
   const { openPort, standInNic } = require(${JSON.stringify(STAND_IN)});
 `;
