@@ -143,8 +143,8 @@ async function measureStandIn(o, batch, cForward) {
   }
   const row = {
     batch,
-    c: { mpps: spread(pairs.map((p) => p.c.mpps)), nsPerPacket: spread(pairs.map((p) => p.c.nsPerPacket)) },
-    js: { mpps: spread(pairs.map((p) => p.js.mpps)), nsPerPacket: spread(pairs.map((p) => p.js.nsPerPacket)) },
+    c: summarize(pairs.map((p) => p.c)),
+    js: summarize(pairs.map((p) => p.js)),
     ratios: spread(pairs.map((p) => p.ratio)),
   };
   row.ratio = row.ratios.median;

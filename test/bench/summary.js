@@ -31,7 +31,8 @@ function checkDescriptors(ports, who) {
   if (errors > 0) throw new Error(`${who}: the model counted ${errors} descriptor errors, so the rate means nothing`);
 }
 
-// runs: results of runOne(). Heap bytes per packet: what the JS process allocated in its
+// runs: results of runOne() or runStandIn() ({ mpps, nsPerPacket, packets, seconds }).
+// Heap bytes per packet (runOne() of the JS app): what the JS process allocated in its
 // measured window over the packets the model counted in (nearly) the same window.
 function summarize(runs) {
   const s = {
