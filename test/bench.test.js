@@ -19,6 +19,29 @@ function checkMeasurement(m, what) {
   assert.ok(m.runs.length >= 1 && m.runs.every((r) => r.packets > 0), `${what}: a run moved no packets`);
 }
 
+// The host's phase around each measurement (line-trip.c): two probes each, in ns, and
+// every measurement counted in exactly one phase or as mixed.
+function checkPhases(list, phases, what) {
+  assert.ok(list.every((w) => w.trips.length === 2 && w.trips.every((t) => t > 0 && t < 1e6)), `${what} trips: ${JSON.stringify(list)}`);
+  const near = list.filter((w) => w.trips.every((t) => t < phases.nearBelowNs)).length;
+  const far = list.filter((w) => w.trips.every((t) => t >= phases.nearBelowNs)).length;
+  assert.deepStrictEqual([phases.near.count, phases.far.count, phases.mixed], [near, far, list.length - near - far], what);
+}
+
+// Side by side in --quick: two window pairs, one in each of two sessions (one per run);
+// both drivers moved frames in each window, and the ratio is the median (here the mean)
+// of the two windows' JS/C ratios.
+function checkSideBySide(sbs, what) {
+  assert.strictEqual(sbs.rounds, 2);
+  assert.strictEqual(sbs.sessions, 2);
+  assert.strictEqual(sbs.windows.length, 2);
+  assert.ok(sbs.windows.every((w) => w.js > 0 && w.c > 0), `${what} windows: ${JSON.stringify(sbs.windows)}`);
+  const windowRatios = sbs.windows.map((w) => w.js / w.c);
+  assert.ok(Math.abs(sbs.ratio - (windowRatios[0] + windowRatios[1]) / 2) < 1e-9, `${what} ratio ${sbs.ratio}`);
+  assert.ok(sbs.ratios.min <= sbs.ratio && sbs.ratio <= sbs.ratios.max);
+  checkPhases(sbs.windows, sbs.phases, what);
+}
+
 describe('npm run bench (--quick)', function () {
   this.timeout(120000);
   const tmpDir = suiteTmpDir('ixy-bench-');
@@ -47,36 +70,13 @@ describe('npm run bench (--quick)', function () {
         // C's mean frames per receive call: at most the batch, above 0 since packets moved.
         assert.ok(row.c.rxPerCall.median > 0 && row.c.rxPerCall.max <= 32, `C mean RX batch: ${JSON.stringify(row.c.rxPerCall)}`);
         assert.ok(Number.isFinite(row.js.heapBytesPerPacket) && row.js.heapBytesPerPacket >= 0, 'heap bytes per packet');
-        // Side by side: --quick takes two window pairs, here one in each of two sessions
-        // (one per run); both drivers moved frames in each window, and the ratio is the
-        // median (here the mean) of the two windows' JS/C ratios.
-        const sbs = row.sideBySide;
-        assert.strictEqual(sbs.rounds, 2);
-        assert.strictEqual(sbs.sessions, 2);
-        assert.strictEqual(sbs.windows.length, 2);
-        assert.ok(sbs.windows.every((w) => w.js > 0 && w.c > 0), `side-by-side windows: ${JSON.stringify(sbs.windows)}`);
-        const windowRatios = sbs.windows.map((w) => w.js / w.c);
-        assert.ok(Math.abs(sbs.ratio - (windowRatios[0] + windowRatios[1]) / 2) < 1e-9, `side-by-side ratio ${sbs.ratio}`);
-        assert.ok(sbs.ratios.min <= sbs.ratio && sbs.ratio <= sbs.ratios.max);
-        // The host's phase around each window pair and run pair (line-trip.c): two probes
-        // each, in ns, and every pair counted in exactly one phase or as mixed.
-        for (const [what, m] of [['side by side', sbs], ['run pairs', row]]) {
-          const list = what === 'side by side' ? sbs.windows : row.pairs;
-          assert.ok(list.every((w) => w.trips.length === 2 && w.trips.every((t) => t > 0 && t < 1e6)), `${what} trips: ${JSON.stringify(list)}`);
-          const near = list.filter((w) => w.trips.every((t) => t < m.phases.nearBelowNs)).length;
-          const far = list.filter((w) => w.trips.every((t) => t >= m.phases.nearBelowNs)).length;
-          assert.deepStrictEqual([m.phases.near.count, m.phases.far.count, m.phases.mixed], [near, far, list.length - near - far], what);
-        }
+        checkSideBySide(row.sideBySide, 'forward side by side');
+        checkPhases(row.pairs, row.phases, 'run pairs');
         assert.strictEqual(r.options.rounds, 2);
         assert.ok(Number.isInteger(row.js.gcs), 'GC count');
         checkMeasurement(r.generate.js, 'generate.js');
         checkMeasurement(r.generate.c, 'generate.c');
-        // generate side by side: a JS/C ratio for every window pair, as for forwarding.
-        const gen = r.generate.sideBySide;
-        assert.strictEqual(gen.windows.length, 2);
-        assert.ok(gen.windows.every((w) => w.js > 0 && w.c > 0), `generate side-by-side windows: ${JSON.stringify(gen.windows)}`);
-        assert.ok(gen.ratios.min <= gen.ratio && gen.ratio <= gen.ratios.max);
-        assert.strictEqual(gen.phases.near.count + gen.phases.far.count + gen.phases.mixed, 2);
+        checkSideBySide(r.generate.sideBySide, 'generate side by side');
         checkMeasurement(r.ceiling[0].c, 'ceiling');
         // The drivers against their stand-in NICs, without the model: batch 32 in --quick,
         // two run pairs, the ratio their median.
