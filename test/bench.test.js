@@ -3,7 +3,7 @@
 // Smoke test of `npm run bench`: one short run per driver at batch 32, then the shape of
 // the results file. No timing thresholds: a busy machine is slow, not broken.
 const assert = require('assert');
-const { execFile, execFileSync } = require('child_process');
+const { execFile, execFileSync, spawn } = require('child_process');
 const fs = require('fs');
 const os = require('os');
 const path = require('path');
@@ -202,4 +202,67 @@ describe('npm run profile', function () {
       }
     });
   });
+
+  it('ends early on SIGTERM with a flame graph, and leaves neither 0x nor the forwarder running', async function () {
+    const out = path.join(tmpDir(), 'graph');
+    const child = spawn(process.execPath, [PROFILE, '--seconds', '40', '--out', out], { stdio: ['ignore', 'pipe', 'pipe'] });
+    let stdout = '';
+    let stderr = '';
+    child.stdout.on('data', (d) => { stdout += d; });
+    child.stderr.on('data', (d) => { stderr += d; });
+    const exited = new Promise((resolve) => child.once('exit', (code, signal) => resolve(code ?? signal)));
+    try {
+      // Wait until the forwarder runs, then note 0x and the processes it started.
+      for (let i = 0; i < 300 && !/forwarding /.test(stdout); i++) await sleep(100);
+      assert.match(stdout, /forwarding /, `forward never started: ${stderr}`);
+      await sleep(500); // some samples of the forwarding loop
+      const zeroX = processesWhere((p) => p.ppid === child.pid && p.cmdline.includes(`--output-dir ${out}`));
+      assert.strictEqual(zeroX.length, 1, `0x: ${JSON.stringify(zeroX)}`);
+      const started = [zeroX[0], ...processesWhere((p) => p.ppid === zeroX[0].pid)];
+      assert.ok(started.length >= 2, `the forwarder under 0x: ${JSON.stringify(started)}`);
+      child.kill('SIGTERM');
+      assert.strictEqual(await exited, 0, stderr);
+      // No totals here: under 0x the forwarder exits at once on SIGINT (0x preloads a
+      // handler that calls process.exit()); the graph is what this run is for.
+      const m = /^flame graph: (.+\.html)$/m.exec(stdout);
+      assert.ok(m && path.dirname(m[1]) === out, `no path to the graph in: ${stdout}`);
+      const ticks = fs.readdirSync(out).find((f) => f.endsWith('-v8.log.json'));
+      assert.match(fs.readFileSync(path.join(out, ticks), 'utf8'), /receive/);
+      for (const p of started) assert.ok(!isAlive(p.pid), `still running: ${JSON.stringify(p)}`);
+    } finally {
+      child.kill('SIGKILL');
+    }
+  });
 });
+
+function sleep(ms) {
+  return new Promise((resolve) => setTimeout(resolve, ms));
+}
+
+// The processes of this machine that `test(p)` picks: [{ pid, ppid, cmdline }].
+function processesWhere(test) {
+  const found = [];
+  for (const name of fs.readdirSync('/proc')) {
+    if (!/^\d+$/.test(name)) continue;
+    try {
+      const cmdline = fs.readFileSync(`/proc/${name}/cmdline`, 'utf8').split('\0').join(' ');
+      // /proc/PID/stat: "pid (comm) state ppid ..."; comm may hold spaces, so split after it.
+      const stat = fs.readFileSync(`/proc/${name}/stat`, 'utf8');
+      const ppid = Number(stat.slice(stat.lastIndexOf(')') + 2).split(' ')[1]);
+      const p = { pid: Number(name), ppid, cmdline };
+      if (test(p)) found.push(p);
+    } catch {
+      // gone meanwhile
+    }
+  }
+  return found;
+}
+
+function isAlive(pid) {
+  try {
+    process.kill(pid, 0);
+    return true;
+  } catch {
+    return false;
+  }
+}

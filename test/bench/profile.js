@@ -5,10 +5,13 @@
 // A flame graph of `ixy forward` on the model: the model offers unlimited 64-byte frames
 // on both ports, `ixy forward --seconds S` runs under 0x (V8's sampling profiler, no
 // network needed), stops by itself after S seconds and prints its totals, and 0x then
-// writes an HTML flame graph into DIR (default profile-<time>/, gitignored). Ctrl-C ends
-// the profile early: the terminal signals 0x and the forwarder, and 0x still writes the
-// graph. (0x does not pass a SIGINT sent to it alone on to the profiled process: a timer
-// that signalled 0x left the forwarder running until 0x was killed.)
+// writes an HTML flame graph into DIR (default profile-<time>/, gitignored). Ctrl-C (or
+// SIGTERM, SIGHUP) ends the profile early and 0x still writes the graph; the forwarder
+// then prints no totals, because 0x preloads a SIGINT handler into it that exits at once.
+// 0x runs in a process group of its own, and this script sends SIGINT to that whole group:
+// 0x does not pass a SIGINT sent to it alone on to the profiled process (a timer that
+// signalled 0x once left the forwarder running until 0x was killed), and a SIGTERM to
+// this script alone would otherwise leave 0x and the forwarder running without it.
 const { spawn } = require('child_process');
 const fs = require('fs');
 const path = require('path');
@@ -46,13 +49,25 @@ async function main() {
   const model = await Model.start({ ports: 2, config: MODEL_CONFIG.forward });
   try {
     const args = [ZERO_X, '--output-dir', o.out, '--', process.execPath, IXY, 'forward', ...model.addresses, '--batch', String(o.batch), '--seconds', String(o.seconds)];
-    const child = spawn(process.execPath, args, { env: { ...process.env, IXY_PCI_ROOT: model.dir }, stdio: ['ignore', 'inherit', 'inherit'] });
+    const child = spawn(process.execPath, args, { env: { ...process.env, IXY_PCI_ROOT: model.dir }, stdio: ['ignore', 'inherit', 'inherit'], detached: true });
     const exited = new Promise((resolve) => child.once('exit', (code, signal) => resolve(code ?? signal)));
-    // Ctrl-C reaches 0x and the forwarder too; this process waits for the graph.
-    const ignore = () => {};
-    process.on('SIGINT', ignore);
-    const status = await exited;
-    process.removeListener('SIGINT', ignore);
+    // End the profile early: the forwarder stops and prints its totals, 0x writes the graph,
+    // and this process waits for both. (The group's id is 0x's pid: detached made it so.)
+    const stopEarly = () => {
+      try {
+        process.kill(-child.pid, 'SIGINT');
+      } catch {
+        // the group has already gone
+      }
+    };
+    const signals = ['SIGINT', 'SIGTERM', 'SIGHUP'];
+    for (const s of signals) process.on(s, stopEarly);
+    let status;
+    try {
+      status = await exited;
+    } finally {
+      for (const s of signals) process.removeListener(s, stopEarly);
+    }
     const html = findHtml(o.out);
     if (!html) throw new Error(`0x exited with ${status} and wrote no flame graph into ${o.out}`);
     process.stdout.write(`flame graph: ${html}\n`);
