@@ -17,6 +17,7 @@ const packet = require('./packet');
 const { checkDevice, CheckedMempool, envDebug } = require('./ownership');
 const { PcapWriter, CaptureClock, readPcap } = require('./pcap');
 const { Device } = require('./device');
+const { tuneJit } = require('./jit');
 
 // Picks the driver from the device's vendor and device IDs, initialises the device and
 // resolves once its link is up. Options go to the driver (queues, ring sizes, ...).
@@ -53,6 +54,7 @@ module.exports = {
   PcapWriter,
   CaptureClock,
   readPcap,
+  tuneJit,
   listDevices: pci.listDevices,
   get IxgbeDevice() {
     return require('./ixgbe/device').IxgbeDevice;

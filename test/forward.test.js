@@ -2,10 +2,17 @@
 
 // forwardBatch(), the step of `ixy forward`, with stand-in queues: what it does to the
 // frames between receive and send, and what it does with frames the TX ring refuses.
+// Then how V8 compiles the step in the real command.
 const assert = require('assert');
+const { spawnSync } = require('child_process');
+const fs = require('fs');
+const path = require('path');
 const { Mempool } = require('../lib/mempool');
 const { PacketBatch } = require('../lib/batch');
 const { forwardBatch } = require('../lib/apps/forward');
+const { Model } = require('../lib/model');
+const { IXY, suiteTmpDir } = require('./helpers');
+const { forwardTraffic } = require('./bench/run-one');
 
 // An RX queue that "receives" the given buffer ids, and a TX queue that takes `room` frames.
 function standIns(pool, ids, room) {
@@ -67,5 +74,44 @@ describe('forwardBatch', function () {
     assert.deepStrictEqual(tx.sent, ids.slice(0, 4));
     assert.strictEqual(pool.freeCount, before + 2, 'the two refused buffers are back in the pool');
     for (const id of tx.sent) pool.free(id);
+  });
+});
+
+// lib/jit.js raises V8's inlining budget so that one forwarding step, both directions,
+// compiles into the app loop's function with no call left on its usual path. V8 lists
+// what each optimised function took in (--print-opt-code); with Node's default budget
+// receive() and send() stay outside runSlice().
+describe('ixy forward, compiled', function () {
+  this.timeout(60000);
+  const tmpDir = suiteTmpDir('ixy-jit-');
+
+  it('inlines the whole step (receive, touch, send, reclaim) into the loop', async function () {
+    const model = await Model.start({ ports: 2, config: forwardTraffic([0, 1]) });
+    try {
+      // stdout into a file, not a pipe: Node makes a pipe non-blocking, and V8 prints
+      // through C stdio, which drops what a full pipe refuses.
+      const outFile = path.join(tmpDir(), 'opt-code.txt');
+      const out = fs.openSync(outFile, 'w');
+      const args = ['--print-opt-code', '--print-opt-code-filter=runSlice', IXY, 'forward', ...model.addresses, '--seconds', '2'];
+      const run = spawnSync(process.execPath, args, { env: { ...process.env, IXY_PCI_ROOT: model.dir }, encoding: 'utf8', stdio: ['ignore', out, 'pipe'] });
+      fs.closeSync(out);
+      run.stdout = fs.readFileSync(outFile, 'utf8');
+      assert.strictEqual(run.status, 0, run.stderr);
+      assert.match(run.stdout, /total RX [1-9]\d* packets/);
+      // Each compilation of runSlice() (V8 may compile it more than once, on-stack
+      // replacement first) ends with "Inlined functions (count = N)" and N lines of
+      // "0x... <SharedFunctionInfo name>". The last one is the code that ran to the end.
+      const compilations = run.stdout.split('--- Optimized code ---').filter((c) => /^name = runSlice$/m.test(c));
+      assert.ok(compilations.length > 0, 'runSlice() was never optimised');
+      const last = compilations[compilations.length - 1];
+      const m = /^Inlined functions \(count = (\d+)\)\n((?:.*\n)*)/m.exec(last);
+      assert.ok(m, 'runSlice() inlined nothing');
+      const inlined = m[2].split('\n').slice(0, Number(m[1])).map((line) => (/<SharedFunctionInfo ?([\w ]*)>/.exec(line) || [])[1]);
+      for (const f of ['step', 'forwardBatch', 'receive', 'touchFrames', 'send', 'reclaim']) {
+        assert.ok(inlined.includes(f), `${f}() is not inlined into runSlice(), which took in: ${inlined.join(', ')}`);
+      }
+    } finally {
+      await model.stop();
+    }
   });
 });

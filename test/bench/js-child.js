@@ -8,10 +8,12 @@
 // [ready + warmup, ready + warmup + seconds], and the app's own packet counts. The
 // runner (run-one.js) takes the packet rate from the model over the same window.
 const v8 = require('v8');
+const { tuneJit } = require('../../lib/jit');
 const { forward } = require('../../lib/apps/forward');
 const { generate } = require('../../lib/apps/generate');
 
 const cfg = JSON.parse(process.argv[2]);
+tuneJit(); // as the ixy command does (bin/ixy.js)
 
 // Heap bytes allocated in a window = growth of the used heap + what every GC in the
 // window freed (V8's GCProfiler reports the used heap before and after each GC). That

@@ -23,6 +23,7 @@ const { TxQueue } = require('../../lib/advanced/tx-queue');
 const { Mempool } = require('../../lib/mempool');
 const { PacketBatch } = require('../../lib/batch');
 const { forwardBatch } = require('../../lib/apps/forward');
+const { tuneJit } = require('../../lib/jit');
 
 const GOOD_FRAME = D.RXD_STAT_DD | D.RXD_STAT_EOP;
 
@@ -74,6 +75,7 @@ function forwardFor(a, b, batch, ms) {
 }
 
 function main() {
+  tuneJit(); // as the ixy command does (bin/ixy.js)
   const cfg = JSON.parse(process.argv[2]);
   const a = openPort(cfg.ring);
   const b = openPort(cfg.ring);
