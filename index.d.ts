@@ -230,6 +230,12 @@ export interface PcapFile {
 /** Reads a whole classic pcap file (either byte order and resolution). */
 export function readPcap(source: string | Uint8Array): PcapFile;
 
+/**
+ * Raises V8's inlining budget for the whole process (lib/jit.js), so that a tight loop of
+ * rxBatch/txBatch compiles with the driver's receive and send inlined. Call once at start.
+ */
+export function tuneJit(): void;
+
 export interface UdpFrameOptions {
   size?: number;
   dst?: string;

@@ -6,6 +6,7 @@ import * as ixy from '../..';
 const { packet } = ixy;
 
 async function main(address: string): Promise<void> {
+  ixy.tuneJit();
   let dev: ixy.Device;
   try {
     dev = await ixy.open(address, { rxQueues: 1, txQueues: 1, rxRingSize: 1024, debug: true });
