@@ -8,17 +8,17 @@
 // (runSlice() in lib/apps/loop.js) calls step(), which forwards one batch each way. One
 // direction is about 1,800 bytes of bytecode: forwardBatch() 63, receive() 596, send()
 // 424, reclaim() 244, touchFrames() 230, tagOf() 130 and two small helpers. Within the
-// defaults V8 inlined step() into runSlice() and stopped there, so every batch paid two
-// calls, forwardBatch() and receive(), each checking the maps of the queues, the batch
-// and the pool again. With the budget below, the whole step (about 3,700 bytes) is one
-// optimised function with no call left on its usual path. Side by side on the model that was worth
-// about 30% at batch 1 and 8-13% at batch 32 with the vCPUs sharing a cache
-// (test/bench/PERFORMANCE.md, thirteenth round).
+// defaults V8 inlined step() into runSlice(), in some processes forwardBatch() too, and
+// stopped there: every batch paid calls to receive() and send(), each checking the maps
+// of the queues, the batch and the pool again. With the budget below, the whole step
+// (about 3,700 bytes) is one optimised function with no call left on its usual path.
+// Side by side on the model that was worth 30-80% at batch 1 and 8-13% at batch 32
+// with the vCPUs sharing a cache (test/bench/PERFORMANCE.md, thirteenth round).
 //
-// The flags are V8's own (`node --v8-options`, present in Node 20, 22 and 24); they change
-// how much TurboFan inlines, not what the code does. They apply to the whole process, so the library does not set
-// them by itself: an application with hot loops of its own calls tuneJit() as well (or
-// starts node with the same flags).
+// The flags are V8's own (`node --v8-options`, present in Node 20, 22 and 24); they
+// change how much TurboFan inlines, not what the code does. They apply to the whole
+// process, so the library does not set them by itself: an application with hot loops of
+// its own calls tuneJit() as well (or starts node with the same flags).
 const v8 = require('v8');
 
 const JIT_FLAGS = [

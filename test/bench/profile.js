@@ -51,8 +51,8 @@ async function main() {
     const args = [ZERO_X, '--output-dir', o.out, '--', process.execPath, IXY, 'forward', ...model.addresses, '--batch', String(o.batch), '--seconds', String(o.seconds)];
     const child = spawn(process.execPath, args, { env: { ...process.env, IXY_PCI_ROOT: model.dir }, stdio: ['ignore', 'inherit', 'inherit'], detached: true });
     const exited = new Promise((resolve) => child.once('exit', (code, signal) => resolve(code ?? signal)));
-    // End the profile early: the forwarder stops and prints its totals, 0x writes the graph,
-    // and this process waits for both. (The group's id is 0x's pid: detached made it so.)
+    // End the profile early: the forwarder exits (see the top of this file), 0x writes the
+    // graph, and this process waits for both. (The group's id is 0x's pid: detached.)
     const stopEarly = () => {
       try {
         process.kill(-child.pid, 'SIGINT');
