@@ -8,6 +8,7 @@ const fs = require('fs');
 const os = require('os');
 const path = require('path');
 const { suiteTmpDir } = require('./helpers');
+const { sleep } = require('./bench/run-one');
 
 const RUN = path.join(__dirname, 'bench', 'run.js');
 
@@ -216,9 +217,9 @@ describe('npm run profile', function () {
       for (let i = 0; i < 300 && !/forwarding /.test(stdout); i++) await sleep(100);
       assert.match(stdout, /forwarding /, `forward never started: ${stderr}`);
       await sleep(500); // some samples of the forwarding loop
-      const zeroX = processesWhere((p) => p.ppid === child.pid && p.cmdline.includes(`--output-dir ${out}`));
+      const zeroX = processes().filter((p) => p.ppid === child.pid && p.cmdline.includes(`--output-dir ${out}`));
       assert.strictEqual(zeroX.length, 1, `0x: ${JSON.stringify(zeroX)}`);
-      const started = [zeroX[0], ...processesWhere((p) => p.ppid === zeroX[0].pid)];
+      const started = [zeroX[0], ...processes().filter((p) => p.ppid === zeroX[0].pid)];
       assert.ok(started.length >= 2, `the forwarder under 0x: ${JSON.stringify(started)}`);
       child.kill('SIGTERM');
       assert.strictEqual(await exited, 0, stderr);
@@ -235,27 +236,12 @@ describe('npm run profile', function () {
   });
 });
 
-function sleep(ms) {
-  return new Promise((resolve) => setTimeout(resolve, ms));
-}
-
-// The processes of this machine that `test(p)` picks: [{ pid, ppid, cmdline }].
-function processesWhere(test) {
-  const found = [];
-  for (const name of fs.readdirSync('/proc')) {
-    if (!/^\d+$/.test(name)) continue;
-    try {
-      const cmdline = fs.readFileSync(`/proc/${name}/cmdline`, 'utf8').split('\0').join(' ');
-      // /proc/PID/stat: "pid (comm) state ppid ..."; comm may hold spaces, so split after it.
-      const stat = fs.readFileSync(`/proc/${name}/stat`, 'utf8');
-      const ppid = Number(stat.slice(stat.lastIndexOf(')') + 2).split(' ')[1]);
-      const p = { pid: Number(name), ppid, cmdline };
-      if (test(p)) found.push(p);
-    } catch {
-      // gone meanwhile
-    }
-  }
-  return found;
+// Every process of this machine: [{ pid, ppid, cmdline }] (ps, as the bench test above).
+function processes() {
+  return execFileSync('ps', ['-eo', 'pid=,ppid=,args=']).toString().trim().split('\n').map((line) => {
+    const [, pid, ppid, cmdline] = /^\s*(\d+)\s+(\d+)\s+(.*)$/.exec(line);
+    return { pid: Number(pid), ppid: Number(ppid), cmdline };
+  });
 }
 
 function isAlive(pid) {
