@@ -32,4 +32,4 @@ function tuneJit() {
   for (const flag of JIT_FLAGS) v8.setFlagsFromString(flag);
 }
 
-module.exports = { tuneJit, JIT_FLAGS };
+module.exports = { tuneJit };
