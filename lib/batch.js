@@ -3,10 +3,18 @@
 // A batch of packets moving between an application and a queue: buffer ids, their
 // lengths and a count, in arrays made once and reused for every call. All buffers of a
 // batch belong to one mempool (`pool`), so freeing never needs a per-packet lookup.
-// ids and lengths are spans of the index arena (arena.js): the queues read and write them
-// at their offsets idsAt and lengthsAt.
+// ids, lengths and status are spans of the index arena (arena.js): the queues read and
+// write them at their offsets idsAt, lengthsAt and statusAt.
 const { IxyError } = require('./errors');
 const { allocWords, offsetOf } = require('./arena');
+const { RXD_STAT_UDPCS, RXD_STAT_L4CS, RXD_STAT_IPCS } = require('./advanced/descriptors');
+
+// What checksumOf(i) reports, bit by bit. Neither bit of a pair: not checked (not IPv4,
+// not TCP/UDP, a UDP frame sent without a checksum, or a NIC that does not check).
+const CHECKSUM_IP_GOOD = 1;
+const CHECKSUM_IP_BAD = 2;
+const CHECKSUM_L4_GOOD = 4;
+const CHECKSUM_L4_BAD = 8;
 
 const MAX_BATCH = 4096;
 
@@ -18,8 +26,13 @@ class PacketBatch {
     this.capacity = capacity;
     this.ids = allocWords(capacity);
     this.lengths = allocWords(capacity);
+    // Per received frame, the status word of its RX descriptor (extended status and
+    // errors, as the NIC wrote it); statusLayout names its bits. Read it with checksumOf().
+    this.status = allocWords(capacity);
     this.idsAt = offsetOf(this.ids);
     this.lengthsAt = offsetOf(this.lengths);
+    this.statusAt = offsetOf(this.status);
+    this.statusLayout = null;
     this.count = 0;
     // How many of the first packets the last Device.txBatch() handed to the NIC: those are
     // the driver's now, ids[sent..count) are still the caller's (see release()).
@@ -30,6 +43,25 @@ class PacketBatch {
   // The bytes of packet i (a view over the whole buffer; the frame is the first lengths[i]).
   data(i) {
     return this.pool.buffers[this.ids[i]];
+  }
+
+  // The NIC's verdict on received frame i's checksums: CHECKSUM_* bits (0: nothing
+  // checked). Frames with wrong checksums are delivered like any other: this is how to
+  // tell them apart. Per frame and cold: nothing in receive() decodes it.
+  checksumOf(i) {
+    const R = this.statusLayout;
+    if (R === null || !Number.isInteger(i) || i < 0 || i >= this.count) return 0;
+    const s = this.status[i];
+    let flags = 0;
+    if ((s & RXD_STAT_IPCS) !== 0) flags |= (s & R.RXD_ERR_IPE) !== 0 ? CHECKSUM_IP_BAD : CHECKSUM_IP_GOOD;
+    if ((s & RXD_STAT_L4CS) !== 0) {
+      const bad = (s & R.RXD_ERR_L4E) !== 0;
+      // 82599 erratum: a UDP frame sent without a checksum (field 0, allowed over IPv4 by
+      // RFC 768) may be flagged L4E. Linux's ixgbe and DPDK ignore L4E for those; so do we.
+      const unchecked = bad && (s & RXD_STAT_UDPCS) !== 0 && udpChecksumField(this.data(i), this.lengths[i]) === 0;
+      if (!unchecked) flags |= bad ? CHECKSUM_L4_BAD : CHECKSUM_L4_GOOD;
+    }
+    return flags;
   }
 
   // Gives packets [from, count) back to their pool and empties the batch.
@@ -46,4 +78,12 @@ class PacketBatch {
   }
 }
 
-module.exports = { PacketBatch, MAX_BATCH };
+// The UDP checksum field of an IPv4 frame (Ethernet header of 14 bytes), or -1.
+function udpChecksumField(b, length) {
+  const at = 14 + (b[14] & 0x0f) * 4 + 6;
+  return at + 2 <= length ? (b[at] << 8) | b[at + 1] : -1;
+}
+
+module.exports = {
+  PacketBatch, MAX_BATCH, CHECKSUM_IP_GOOD, CHECKSUM_IP_BAD, CHECKSUM_L4_GOOD, CHECKSUM_L4_BAD,
+};

@@ -11,7 +11,9 @@
 const pci = require('./pci');
 const { driverFor, describeId } = require('./drivers');
 const { IxyError } = require('./errors');
-const { PacketBatch } = require('./batch');
+const batchModule = require('./batch');
+
+const { PacketBatch } = batchModule;
 const { Mempool } = require('./mempool');
 const packet = require('./packet');
 const { checkDevice, CheckedMempool, envDebug } = require('./ownership');
@@ -55,6 +57,10 @@ module.exports = {
   CaptureClock,
   readPcap,
   tuneJit,
+  CHECKSUM_IP_GOOD: batchModule.CHECKSUM_IP_GOOD,
+  CHECKSUM_IP_BAD: batchModule.CHECKSUM_IP_BAD,
+  CHECKSUM_L4_GOOD: batchModule.CHECKSUM_L4_GOOD,
+  CHECKSUM_L4_BAD: batchModule.CHECKSUM_L4_BAD,
   listDevices: pci.listDevices,
   get IxgbeDevice() {
     return require('./ixgbe/device').IxgbeDevice;

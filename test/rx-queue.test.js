@@ -9,11 +9,13 @@ const R = require('../lib/ixgbe/registers');
 const D = require('../lib/advanced/descriptors');
 const { RxQueue } = require('../lib/advanced/rx-queue');
 const { Mempool } = require('../lib/mempool');
-const { PacketBatch } = require('../lib/batch');
+const {
+  PacketBatch, CHECKSUM_IP_GOOD, CHECKSUM_IP_BAD, CHECKSUM_L4_GOOD, CHECKSUM_L4_BAD,
+} = require('../lib/batch');
 const { writeSeq, readSeq } = require('../lib/packet');
 
 const GOOD = D.RXD_STAT_DD | D.RXD_STAT_EOP;
-const RX_ERROR = 1 << 29; // RXE, one of the error bits (7.1.6.2)
+const RX_ERROR = R.RXD_ERR_RXE; // a MAC error (7.1.6.2)
 
 // An RX queue of `size` descriptors on registers in plain memory, and a NIC that completes
 // descriptors from its head up to RDT, as the 82599 does (7.1.6): it reads the buffer
@@ -101,21 +103,22 @@ describe('RX queue against a stand-in NIC', function () {
     });
   });
 
-  it('drops frames with errors or without EOP and gives their descriptors back with their buffers', function () {
+  it('drops broken frames whole, each counted once, and gives their descriptors back with their buffers', function () {
     onQueue(1, ({ pool, rx, nic }) => {
       const batch = new PacketBatch(32);
       nic.deliver(3);
-      nic.deliver(2, GOOD | RX_ERROR);
-      nic.deliver(1, D.RXD_STAT_DD); // a frame continued on the next descriptor
+      nic.deliver(2, GOOD | RX_ERROR); // two frames the MAC flagged broken
+      nic.deliver(2, D.RXD_STAT_DD); // a frame over three buffers: DD, DD, then DD|EOP
+      nic.deliver(1);
       nic.deliver(3);
       const seqs = () => Array.from({ length: batch.count }, (_, k) => readSeq(batch.data(k)));
-      assert.strictEqual(rx.receive(batch), 3, 'the good frames before the bad ones');
+      assert.strictEqual(rx.receive(batch), 3, 'the good frames before the broken ones');
       assert.deepStrictEqual(seqs(), [0, 1, 2]);
-      assert.strictEqual(rx.errors, 3, 'the bad frames right after them are dropped');
+      assert.strictEqual(rx.errors, 3, 'two flagged frames and one frame over three descriptors');
       assertEachBufferOnce(pool, rx, [batch]);
       batch.release();
-      assert.strictEqual(rx.receive(batch), 3, 'the good frames after the bad ones');
-      assert.deepStrictEqual(seqs(), [6, 7, 8]);
+      assert.strictEqual(rx.receive(batch), 3, 'the good frames after the broken ones');
+      assert.deepStrictEqual(seqs(), [8, 9, 10], 'no piece of the split frame is delivered');
       batch.release();
       // Around the ring twice: every descriptor the NIC gets back has a buffer again.
       let delivered = 0;
@@ -128,6 +131,70 @@ describe('RX queue against a stand-in NIC', function () {
       assert.strictEqual(rx.packets, 6 + 128);
       assert.strictEqual(rx.errors, 3);
       assertEachBufferOnce(pool, rx, []);
+    });
+  });
+
+  it('waits for the rest of a split frame, also across the end of the ring, then drops it whole', function () {
+    onQueue(1, ({ rx, nic }) => {
+      const batch = new PacketBatch(32);
+      assert.strictEqual(nic.deliver(62), 62);
+      for (let k = 0; k < 2; k++) {
+        rx.receive(batch);
+        batch.release();
+      }
+      assert.strictEqual(rx.packets, 62);
+      nic.deliver(2, D.RXD_STAT_DD); // descriptors 62 and 63: the frame's first two pieces
+      assert.strictEqual(rx.receive(batch), 0);
+      assert.strictEqual(rx.errors, 0, 'not dropped before its last piece is written');
+      assert.strictEqual(rx.next, 62);
+      nic.deliver(1); // descriptor 0: its last piece, with EOP
+      nic.deliver(1);
+      assert.strictEqual(rx.receive(batch), 0, 'the split frame is dropped, nothing handed out');
+      assert.strictEqual(rx.errors, 1);
+      assert.strictEqual(rx.next, 1);
+      assert.strictEqual(rx.receive(batch), 1);
+      assert.strictEqual(readSeq(batch.data(0)), 65);
+      batch.release();
+    });
+  });
+
+  it('delivers frames with wrong checksums and tells them apart with checksumOf()', function () {
+    onQueue(1, ({ rx, nic }) => {
+      const batch = new PacketBatch(32);
+      const checked = D.RXD_STAT_IPCS | D.RXD_STAT_L4CS;
+      nic.deliver(1, GOOD | checked);
+      nic.deliver(1, GOOD | checked | R.RXD_ERR_IPE);
+      nic.deliver(1, GOOD | checked | R.RXD_ERR_L4E);
+      nic.deliver(1, GOOD);
+      assert.strictEqual(rx.receive(batch), 4);
+      assert.strictEqual(rx.errors, 0);
+      const flags = Array.from({ length: 4 }, (_, k) => batch.checksumOf(k));
+      assert.deepStrictEqual(flags, [
+        CHECKSUM_IP_GOOD | CHECKSUM_L4_GOOD,
+        CHECKSUM_IP_BAD | CHECKSUM_L4_GOOD,
+        CHECKSUM_IP_GOOD | CHECKSUM_L4_BAD,
+        0,
+      ]);
+      batch.release();
+    });
+  });
+
+  it('checksumOf() does not call a UDP frame without a checksum bad (82599 erratum)', function () {
+    onQueue(1, ({ rx, nic }) => {
+      const batch = new PacketBatch(32);
+      const status = GOOD | D.RXD_STAT_IPCS | D.RXD_STAT_L4CS | D.RXD_STAT_UDPCS | R.RXD_ERR_L4E;
+      nic.deliver(2, status);
+      assert.strictEqual(rx.receive(batch), 2);
+      // Frame 0: UDP checksum field 0 ("none"); frame 1: a non-zero, wrong checksum.
+      for (let k = 0; k < 2; k++) {
+        const b = batch.data(k);
+        b[14] = 0x45;
+        b[40] = 0;
+        b[41] = k;
+      }
+      assert.strictEqual(batch.checksumOf(0), CHECKSUM_IP_GOOD, 'L4E on a UDP checksum of 0 is the erratum');
+      assert.strictEqual(batch.checksumOf(1), CHECKSUM_IP_GOOD | CHECKSUM_L4_BAD);
+      batch.release();
     });
   });
 

@@ -11,10 +11,13 @@ module.exports = {
 
   // RX read format: words 0-1 packet buffer address, words 2-3 header buffer address (0).
   // RX write-back format: word 2 extended status (bits 19:0) and errors (31:20),
-  // word 3 packet length (15:0) and VLAN tag (31:16).
+  // word 3 packet length (15:0) and VLAN tag (31:16). The error bits differ between the
+  // two NICs: each register layout names them (RXD_ERR_*).
   RXD_STAT_DD: 1 << 0, // descriptor done
   RXD_STAT_EOP: 1 << 1, // end of packet
-  RXD_ERROR_MASK: 0xfff00000,
+  RXD_STAT_UDPCS: 1 << 4, // the frame is UDP and its checksum was checked
+  RXD_STAT_L4CS: 1 << 5, // the TCP/UDP checksum was checked
+  RXD_STAT_IPCS: 1 << 6, // the IPv4 header checksum was checked
 
   // TX advanced data descriptor: words 0-1 buffer address, word 2 DTALEN (15:0), DTYP
   // (23:20) and DCMD (31:24), word 3 PAYLEN (31:14). Write-back: word 3 bit 0 is STA.DD.

@@ -17,10 +17,8 @@ const { allocRing, releaseRing } = ringMemory;
 const { allocWords, offsetOf } = arena;
 
 const TWO_32 = 2 ** 32;
-const { RXD_STAT_DD, RXD_STAT_EOP, RXD_ERROR_MASK } = D;
+const { RXD_STAT_DD, RXD_STAT_EOP } = D;
 const DONE_AND_WHOLE = RXD_STAT_DD | RXD_STAT_EOP;
-// A good frame: of these status bits, exactly DD and EOP are set (done, whole, no error).
-const GOOD_FRAME_BITS = DONE_AND_WHOLE | RXD_ERROR_MASK;
 
 class RxQueue {
   // freeThreshold: descriptors are handed back to the NIC (one RDT write) only once at
@@ -47,17 +45,22 @@ class RxQueue {
     this.freeThreshold = freeThreshold;
     this.unreturned = 0; // descriptors refilled since the last RDT write
     this.totals = newTotals(); // packets and bytes (see lib/totals.js for why not properties)
-    this.errors = 0; // frames the NIC flagged bad or split over descriptors: dropped here
+    this.errors = 0; // frames the NIC flagged broken or split over descriptors: dropped here
+    // A frame to hand out: of these status bits exactly DD and EOP are set (done, whole, no
+    // MAC error). A wrong IPv4 or TCP/UDP checksum is not among them: such frames are
+    // delivered, with their status word in batch.status (a capture tool must see them).
+    this.goodFrameBits = DONE_AND_WHOLE | layout.RXD_FRAME_ERRORS;
     this.filled = false; // whether the ring holds buffers of the pool
   }
 
-  // 4.6.7: ring address and length, one-buffer advanced descriptors with 2 KiB buffers,
-  // dropping when no descriptor is free instead of stalling the packet buffer.
+  // 4.6.7: ring address and length, one-buffer advanced descriptors with the pool's buffer
+  // size (SRRCTL.BSIZEPACKET, in KiB: checked by the device's options), dropping when no
+  // descriptor is free instead of stalling the packet buffer.
   configure() {
     const regs = this.regs;
     const R = this.layout;
     const q = this.index;
-    const bufferKiB = Math.floor(this.pool.bufferSize / 1024);
+    const bufferKiB = this.pool.bufferSize / 1024;
     regs[R.SRRCTL(q) >> 2] = (regs[R.SRRCTL(q) >> 2] & ~(R.SRRCTL_DESCTYPE_MASK | R.SRRCTL_BSIZEPACKET_MASK)) |
       R.SRRCTL_DESCTYPE_ADV_ONEBUF | R.SRRCTL_DROP_EN | bufferKiB;
     const base = this.span.phys;
@@ -100,6 +103,7 @@ class RxQueue {
     const words = arena.words; // a local, so TurboFan folds it (see lib/arena.js)
     const ring = ringMemory.words; // likewise (lib/ring-memory.js); this ring starts at ringAt
     const pool = this.pool;
+    const good = this.goodFrameBits;
     const first = this.next;
     // A batch is one run of descriptors from `first`, never around the end of the ring, so
     // the loops below index it straight, without wrapping. Every frame handed out takes
@@ -119,7 +123,7 @@ class RxQueue {
     let status = 0; // of the descriptor that stopped the count, if one did
     while (n < max) {
       status = ring[w];
-      if ((status & GOOD_FRAME_BITS) !== DONE_AND_WHOLE) break;
+      if ((status & good) !== DONE_AND_WHOLE) break;
       n++;
       w += 4;
     }
@@ -129,6 +133,7 @@ class RxQueue {
     const phys = pool.physAt;
     const outIds = batch.idsAt;
     const outLengths = batch.lengthsAt;
+    const outStatus = batch.statusAt;
     const top = pool.freeAt + free - 1;
     let bytes = 0;
     w = at;
@@ -137,6 +142,7 @@ class RxQueue {
       const length = ring[w + 3] & 0xffff;
       words[outIds + k] = words[ids + k];
       words[outLengths + k] = length;
+      words[outStatus + k] = ring[w + 2];
       bytes += length;
       words[ids + k] = fresh;
       // Back to the read format: the fresh buffer's address and DD clear (word 2). Word 3,
@@ -151,9 +157,10 @@ class RxQueue {
     pool.freeCount = free - n;
     batch.count = n;
     batch.pool = pool;
-    // 3. If a completed descriptor stopped the count, it holds a bad frame (rare).
+    batch.statusLayout = this.layout;
+    // 3. If a completed descriptor stopped the count, a broken frame starts there (rare).
     let used = n;
-    if (n < max && (status & RXD_STAT_DD) !== 0) used += this.dropBadFrames(first + n, room - n);
+    if (n < max && (status & RXD_STAT_DD) !== 0) used += this.dropBadFrames(first + n);
     if (used > 0) {
       const next = (first + used) & this.mask;
       this.next = next;
@@ -171,21 +178,37 @@ class RxQueue {
     return n;
   }
 
-  // Drops the completed bad frames from descriptor i on, at most `limit` of them: frames
-  // the NIC flagged with an error, or a descriptor without EOP (a frame split over
-  // buffers, which 2 KiB buffers and the default maximum frame size never produce). Each
-  // keeps its buffer and goes back to the NIC; the write-back format overwrote the buffer
-  // address (words 0-1), so the read format is written again. Returns how many.
-  dropBadFrames(i, limit) {
-    let k = 0;
-    while (k < limit) {
-      const status = this.ring[((i + k) << 2) + 2];
-      if ((status & RXD_STAT_DD) === 0 || (status & GOOD_FRAME_BITS) === DONE_AND_WHOLE) break;
+  // Drops the broken frames from descriptor i on and returns how many descriptors they
+  // took. Broken: the NIC flagged a MAC error (RXE), or the frame did not fit one buffer
+  // and spans several descriptors (7.1.6.2: DD on each, EOP only on the last). A frame is
+  // dropped whole, counted once in `errors`, and only once the NIC has written all of it,
+  // up to EOP: a frame still being written stays for the next call. Each descriptor keeps
+  // its buffer and goes back to the NIC; the write-back format overwrote the buffer
+  // address (words 0-1), so the read format is written again. Indices wrap: a frame may
+  // cross the end of the ring.
+  dropBadFrames(i) {
+    const ring = this.ring;
+    const mask = this.mask;
+    let used = 0;
+    for (;;) {
+      // Find the end of the frame that starts at i + used.
+      let end = used;
+      let status = ring[(((i + end) & mask) << 2) + 2];
+      if ((status & RXD_STAT_DD) === 0 || (status & this.goodFrameBits) === DONE_AND_WHOLE) break;
+      while ((status & RXD_STAT_EOP) === 0) {
+        end++;
+        if (end >= this.size) return used; // never a whole frame: leave it
+        status = ring[(((i + end) & mask) << 2) + 2];
+        if ((status & RXD_STAT_DD) === 0) return used; // not written yet
+      }
+      for (let k = used; k <= end; k++) {
+        const d = (i + k) & mask;
+        this.writeReadDescriptor(d, this.bufferIds[d]);
+      }
       this.errors++;
-      this.writeReadDescriptor(i + k, this.bufferIds[i + k]);
-      k++;
+      used = end + 1;
     }
-    return k;
+    return used;
   }
 
   // 4.6.7.1.2: disable the queue and wait until the NIC says it has stopped.
