@@ -62,6 +62,8 @@ export class PacketBatch {
   /** Views into the driver's index arena (lib/arena.js): usable while the batch is. */
   readonly ids: Uint32Array;
   readonly lengths: Uint32Array;
+  /** Per received frame, its RX descriptor's status word as the NIC wrote it (see checksumOf). */
+  readonly status: Uint32Array;
   count: number;
   /** How many of the first packets the last txBatch() took: ids[sent..count) are still yours. */
   sent: number;
@@ -69,18 +71,32 @@ export class PacketBatch {
   pool: Mempool | null;
   /** The bytes of packet i: a view of its whole buffer; the frame is the first lengths[i]. */
   data(i: number): Uint8Array;
+  /**
+   * The NIC's checksum verdict on received frame i: CHECKSUM_* bits, 0 when nothing was
+   * checked. Frames with wrong checksums are delivered; this tells them apart.
+   */
+  checksumOf(i: number): number;
   /** Frees packets [from, count) and empties the batch. */
   freeFrom(from?: number): void;
   /** Frees the packets the batch still owns, ids[sent..count), and empties it. */
   release(): void;
 }
 
+/** checksumOf() bits: the IPv4 header checksum was checked and is right / wrong. */
+export const CHECKSUM_IP_GOOD: number;
+export const CHECKSUM_IP_BAD: number;
+/** checksumOf() bits: the TCP/UDP checksum was checked and is right / wrong. */
+export const CHECKSUM_L4_GOOD: number;
+export const CHECKSUM_L4_BAD: number;
+
 export interface DeviceStats {
   rxPackets: number;
   rxBytes: number;
   txPackets: number;
   txBytes: number;
+  /** Broken frames dropped: flagged by the NIC on a ring, or counted by its MAC (bad FCS, runts, oversize). */
   rxErrors: number;
+  /** Frames dropped for want of room: no free descriptor, or a full packet buffer. */
   rxMissed: number;
 }
 
@@ -305,7 +321,7 @@ export namespace packet {
   function swapMacs(b: Uint8Array): void;
 }
 
-/** The 82599 (ixgbe) driver; ixy.open() picks it for Intel 82599/X540/X550 device IDs. */
+/** The 82599 (ixgbe) driver; ixy.open() picks it for Intel 82599 device IDs. */
 export class IxgbeDevice extends Device {
   static open(address: string, options?: OpenOptions): Promise<IxgbeDevice>;
 }

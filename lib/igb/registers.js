@@ -91,4 +91,14 @@ module.exports = {
   GORCH: 0x0408c,
   GOTCL: 0x04090,
   GOTCH: 0x04094,
+
+  // Receive descriptor write-back errors (7.1.5.2, extended error field).
+  RXD_ERR_RXE: 1 << 31, // a MAC error (CRC, symbol, sequence, carrier extension)
+  RXD_ERR_IPE: 1 << 30, // IPv4 header checksum wrong
+  RXD_ERR_L4E: 1 << 29, // TCP/UDP checksum wrong
+  // What makes a frame broken, not merely a wrong checksum: RXE and the CE (bit 24), SE
+  // (25), SEQ (26) and CXE (28) errors.
+  RXD_FRAME_ERRORS: (1 << 31) | (1 << 28) | (1 << 26) | (1 << 25) | (1 << 24),
+  // TX frames shorter than this are not allowed with TCTL.PSP (the NIC pads to 64 bytes).
+  TX_MIN_LENGTH: 17,
 };

@@ -64,7 +64,7 @@ module.exports = {
   HLREG0_TXPADEN: 1 << 10,
   AUTOC: 0x042a0,
   AUTOC_LMS_MASK: 7 << 13,
-  AUTOC_LMS_10G_SERIAL: 3 << 13,
+  AUTOC_LMS_10G_SERIAL: 3 << 13, // 10 GbE serial link (SFI, for SFP+ modules)
   AUTOC_10G_PMA_PMD_MASK: 3 << 7,
   AUTOC_10G_XAUI: 0 << 7,
   AUTOC_AN_RESTART: 1 << 12,
@@ -94,12 +94,25 @@ module.exports = {
   TXDCTL_THRESHOLDS_MASK: 0x3f3f3f,
   TXDCTL_THRESHOLDS: 36 | (8 << 8) | (4 << 16),
 
-  // Statistics (8.2.3.23): the hardware clears them when they are read.
+  // Statistics (8.2.3.23): the hardware clears them when they are read (access RC).
+  CRCERRS: 0x04000, // frames with a bad FCS
+  RLEC: 0x04040, // frames whose length field disagrees with their size
+  RUC: 0x040a4, // undersize frames: under 64 bytes with a good FCS
+  ROC: 0x040a8, // oversize frames: over the maximum frame size
   GPRC: 0x04074,
   GPTC: 0x04080,
   GORCL: 0x04088,
   GORCH: 0x0408c,
   GOTCL: 0x04090,
   GOTCH: 0x04094,
-  MPC: (i) => 0x03fa0 + 4 * i, // missed packets, per packet buffer
+  MPC: (i) => 0x03fa0 + 4 * i, // missed packets: packet buffer i overflowed
+  QPRDC: (q) => 0x01430 + 0x40 * q, // frames queue q (< 16) dropped for want of a descriptor
+
+  // Receive descriptor write-back errors (7.1.6.2, extended error field, bits 31:20).
+  RXD_ERR_RXE: 1 << 29, // a MAC error: bad FCS, undersize, oversize, length or symbol error
+  RXD_ERR_L4E: 1 << 30, // TCP/UDP checksum wrong (by an erratum also for UDP checksum 0: lib/packet.js)
+  RXD_ERR_IPE: 1 << 31, // IPv4 header checksum wrong
+  RXD_FRAME_ERRORS: 1 << 29, // what makes a frame broken, not merely a wrong checksum: RXE
+  // TX frames shorter than this are not allowed; the NIC pads them to 64 bytes itself (7.2.3.2.4).
+  TX_MIN_LENGTH: 17,
 };
