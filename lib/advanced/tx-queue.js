@@ -50,6 +50,10 @@ class TxQueue {
     // NIC is writing, and buffers come back in larger runs.
     this.reclaimAt = ringSize - ringSize / 4;
     this.tailIndex = layout.TDT(index) >> 2;
+    this.minLength = layout.TX_MIN_LENGTH;
+    this.headIndex = layout.TDH(index) >> 2;
+    this.lastHead = -1; // TDH at the last hung() call
+    this.stalls = 0; // hung() calls in a row that saw frames pending and TDH unmoved
     this.totals = newTotals(); // packets and bytes (see lib/totals.js for why not properties)
   }
 
@@ -159,12 +163,21 @@ class TxQueue {
     const ids = batch.idsAt;
     const lengths = batch.lengthsAt;
     const room = this.mask - ((this.tail - this.clean) & mask); // one slot stays empty
-    const n = batch.count < room ? batch.count : room;
+    const count = batch.count;
+    if (count > batch.capacity) throw badBatch(batch);
+    const n = count < room ? count : room;
+    // A frame is checked as its descriptor is written: a bad one throws before the tail
+    // moves, so the NIC sees none of the batch. One unsigned compare covers both ends of
+    // [minLength, bufferSize].
+    const minLength = this.minLength;
+    const lengthSpan = pool.bufferSize - minLength;
+    const entries = pool.entries;
     let t = this.tail;
     let bytes = 0;
     for (let k = 0; k < n; k++) {
       const id = words[ids + k];
       const length = words[lengths + k];
+      if ((length - minLength) >>> 0 > lengthSpan || id >= entries) throw badFrame(batch, k, minLength);
       const w = ringAt + (t << 2);
       const p = phys + (id << 1);
       ring[w] = words[p];
@@ -196,6 +209,42 @@ class TxQueue {
     return (this.ring[(((this.tail - 1) & this.mask) << 2) + 3] & TXD_STAT_DD) !== 0;
   }
 
+  // For a watchdog that calls it every second or so (while the link is up): true once the
+  // NIC has had frames to fetch (TDH short of our tail) and fetched none of them over two
+  // whole intervals, as Linux's ixgbe watchdog judges a transmit hang.
+  hung() {
+    const head = this.regs[this.headIndex];
+    if (head === this.tail || head !== this.lastHead) {
+      this.lastHead = head;
+      this.stalls = 0;
+      return false;
+    }
+    this.stalls++;
+    return this.stalls >= 2;
+  }
+
+  // Recovers from a hang: disables the queue, takes back the buffers of every frame still
+  // on the ring (those frames are dropped and no longer counted as sent) and starts the
+  // queue again, empty (4.6.8.1). Returns how many frames were dropped.
+  reset(waitForClear, waitForSet) {
+    this.stop(waitForClear);
+    let dropped = 0;
+    for (let i = this.clean; i !== this.tail; i = (i + 1) & this.mask) {
+      const entry = this.bufferIds[i];
+      this.pools[entry >>> ID_BITS].free(entry & ID_MASK);
+      this.totals[BYTES] -= this.ring[(i << 2) + 2] & 0xffff;
+      dropped++;
+    }
+    this.totals[PACKETS] -= dropped;
+    this.ring.fill(0);
+    this.tail = 0;
+    this.clean = 0;
+    this.lastHead = -1;
+    this.stalls = 0;
+    this.start(waitForSet);
+    return dropped;
+  }
+
   // 4.6.8.1.2 (disabling a queue): wait for the NIC to finish, then clear ENABLE.
   stop(waitForClear) {
     const R = this.layout;
@@ -213,6 +262,20 @@ class TxQueue {
     this.clean = this.tail;
     releaseRing(this.span);
   }
+}
+
+// The errors send() throws, built only when they happen.
+function badBatch(batch) {
+  return new IxyError('EINVAL', `batch count ${batch.count} is above its capacity ${batch.capacity}: nothing was sent`);
+}
+
+function badFrame(batch, k, minLength) {
+  const id = batch.ids[k];
+  const length = batch.lengths[k];
+  if (id >= batch.pool.entries) {
+    return new IxyError('EINVAL', `frame ${k} of the batch is buffer ${id}, which is not in the batch's pool (0..${batch.pool.entries - 1}): nothing was sent`);
+  }
+  return new IxyError('EINVAL', `frame ${k} of the batch is ${length} bytes; a frame must be ${minLength}..${batch.pool.bufferSize} bytes (the buffer size): nothing was sent`);
 }
 
 defineTotals(TxQueue); // the packets and bytes getters (lib/totals.js)
