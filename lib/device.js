@@ -41,7 +41,7 @@ class Device {
   // Packets and bytes are counted by the queues as they move them (exact on every NIC and
   // on the model); drops come from the device's counters where it has them.
   stats() {
-    const s = { rxPackets: 0, rxBytes: 0, txPackets: 0, txBytes: 0, rxErrors: 0, rxMissed: this.readMissed() };
+    const s = { rxPackets: 0, rxBytes: 0, txPackets: 0, txBytes: 0, rxErrors: this.readErrors(), rxMissed: this.readMissed() };
     for (const q of this.rxQueues) {
       s.rxPackets += q.packets;
       s.rxBytes += q.bytes;
@@ -60,8 +60,14 @@ class Device {
     }
   }
 
-  // Subclasses override these.
+  // Subclasses override these. Each returns its running total, accumulated from the
+  // device's counters: frames dropped for want of room (descriptors, packet buffer), and
+  // broken frames (bad FCS, wrong size) the device dropped before they reached a ring.
   readMissed() {
+    return 0;
+  }
+
+  readErrors() {
     return 0;
   }
 

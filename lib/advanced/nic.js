@@ -27,7 +27,9 @@ class AdvancedNic extends Device {
     this.bar = pci.mapBar(address, 0);
     this.regs = new Uint32Array(this.bar);
     this.pools = [];
-    this.missed = 0;
+    this.linkUp = null; // as check() last saw it; null: not checked yet
+    this.missed = 0; // frames dropped for want of room (readMissed)
+    this.hardwareErrors = 0; // broken frames the NIC dropped itself (readErrors)
     try {
       this.resetAndInit();
     } catch (err) {
@@ -94,10 +96,54 @@ class AdvancedNic extends Device {
     return bytes.map((b) => b.toString(16).padStart(2, '0')).join(':');
   }
 
-  // The missed-packet counters clear when read: reading them once starts them from zero.
-  clearMissed() {
+  // Reads a statistics register, which the NIC clears when it is read (82599 8.2.3.23,
+  // 82576 8.19), and writes 0 back after a non-zero read. On the NIC the write finds the
+  // register already 0; it also lets a device that cannot see reads (a model sharing the
+  // register file) tell that the count was taken, so each event is counted once.
+  readClear(offset) {
+    const i = offset >> 2;
+    const value = this.regs[i];
+    if (value === 0) return 0;
+    if (value === 0xffffffff && this.isLost()) return 0; // a gone device counts nothing
+    this.regs[i] = 0;
+    return value;
+  }
+
+  // The drop and error counters, from zero: read once and forget what they held.
+  clearCounters() {
     this.readMissed();
+    this.readErrors();
     this.missed = 0;
+    this.hardwareErrors = 0;
+  }
+
+  // For long-running loops, about once a second (cold). Throws EDEVICELOST once the NIC is
+  // gone: a removed or dead PCIe device answers every read with all ones. Otherwise
+  // returns a line for each change worth telling: link down or up, and a TX queue reset
+  // after a hang (TxQueue.hung(): frames pending, no progress, link up).
+  check() {
+    if (this.regs === null) return [];
+    if (this.isLost()) {
+      throw new IxyError('EDEVICELOST', `${this.address} stopped answering (its registers read all ones): the NIC was removed, powered off or reset by someone else`);
+    }
+    const events = [];
+    const speed = this.linkSpeed;
+    if ((speed > 0) !== this.linkUp) {
+      if (this.linkUp !== null) events.push(speed > 0 ? `link up at ${speed} Mb/s` : 'link down');
+      this.linkUp = speed > 0;
+    }
+    if (speed === 0) return events;
+    for (const q of this.txQueues) {
+      if (!q.hung()) continue;
+      const dropped = q.reset(this.waitClear, this.waitSet);
+      events.push(`TX queue ${q.index} hung (frames pending, none sent for 2 s with the link up): reset it, ${dropped} frames dropped`);
+    }
+    return events;
+  }
+
+  // A PCIe device that is gone answers every read with all ones; STATUS never reads so.
+  isLost() {
+    return this.regs !== null && this.regs[this.layout.STATUS >> 2] === 0xffffffff;
   }
 
   // Counters read after close() keep their last values instead of touching freed registers.
@@ -111,6 +157,7 @@ class AdvancedNic extends Device {
   stop() {
     if (this.stopped || !this.regs) return;
     this.stopped = true;
+    if (this.isLost()) return; // nothing to stop, and every wait would time out
     const deadline = Date.now() + 100;
     while (this.txQueues.some((q) => !q.drained()) && Date.now() < deadline) sleepSync(1);
     for (const q of [...this.rxQueues, ...this.txQueues]) {
@@ -153,6 +200,12 @@ function checkOptions(o, maxQueues, maxRingSize) {
     if (!Number.isInteger(n) || n < 64 || n > maxRingSize || (n & (n - 1)) !== 0) {
       throw new IxyError('EINVAL', `${key} must be a power of two from 64 to ${maxRingSize}, got ${n}`);
     }
+  }
+  // SRRCTL.BSIZEPACKET gives the receive buffer size in KiB, 1..16 (0 is not allowed:
+  // 82599 8.2.3.8.7, and likewise on the 82576); mempool buffers are powers of two.
+  const size = o.bufferSize;
+  if (!Number.isInteger(size) || size < 1024 || size > 16384 || (size & (size - 1)) !== 0) {
+    throw new IxyError('EINVAL', `bufferSize must be 1024, 2048, 4096, 8192 or 16384 bytes (the NIC's receive buffer sizes), got ${size}`);
   }
   // See RxQueue: the NIC keeps at least half the ring whatever the threshold.
   const half = o.rxRingSize / 2;

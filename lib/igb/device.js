@@ -104,9 +104,9 @@ class IgbDevice extends AdvancedNic {
 
   // 4.5.8: statistics clear when read; read them once to start from zero.
   resetStatistics() {
-    for (const reg of [R.CRCERRS, R.GPRC, R.GPTC, R.GORCL, R.GORCH, R.GOTCL, R.GOTCH]) void this.regs[reg >> 2];
+    for (const reg of [R.GPRC, R.GPTC, R.GORCL, R.GORCH, R.GOTCL, R.GOTCH]) void this.regs[reg >> 2];
     this.counters = null;
-    this.clearMissed();
+    this.clearCounters();
   }
 
   // 4.5.9 Receive initialization: receive off while the rings are programmed, then on with
@@ -165,8 +165,14 @@ class IgbDevice extends AdvancedNic {
 
   // Frames dropped for lack of room (MPC, statistics 8.19, clear on read).
   readMissed() {
-    this.missed += this.regs[R.MPC >> 2];
+    this.missed += this.readClear(R.MPC);
     return this.missed;
+  }
+
+  // Frames dropped with a bad FCS (CRCERRS, 8.19).
+  readErrors() {
+    this.hardwareErrors += this.readClear(R.CRCERRS);
+    return this.hardwareErrors;
   }
 
   // Receive off when stopping (RCTL.EN, 8.10).

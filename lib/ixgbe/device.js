@@ -6,6 +6,8 @@
 const R = require('./registers');
 const { AdvancedNic } = require('../advanced/nic');
 const { sleepSync } = require('../wait');
+const pci = require('../pci');
+const { isSfp } = require('../drivers');
 
 const MAX_QUEUES = 64;
 
@@ -63,20 +65,23 @@ class IxgbeDevice extends AdvancedNic {
     this.waitSet(R.RDRXCTL, R.RDRXCTL_DMAIDONE, 'DMA initialisation (RDRXCTL.DMAIDONE)');
   }
 
-  // 4.6.4: link mode 10 Gb/s serial with autonegotiation, then restart autonegotiation.
-  // Link comes up later; open() waits for it.
+  // 4.6.4: the link mode, then restart autonegotiation. An SFP+ port takes a 10 Gb/s serial
+  // link; every other 82599 keeps the mode its NVM loaded into AUTOC, which matches its
+  // media (forcing serial there leaves the link down). Link comes up later; open() waits.
   setupLink() {
     const regs = this.regs;
     let autoc = regs[R.AUTOC >> 2];
-    autoc = (autoc & ~R.AUTOC_LMS_MASK) | R.AUTOC_LMS_10G_SERIAL;
-    autoc = (autoc & ~R.AUTOC_10G_PMA_PMD_MASK) | R.AUTOC_10G_XAUI;
+    if (isSfp(pci.readIdentity(this.address).device)) {
+      autoc = (autoc & ~R.AUTOC_LMS_MASK) | R.AUTOC_LMS_10G_SERIAL;
+      autoc = (autoc & ~R.AUTOC_10G_PMA_PMD_MASK) | R.AUTOC_10G_XAUI;
+    }
     regs[R.AUTOC >> 2] = autoc | R.AUTOC_AN_RESTART;
   }
 
   // 4.6.5: statistics registers clear when read; read them once to start from zero.
   resetStatistics() {
-    for (const reg of [R.GPRC, R.GPTC, R.GORCL, R.GORCH, R.GOTCL, R.GOTCH]) void this.regs[reg >> 2];
-    this.clearMissed();
+    for (const reg of [R.GPRC, R.GPTC, R.GORCL, R.GORCH, R.GOTCL, R.GOTCH]) this.readClear(reg);
+    this.clearCounters();
   }
 
   // 4.6.7 Receive initialization.
@@ -144,10 +149,19 @@ class IxgbeDevice extends AdvancedNic {
     else this.regs[R.FCTRL >> 2] &= ~mask;
   }
 
-  // Frames dropped for lack of room in the packet buffers (MPC, clear on read, 8.2.3.23.4).
+  // Frames dropped for want of room: with SRRCTL.DROP_EN (set by RxQueue) a queue without
+  // a free descriptor drops at once and counts in its QPRDC; MPC counts what overflowed a
+  // packet buffer (8.2.3.8.7, 8.2.3.23).
   readMissed() {
-    for (let i = 0; i < 8; i++) this.missed += this.regs[R.MPC(i) >> 2];
+    for (let i = 0; i < 8; i++) this.missed += this.readClear(R.MPC(i));
+    for (const q of this.rxQueues) if (q.index < 16) this.missed += this.readClear(R.QPRDC(q.index));
     return this.missed;
+  }
+
+  // Broken frames the MAC dropped (8.2.3.23): bad FCS, wrong length, too short, too long.
+  readErrors() {
+    for (const reg of [R.CRCERRS, R.RLEC, R.RUC, R.ROC]) this.hardwareErrors += this.readClear(reg);
+    return this.hardwareErrors;
   }
 
   // Receive off when stopping (8.2.3.8.10).
