@@ -5,26 +5,32 @@
 const INTEL = 0x8086;
 const VIRTIO = 0x1af4;
 
-// ixgbe family: 82599 (tested on the device model), X540 and X550 (same queues and
-// descriptors; link setup differs and is untested here). Device IDs as Intel assigns them.
+// ixgbe family: the 82599. How its link is set up depends on the port's media (4.6.4):
+// the SFP+ parts (`sfp`) take a 10 GbE serial link (AUTOC.LMS = SFI); the backplane,
+// CX4 and XAUI parts keep the link mode their NVM loaded into AUTOC. ixy has run on the
+// 82599ES SFP+ (0x10fb) in the family's C driver and on the device model here, which also
+// stands in for the other IDs' link modes; on real hardware those are untested. X540 and
+// X550 are not listed: their copper PHYs need a link setup ixy does not do.
 const IXGBE_DEVICES = new Map([
-  [0x10f7, '82599 10G KX4'],
-  [0x10f8, '82599 10G backplane'],
-  [0x10f9, '82599 10G CX4'],
-  [0x10fb, '82599ES 10G SFI/SFP+'],
-  [0x10fc, '82599 10G XAUI'],
-  [0x1514, '82599 10G KX4 mezzanine'],
-  [0x1517, '82599 10G KR'],
-  [0x151c, '82599 10G T3 LOM'],
-  [0x1529, '82599 10G SFP+ FCoE'],
-  [0x152a, '82599 10G backplane FCoE'],
-  [0x154d, '82599 10G SFP+ SF2'],
-  [0x1557, '82599EN 10G SFP+'],
-  [0x1528, 'X540-AT2 10GBASE-T'],
-  [0x1560, 'X540 10GBASE-T'],
-  [0x1563, 'X550-T 10GBASE-T'],
-  [0x15d1, 'X550-T1 10GBASE-T'],
+  [0x10f7, { name: '82599 10G KX4', sfp: false }],
+  [0x10f8, { name: '82599 10G backplane', sfp: false }],
+  [0x10f9, { name: '82599 10G CX4', sfp: false }],
+  [0x10fb, { name: '82599ES 10G SFI/SFP+', sfp: true }],
+  [0x10fc, { name: '82599 10G XAUI', sfp: false }],
+  [0x1514, { name: '82599 10G KX4 mezzanine', sfp: false }],
+  [0x1517, { name: '82599 10G KR', sfp: false }],
+  [0x151c, { name: '82599 10G T3 LOM', sfp: false }],
+  [0x1529, { name: '82599 10G SFP+ FCoE', sfp: true }],
+  [0x152a, { name: '82599 10G backplane FCoE', sfp: false }],
+  [0x154d, { name: '82599 10G SFP+ SF2', sfp: true }],
+  [0x1557, { name: '82599EN 10G SFP+', sfp: true }],
 ]);
+
+// Whether an 82599 device ID is an SFP+ part (see IXGBE_DEVICES).
+function isSfp(deviceId) {
+  const entry = IXGBE_DEVICES.get(deviceId);
+  return entry !== undefined && entry.sfp;
+}
 
 // igb family: 82576 (tested against QEMU's igb model) and I350 (same registers for what
 // ixy uses; untested).
@@ -46,7 +52,7 @@ const DRIVERS = [
   {
     name: 'ixgbe',
     matches: (id) => id.vendor === INTEL && IXGBE_DEVICES.has(id.device),
-    describe: (id) => `Intel ${IXGBE_DEVICES.get(id.device)}`,
+    describe: (id) => `Intel ${IXGBE_DEVICES.get(id.device).name}${id.device === 0x10fb ? '' : ' (untested on hardware)'}`,
     load: () => require('./ixgbe/device').IxgbeDevice,
   },
   {
@@ -77,4 +83,4 @@ function describeId(id) {
   return driver ? driver.describe(id) : `${hex4(id.vendor)}:${hex4(id.device)} (class ${id.class.toString(16).padStart(6, '0')})`;
 }
 
-module.exports = { driverFor, describeId, hex4 };
+module.exports = { driverFor, describeId, hex4, isSfp };

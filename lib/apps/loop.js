@@ -32,18 +32,32 @@ function runSlice(step, pace) {
   return false;
 }
 
-// devices: what to report on each second; step(): returns true when the app is done.
-// Resolves with the reason it stopped: 'signal', 'time' or 'done'.
+// devices: what to report on and watch each second; step(): returns true when the app is
+// done. Resolves with the reason it stopped: 'signal', 'time' or 'done'; rejects with the
+// device's error when a device is gone (EDEVICELOST). Each second every device is checked
+// (device.check(), where the driver has one): link changes and recovered TX hangs are
+// printed as lines of their own.
 async function runLoop({ devices, step, seconds = 0, report = true, out = process.stdout }) {
   let stopReason = null;
+  let failure = null;
   const onSignal = () => { stopReason = 'signal'; };
   process.on('SIGINT', onSignal);
   process.on('SIGTERM', onSignal);
 
   const meters = devices.map((d) => new RateMeter(d));
-  const reporter = report ? setInterval(() => {
-    for (const m of meters) out.write(`${formatRates(m.device.address, m.sample())}\n`);
-  }, 1000) : null;
+  const reporter = setInterval(() => {
+    try {
+      for (const d of devices) {
+        if (typeof d.check !== 'function') continue;
+        for (const event of d.check()) out.write(`[${d.address}] ${event}\n`);
+      }
+    } catch (err) {
+      failure = err;
+      stopReason = 'failed';
+      return;
+    }
+    if (report) for (const m of meters) out.write(`${formatRates(m.device.address, m.sample())}\n`);
+  }, 1000);
   const timer = seconds > 0 ? setTimeout(() => { stopReason = stopReason || 'time'; }, seconds * 1000) : null;
 
   try {
@@ -53,11 +67,12 @@ async function runLoop({ devices, step, seconds = 0, report = true, out = proces
       else await yieldToEventLoop();
     }
   } finally {
-    if (reporter) clearInterval(reporter);
+    clearInterval(reporter);
     if (timer) clearTimeout(timer);
     process.removeListener('SIGINT', onSignal);
     process.removeListener('SIGTERM', onSignal);
   }
+  if (failure) throw failure;
   return stopReason;
 }
 
