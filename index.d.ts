@@ -158,6 +158,11 @@ export class Device {
   /** for await (const batch of dev.receive(0)) { ... } */
   receive(queue?: number, options?: ReceiveOptions): ReceiveIterator;
   stats(): DeviceStats;
+  /**
+   * For long-running loops, about once a second: lines worth telling (link down/up, a TX
+   * queue reset after a hang). Throws IxyError EDEVICELOST when the NIC is gone.
+   */
+  check(): string[];
   /** Stops the queues: the NIC touches no more memory. */
   stop(): void;
   /** Stops the device and frees its memory. Safe to call twice. */

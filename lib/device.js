@@ -71,6 +71,12 @@ class Device {
     return 0;
   }
 
+  // For long-running loops, about once a second: lines worth telling (link changes, ...);
+  // throws when the device is gone. A driver that can tell more overrides it.
+  check() {
+    return [];
+  }
+
   get mac() {
     throw new Error('not implemented');
   }

@@ -35,8 +35,7 @@ function runSlice(step, pace) {
 // devices: what to report on and watch each second; step(): returns true when the app is
 // done. Resolves with the reason it stopped: 'signal', 'time' or 'done'; rejects with the
 // device's error when a device is gone (EDEVICELOST). Each second every device is checked
-// (device.check(), where the driver has one): link changes and recovered TX hangs are
-// printed as lines of their own.
+// (device.check()): link changes and recovered TX hangs are printed as lines of their own.
 async function runLoop({ devices, step, seconds = 0, report = true, out = process.stdout }) {
   let stopReason = null;
   let failure = null;
@@ -47,10 +46,7 @@ async function runLoop({ devices, step, seconds = 0, report = true, out = proces
   const meters = devices.map((d) => new RateMeter(d));
   const reporter = setInterval(() => {
     try {
-      for (const d of devices) {
-        if (typeof d.check !== 'function') continue;
-        for (const event of d.check()) out.write(`[${d.address}] ${event}\n`);
-      }
+      for (const d of devices) for (const event of d.check()) out.write(`[${d.address}] ${event}\n`);
     } catch (err) {
       failure = err;
       stopReason = 'failed';
