@@ -65,17 +65,23 @@ static int stats(char *reply, size_t n, int only)
 		o += snprintf(reply + o, n - o,
 			"%s{\"address\":\"%s\",\"linkUp\":%s,\"rxOffered\":%lu,\"rxDelivered\":%lu,"
 			"\"rxBytes\":%lu,\"rxDropNoDesc\":%lu,\"rxDropDisabled\":%lu,\"rxDropFiltered\":%lu,"
-			"\"rxDropOversize\":%lu,\"txFrames\":%lu,\"txBytes\":%lu,\"descErrors\":%lu,"
+			"\"rxDropOversize\":%lu,\"rxDropCrc\":%lu,\"rxDropRunt\":%lu,"
+			"\"txFrames\":%lu,\"txBytes\":%lu,\"txDropBadLength\":%lu,\"descErrors\":%lu,"
 			"\"sinkFrames\":%lu,\"sinkSeqErrors\":%lu,\"sinkBadFrames\":%lu,\"pcapFrames\":%lu,"
 			"\"dmaOwnerPid\":%d,\"busMaster\":%s,\"rxQueueActive\":%s,\"txQueuesActive\":%d,"
-			"\"sourceSeq\":%lu,\"sourceBacklog\":%lu,\"loopMaxGapUs\":%lu,\"dmaWaits\":%lu}",
+			"\"sourceSeq\":%lu,\"sourceBacklog\":%lu,\"loopMaxGapUs\":%lu,\"dmaWaits\":%lu,"
+			"\"dmaAfterRelease\":%lu,\"rxQueueReleased\":%s,\"txQueuesReleased\":%d,"
+			"\"deviceId\":\"%04x\",\"removed\":%s}",
 			o > 20 ? "," : "", p->address, p->link_up ? "true" : "false",
 			t->rx_offered, t->rx_delivered, t->rx_bytes, t->rx_drop_nodesc,
-			t->rx_drop_disabled, t->rx_drop_filtered, t->rx_drop_oversize, t->tx_frames,
-			t->tx_bytes, t->desc_errors, t->sink_frames, t->sink_seq_errors,
+			t->rx_drop_disabled, t->rx_drop_filtered, t->rx_drop_oversize, t->rx_drop_crc,
+			t->rx_drop_runt, t->tx_frames, t->tx_bytes, t->tx_drop_bad_length,
+			t->desc_errors, t->sink_frames, t->sink_seq_errors,
 			t->sink_bad_frames, t->pcap_frames, dma_owner_pid(i),
 			p->bus_master ? "true" : "false", p->rxq.desc ? "true" : "false",
-			__builtin_popcountll(p->tx_active), p->src.seq, p->src.backlog, M.max_gap_ns / 1000, t->dma_waits);
+			__builtin_popcountll(p->tx_active), p->src.seq, p->src.backlog, M.max_gap_ns / 1000,
+			t->dma_waits, t->dma_after_release, p->rxq.released ? "true" : "false",
+			__builtin_popcountll(p->tx_released), p->device_id, p->removed ? "true" : "false");
 	}
 	snprintf(reply + o, n - o, "]}");
 	return 0;
@@ -89,6 +95,7 @@ static int cmd_source(struct port *p, char **tok, int nt, char *reply, size_t n)
 		return ok(reply, n);
 	}
 	struct source ns = { .on = 1, .rate = 0, .size = 60, .count = 0, .flows = 1 };
+	static const char *const sums[] = { "zero", "good", "bad" };
 	for (int i = 2; i < nt; i++) {
 		char *eq = strchr(tok[i], '=');
 		if (!eq)
@@ -98,8 +105,8 @@ static int cmd_source(struct port *p, char **tok, int nt, char *reply, size_t n)
 		long long x = num(v);
 		if (!strcmp(k, "rate") && x >= 0)
 			ns.rate = (uint64_t)x;
-		else if (!strcmp(k, "size") && x >= 60 && x <= 1518)
-			ns.size = (uint32_t)x;
+		else if (!strcmp(k, "size") && x >= SRC_MIN && x <= SRC_MAX)
+			ns.size = (uint32_t)x;   /* runts and oversize frames too (rx.c) */
 		else if (!strcmp(k, "count") && x >= 0)
 			ns.count = (uint64_t)x;
 		else if (!strcmp(k, "flows") && x >= 1 && x <= 65536)
@@ -112,6 +119,13 @@ static int cmd_source(struct port *p, char **tok, int nt, char *reply, size_t n)
 			memcpy(ns.dst, M.ports[x].filter_mac, 6);
 		} else if (!strcmp(k, "dst") && parse_mac(v, ns.dst) == 0)
 			ns.dst_kind = 1;
+		else if (!strcmp(k, "ipsum") && (!strcmp(v, "good") || !strcmp(v, "bad")))
+			ns.ip_bad = !strcmp(v, "bad");
+		else if (!strcmp(k, "fcs") && (!strcmp(v, "good") || !strcmp(v, "bad")))
+			ns.fcs_bad = !strcmp(v, "bad");
+		else if (!strcmp(k, "udpsum") && (!strcmp(v, sums[0]) || !strcmp(v, sums[1]) ||
+						  !strcmp(v, sums[2])))
+			ns.udp_mode = !strcmp(v, sums[1]) ? 1 : !strcmp(v, sums[2]) ? 2 : 0;
 		else
 			return fail(reply, n, "bad source option", k);
 	}
@@ -183,6 +197,12 @@ int command_exec(char *line, char *reply, size_t n)
 	struct port *p = &M.ports[pi];
 	if (!strcmp(c, "stats"))
 		return stats(reply, n, (int)pi);
+	if (p->removed && strcmp(c, "clear"))
+		return fail(reply, n, "port removed", tok[1]);
+	if (!strcmp(c, "remove") && nt == 2) {
+		port_remove(p);
+		return ok(reply, n);
+	}
 	if (!strcmp(c, "source"))
 		return cmd_source(p, tok, nt, reply, n);
 	if (!strcmp(c, "sink")) {

@@ -12,7 +12,7 @@
  *  3. looks up the physical address of each 2 MiB page in its own
  *     /proc/self/pagemap and records phys page -> model address in a hash.
  * When a client dies (or unmaps memory) the model unmaps its regions at
- * once, so that the hugepages are freed.
+ * once, so that the hugepages are freed; rings there become "released".
  */
 #define _GNU_SOURCE
 #include <dirent.h>
@@ -237,7 +237,15 @@ static void find_clients(void)
 		closedir(d);
 }
 
-/* After regions went away, forget rings that pointed into them. */
+/*
+ * After regions went away: rings that pointed there are released, not
+ * forgotten.  A real NIC does not know that the memory changed hands:
+ * while RXEN/TE, the queue's ENABLE and bus mastering stay set, it goes on
+ * fetching descriptors and writing frames there.  The model never touches
+ * that memory (it is unmapped) but counts what the NIC would have done in
+ * dma_after_release (rx.c, tx.c).  A reset, clearing the queue's ENABLE or
+ * bus mastering off ends a released ring (regs.c).
+ */
 static void drop_stale_rings(void)
 {
 	for (int i = 0; i < M.nports; i++) {
@@ -250,9 +258,12 @@ static void drop_stale_rings(void)
 			struct ring *r = rings[k];
 			if (r->desc && dma_virt(r->base_phys, r->count * 16) != r->desc) {
 				r->desc = NULL;
-				r->miss_gen = ~0u;    /* dead until the queue is enabled again */
-				if (k)
+				r->released = 1;
+				r->miss_gen = ~0u;    /* never mapped again until re-enabled */
+				if (k) {
 					p->tx_active &= ~(1ull << (k - 1));
+					p->tx_released |= 1ull << (k - 1);
+				}
 			}
 		}
 		p->gather_len = 0;

@@ -39,8 +39,12 @@ static void slow_work(uint64_t now)
 {
 	publish_all();
 	control_poll();
-	for (int i = 0; i < M.nports; i++)
-		regs_scan(&M.ports[i], now);
+	for (int i = 0; i < M.nports; i++) {
+		struct port *p = &M.ports[i];
+		regs_scan(p, now);
+		if (p->stats_left && !p->removed)
+			stats_publish(p);        /* counts waiting for a register read as 0 */
+	}
 	dma_maybe_scan(now, 0);
 	dma_check_owners(now);
 }

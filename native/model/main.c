@@ -2,7 +2,8 @@
  * main.c - ixy-model: command line, start-up, shutdown.
  *
  *   ixy-model [--ports N] [--dir DIR] [--socket PATH] [--config "CMD; CMD"]
- *             [--parent PID] [run -- COMMAND ARGS...]
+ *             [--parent PID] [--device ID[,ID...]] [--iommu TYPE]
+ *             [run -- COMMAND ARGS...]
  *
  * Creates one PCI device directory per port under DIR, starts the data
  * thread and the control socket, prints one JSON "ready" line and waits
@@ -50,6 +51,10 @@ static void cleanup(void)
 		if (M.ports[i].pcap_out)
 			fclose(M.ports[i].pcap_out);
 		M.ports[i].pcap_out = NULL;
+		/* The device goes away: a driver that still maps resource0 reads
+		 * all-ones, as after a surprise removal (regs.c port_remove). */
+		if (M.ports[i].regs && M.ports[i].config && !M.ports[i].removed)
+			port_remove(&M.ports[i]);
 	}
 	dma_unmap_all();
 	for (int i = 0; i < M.nports; i++)
@@ -134,10 +139,34 @@ static void run_config(const char *config)
 	free(copy);
 }
 
+/* --device ID[,ID...]: hex PCI device IDs of 82599 parts, one per port (the
+ * last one repeats for the remaining ports). */
+static void parse_devices(const char *arg, uint16_t ids[MAX_PORTS])
+{
+	char *copy = strdup(arg), *save = NULL;
+	int n = 0;
+	for (char *t = strtok_r(copy, ",", &save); t; t = strtok_r(NULL, ",", &save)) {
+		char *end;
+		unsigned long v = strtoul(t, &end, 16);
+		if (n == MAX_PORTS || !*t || *end || v > 0xffff || !nvm_lms_of((uint16_t)v))
+			usage_error("--device takes 82599 device IDs in hex (10fb, 1529, 154d, 1557, "
+				    "10f9, 10fc, 10f7, 10f8, 1514, 1517, 152a, 151c), got '%s'", arg);
+		ids[n++] = (uint16_t)v;
+	}
+	if (n == 0)
+		usage_error("--device needs at least one ID, got '%s'", arg);
+	for (int i = n; i < MAX_PORTS; i++)
+		ids[i] = ids[n - 1];
+	free(copy);
+}
+
 int main(int argc, char **argv)
 {
 	int nports = 2;
-	const char *dir = NULL, *sock = NULL, *config = NULL;
+	const char *dir = NULL, *sock = NULL, *config = NULL, *iommu = NULL;
+	uint16_t ids[MAX_PORTS];
+	for (int i = 0; i < MAX_PORTS; i++)
+		ids[i] = 0x10fb;
 	pid_t parent = 0;
 	char **run_argv = NULL;
 
@@ -161,12 +190,22 @@ int main(int argc, char **argv)
 			if (*end || v < 1)
 				usage_error("--parent must be a process id, got '%s'", argv[i]);
 			parent = (pid_t)v;
+		} else if (!strcmp(a, "--device") && i + 1 < argc) {
+			parse_devices(argv[++i], ids);
+		} else if (!strcmp(a, "--iommu") && i + 1 < argc) {
+			iommu = argv[++i];
+			if (strcmp(iommu, "identity") && strcmp(iommu, "DMA") && strcmp(iommu, "DMA-FQ") &&
+			    strcmp(iommu, "none"))
+				usage_error("--iommu must be identity, DMA, DMA-FQ or none, got '%s'", iommu);
+			if (!strcmp(iommu, "none"))
+				iommu = NULL;
 		} else if (!strcmp(a, "run") && i + 1 < argc && !strcmp(argv[i + 1], "--") && i + 2 < argc) {
 			run_argv = argv + i + 2;
 			break;
 		} else {
 			usage_error("bad argument '%s' (usage: ixy-model [--ports N] [--dir DIR] "
-				    "[--socket PATH] [--config \"CMD; ...\"] [--parent PID] [run -- COMMAND...])", a);
+				    "[--socket PATH] [--config \"CMD; ...\"] [--parent PID] [--device ID[,ID...]] "
+				    "[--iommu TYPE] [run -- COMMAND...])", a);
 		}
 	}
 	if (dir)
@@ -216,7 +255,9 @@ int main(int argc, char **argv)
 		snprintf(p->address, sizeof p->address, "0000:ff:00.%d", i);
 		const uint8_t mac[6] = { 0x02, 0, 0, 0, 0xff, (uint8_t)i };
 		memcpy(p->mac, mac, 6);
-		if (pcidev_create(p, M.dir) < 0)
+		p->device_id = ids[i];
+		p->nvm_lms = nvm_lms_of(ids[i]);
+		if (pcidev_create(p, M.dir, iommu) < 0)
 			fatal("cannot create device files in '%s'", M.dir);
 		regs_reset(p);
 		regs_scan(p, now_ns());

@@ -20,6 +20,8 @@
 #define BAR_SIZE 0x80000            /* resource0: 512 KiB of registers */
 #define HUGE_SIZE (2u << 20)        /* hugepage size we translate in */
 #define MAX_FRAME 16384             /* largest gathered TX frame */
+#define SRC_MAX 16000               /* largest source frame (without FCS) */
+#define SRC_MIN 14                  /* smallest source frame: an Ethernet header */
 
 /* Register access into the shared register file (little-endian dwords). */
 #define REG(p, off) ((p)->regs[(off) >> 2])
@@ -28,10 +30,20 @@
 struct truth {
 	uint64_t rx_offered, rx_delivered, rx_bytes;
 	uint64_t rx_drop_nodesc, rx_drop_disabled, rx_drop_filtered, rx_drop_oversize;
-	uint64_t tx_frames, tx_bytes, desc_errors;
+	uint64_t rx_drop_crc, rx_drop_runt;
+	uint64_t tx_frames, tx_bytes, desc_errors, tx_drop_bad_length;
 	uint64_t sink_frames, sink_seq_errors, sink_bad_frames, pcap_frames;
 	uint64_t dma_waits;   /* translation misses that waited for a rescan */
+	uint64_t dma_after_release;  /* frames/descriptors DMA'd into released memory */
 };
+
+/*
+ * Totals since reset behind the statistics registers (8.2.3.23); the data
+ * path adds to these, stats_publish() (regs.c) hands them to the registers.
+ */
+enum { C_GPRC, C_GORC, C_MPC, C_QPRDC, C_CRCERRS, C_RUC, C_RFC, C_ROC, C_RJC,
+       C_GPTC, C_GOTC, NCNT };
+#define NSTATREG 16                 /* registers fed from the totals (regs.c) */
 
 /* Fast state of one descriptor ring, precomputed when the queue is enabled. */
 struct ring {
@@ -39,6 +51,7 @@ struct ring {
 	uint32_t count;      /* number of 16-byte descriptors */
 	uint32_t head;       /* the model's head (written to RDH/TDH once per visit) */
 	uint32_t enabled;    /* RXDCTL/TXDCTL.ENABLE as last seen */
+	uint32_t released;   /* the driver's memory went away while enabled (desc NULL) */
 	uint32_t miss_gen;   /* DMA scan generation a translation miss waits for */
 	uint64_t base_phys;  /* ring base as read at enable time */
 };
@@ -47,7 +60,15 @@ struct ring {
 struct source {
 	int on;
 	uint64_t rate;       /* frames per second, 0 = unlimited */
-	uint32_t size;       /* frame length without FCS */
+	uint32_t size;       /* frame length without FCS, SRC_MIN..SRC_MAX */
+	int ip_bad, fcs_bad; /* ipsum=bad, fcs=bad */
+	int udp_mode;        /* udpsum: 0 zero, 1 good, 2 bad */
+	int fill_extra;      /* per-frame work beyond the copy: flows > 1 or UDP checksum */
+	uint32_t fcs_xor;    /* fcs=bad: XORed into the appended FCS */
+	uint32_t seq_mask;   /* bytes of the sequence number inside the frame */
+	uint32_t udp_base;   /* UDP checksum sum without source address, port, seq */
+	uint32_t wb_lo;      /* write-back packet type of every frame (rx_classify) */
+	uint32_t wb_st;      /* write-back status/errors of every frame (DD, EOP included) */
 	uint64_t count;      /* 0 = endless */
 	uint32_t flows;
 	int dst_kind;        /* 0 = port's own MAC, 1 = given MAC */
@@ -57,7 +78,7 @@ struct source {
 	uint64_t backlog;    /* offered frames waiting in the RX packet buffer */
 	double tokens;
 	uint64_t last_ns;
-	uint8_t tmpl[1536];  /* frame template (flow 0, seq 0) */
+	uint8_t tmpl[SRC_MAX + 64];  /* frame template (flow 0, seq 0) */
 	uint32_t ip_sum;     /* partial IPv4 header sum without source address */
 };
 
@@ -77,6 +98,10 @@ struct port {
 	uint8_t mac[6];               /* the port's burnt-in MAC (EEPROM) */
 	volatile uint32_t *regs;      /* mmap of resource0 */
 	volatile uint8_t *config;     /* mmap of config (bus master lives here) */
+	uint16_t device_id;           /* PCI device ID (--device) */
+	uint32_t nvm_lms;             /* AUTOC.LMS the NVM loads for that part */
+	int removed;                  /* `remove`: registers and config read all-ones */
+	uint64_t removed_fill_at;     /* ns of the last refill with ones (regs_scan) */
 	dev_t res_dev;
 	ino_t res_ino;
 
@@ -91,13 +116,18 @@ struct port {
 	uint8_t filter_mac[6];        /* RAL0/RAH0 */
 	int filter_valid;             /* RAH0.AV */
 	uint32_t fctrl;
-	uint32_t rx_bufsize;          /* SRRCTL(0).BSIZEPACKET in bytes */
+	uint32_t rx_bufsize;          /* SRRCTL(0).BSIZEPACKET in bytes, 0 = invalid */
+	int rx_drop_en;               /* SRRCTL(0).DROP_EN */
+	int rx_cls;                   /* class of the frames being delivered (rx.c) */
 	uint32_t max_frame;           /* largest accepted frame incl. FCS */
+	uint32_t tx_max_len;          /* largest frame accepted for TX, without FCS */
 	int strip_crc;
+	uint32_t ra_seen[16][2];      /* RAL/RAH(n), n < 16, as last synced with their aliases */
 
 	struct ring rxq;              /* RX is delivered to queue 0 only */
 	struct ring txq[NUM_QUEUES];
 	uint64_t tx_active;           /* bit q set = txq[q].desc valid */
+	uint64_t tx_released;         /* bit q set = txq[q] released (see dma.c) */
 
 	/* wiring */
 	struct source src;
@@ -106,8 +136,10 @@ struct port {
 	int64_t sink_last_seq;        /* -1 = no base yet */
 	FILE *pcap_out;
 
-	/* statistics registers kept as running totals (see README) */
-	uint64_t gprc, gptc, gorc, gotc, mpc;
+	/* statistics: totals since reset and what the registers got of them */
+	uint64_t cnt[NCNT];
+	uint64_t handed[NSTATREG];
+	int stats_left;               /* some total not handed over yet */
 
 	/* scratch for a TX frame spread over several descriptors */
 	uint32_t gather_len;
@@ -132,7 +164,7 @@ extern struct model M;
 uint64_t now_ns(void);
 
 /* pcidev.c: device directories and register files */
-int pcidev_create(struct port *p, const char *dir);
+int pcidev_create(struct port *p, const char *dir, const char *iommu);
 void pcidev_destroy(struct port *p, const char *dir);
 void remove_tree(const char *path);
 
@@ -142,6 +174,9 @@ void regs_scan(struct port *p, uint64_t now);
 void port_set_link(struct port *p, int up);
 void port_drop_queues(struct port *p);
 void port_publish(struct port *p);
+void stats_publish(struct port *p);
+void port_remove(struct port *p);
+uint32_t nvm_lms_of(uint16_t device_id);
 
 /* dma.c: finding the driver's hugepages and translating physical addresses */
 void dma_scan(void);
@@ -172,7 +207,7 @@ int dma_owner_pid(int port);
 uint32_t rx_begin(struct port *p);
 int rx_put(struct port *p, const uint8_t *frame, uint32_t len);
 void rx_end(struct port *p);
-void rx_stats_regs(struct port *p);
+void rx_classify(const uint8_t *f, uint32_t len, uint32_t *lo, uint32_t *st);
 int rx_active(const struct port *p);
 int rx_visit(struct port *p, uint64_t now);
 
@@ -181,7 +216,10 @@ int tx_visit(struct port *p, uint64_t now);
 
 /* traffic.c: source frames, sink checks, pcap files */
 void source_build(struct port *p);
-void source_fill_flow(struct port *p, uint8_t *buf, uint64_t seq);
+void source_fill_extra(struct port *p, uint8_t *buf, uint64_t seq);
+uint32_t csum_add(const uint8_t *b, uint32_t n, uint32_t sum);
+uint16_t csum_fold(uint32_t sum);
+uint32_t crc32_update(uint32_t crc, const uint8_t *data, uint32_t len);
 
 /*
  * Write frame number seq of the source into buf.  Inline, because it runs for
@@ -198,8 +236,8 @@ static inline void source_fill(struct port *p, uint8_t *buf, uint64_t seq)
 		memcpy(buf, s->tmpl, s->size);
 	uint32_t be = __builtin_bswap32((uint32_t)seq);   /* big-endian at offset 42 */
 	memcpy(buf + 42, &be, 4);
-	if (s->flows > 1)
-		source_fill_flow(p, buf, seq);
+	if (s->fill_extra)
+		source_fill_extra(p, buf, seq);
 }
 void sink_check(struct port *p, const uint8_t *f, uint32_t len);
 FILE *pcap_open_out(const char *file);

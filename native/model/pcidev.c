@@ -30,11 +30,12 @@ static int write_file(const char *path, const void *data, size_t len)
  * PCI configuration space (PCI spec type-0 header; 82599 datasheet 9.3).
  * 4096 bytes so that extended config space reads do not fail.
  */
-static void build_config(uint8_t *cfg, int idx)
+static void build_config(uint8_t *cfg, int idx, uint16_t device)
 {
 	memset(cfg, 0, 4096);
 	cfg[0x00] = 0x86; cfg[0x01] = 0x80;       /* vendor ID 0x8086 (Intel) */
-	cfg[0x02] = 0xfb; cfg[0x03] = 0x10;       /* device ID 0x10fb (82599 SFI/SFP+) */
+	cfg[0x02] = (uint8_t)device;              /* device ID (--device; 0x10fb: 82599 SFP+) */
+	cfg[0x03] = (uint8_t)(device >> 8);
 	cfg[0x04] = 0x00; cfg[0x05] = 0x00;       /* command: bus master off until the driver sets bit 2 */
 	cfg[0x06] = 0x10; cfg[0x07] = 0x00;       /* status: capabilities list */
 	cfg[0x08] = 0x01;                          /* revision ID */
@@ -46,9 +47,14 @@ static void build_config(uint8_t *cfg, int idx)
 	cfg[0x2e] = 0x0c; cfg[0x2f] = 0x00;       /* subsystem ID */
 }
 
-int pcidev_create(struct port *p, const char *dir)
+/*
+ * iommu: the IOMMU domain type to show in iommu_group/type (as
+ * /sys/kernel/iommu_groups/N/type reads; in sysfs iommu_group is a symlink
+ * to that directory), NULL for no IOMMU.
+ */
+int pcidev_create(struct port *p, const char *dir, const char *iommu)
 {
-	char path[512], sub[400];
+	char path[512], sub[400], text[64];
 	uint8_t cfg[4096];
 
 	snprintf(sub, sizeof sub, "%s/%s", dir, p->address);
@@ -63,11 +69,21 @@ int pcidev_create(struct port *p, const char *dir)
 	snprintf(path, sizeof path, "%s/vendor", sub);
 	write_file(path, "0x8086\n", 7);
 	snprintf(path, sizeof path, "%s/device", sub);
-	write_file(path, "0x10fb\n", 7);
+	snprintf(text, sizeof text, "0x%04x\n", p->device_id);
+	write_file(path, text, strlen(text));
+	if (iommu) {
+		snprintf(path, sizeof path, "%s/iommu_group", sub);
+		if (mkdir(path, 0755) < 0)
+			return -1;
+		snprintf(path, sizeof path, "%s/iommu_group/type", sub);
+		snprintf(text, sizeof text, "%s\n", iommu);
+		if (write_file(path, text, strlen(text)) < 0)
+			return -1;
+	}
 	snprintf(path, sizeof path, "%s/class", sub);
 	write_file(path, "0x020000\n", 9);
 
-	build_config(cfg, p->idx);
+	build_config(cfg, p->idx, p->device_id);
 	snprintf(path, sizeof path, "%s/config", sub);
 	if (write_file(path, cfg, sizeof cfg) < 0)
 		return -1;

@@ -27,12 +27,33 @@ void port_set_link(struct port *p, int up)
 	}
 }
 
+/*
+ * Link mode the NVM loads into AUTOC.LMS (8.2.3.22.19) for each 82599 part
+ * (device IDs as in 9.3.3 / the ixgbe drivers): SFP+ parts 10 GbE serial,
+ * CX4/XAUI parts 10 GbE parallel, backplane parts KX/KX4/KR
+ * autonegotiation.  0 = not an 82599 ID the model knows.
+ */
+uint32_t nvm_lms_of(uint16_t id)
+{
+	switch (id) {
+	case 0x10fb: case 0x1529: case 0x154d: case 0x1557:
+		return LMS_10G_SERIAL;
+	case 0x10f9: case 0x10fc:
+		return LMS_10G_PARALLEL;
+	case 0x10f7: case 0x10f8: case 0x1514: case 0x1517: case 0x152a: case 0x151c:
+		return LMS_KX_KX4_KR;
+	default:
+		return 0;
+	}
+}
+
 /* Forget every ring of the port (reset, or the driver went away). */
 void port_drop_queues(struct port *p)
 {
 	memset(&p->rxq, 0, sizeof p->rxq);
 	memset(p->txq, 0, sizeof p->txq);
 	p->tx_active = 0;
+	p->tx_released = 0;
 	p->gather_len = 0;
 	p->gather_bad = 0;
 }
@@ -46,10 +67,14 @@ void regs_reset(struct port *p)
 {
 	volatile uint32_t *r = p->regs;
 
+	if (p->removed)
+		return;
 	port_drop_queues(p);
 	p->link_up = 0;
 	p->link_up_at = 0;
-	p->gprc = p->gptc = p->gorc = p->gotc = p->mpc = 0;
+	memset(p->cnt, 0, sizeof p->cnt);
+	memset(p->handed, 0, sizeof p->handed);
+	p->stats_left = 0;
 	for (size_t i = 1; i < BAR_SIZE / 4; i++)
 		r[i] = 0;
 
@@ -61,9 +86,17 @@ void regs_reset(struct port *p)
 	REG(p, TXPBSIZE(0)) = 0xA0u << 10;                  /* 8.2.3.9.13: 160 KiB */
 	for (int q = 0; q < NUM_QUEUES; q++)
 		REG(p, SRRCTL(q)) = 0x2u | (0x4u << 8);         /* 8.2.3.8.7: 2 KiB buffers */
-	/* 8.2.3.7.8/9: receive address 0 is loaded from the EEPROM at reset. */
+	/* 8.2.3.7.8/9: receive address 0 is loaded from the EEPROM at reset;
+	 * it reads at the 82598-compatible offset too. */
 	REG(p, RAL0) = p->mac[0] | p->mac[1] << 8 | p->mac[2] << 16 | (uint32_t)p->mac[3] << 24;
 	REG(p, RAH0) = p->mac[4] | p->mac[5] << 8 | RAH_AV;
+	REG(p, RAL_82598(0)) = REG(p, RAL0);
+	REG(p, RAH_82598(0)) = REG(p, RAH0);
+	memset(p->ra_seen, 0, sizeof p->ra_seen);
+	p->ra_seen[0][0] = REG(p, RAL0);
+	p->ra_seen[0][1] = REG(p, RAH0);
+	/* 8.2.3.22.19: the NVM loads the part's link mode into AUTOC.LMS. */
+	REG(p, AUTOC) = p->nvm_lms << AUTOC_LMS_SHIFT;
 	port_set_link(p, 0);
 	__atomic_store_n(&r[CTRL >> 2], 0, __ATOMIC_RELEASE);
 }
@@ -97,7 +130,7 @@ static void ring_start(struct port *p, struct ring *ring, uint32_t bal, uint32_t
 /* A queue enabled earlier whose ring was not mapped yet: retry after a rescan. */
 static void ring_retry(struct ring *ring)
 {
-	if (ring->enabled && !ring->desc && ring->miss_gen != ~0u &&
+	if (ring->enabled && !ring->desc && !ring->released && ring->miss_gen != ~0u &&
 	    ring->miss_gen != (uint32_t)M.dma_gen) {
 		ring->desc = dma_virt(ring->base_phys, ring->count * 16);
 		ring->miss_gen = ring->desc ? 0 : (uint32_t)M.dma_gen;
@@ -129,11 +162,61 @@ static void scan_queues(struct port *p, uint64_t now)
 			p->tx_active |= 1ull << q;
 		else
 			p->tx_active &= ~(1ull << q);
+		if (t->released)
+			p->tx_released |= 1ull << q;
+		else
+			p->tx_released &= ~(1ull << q);
 	}
+}
+
+/*
+ * RAL/RAH 0..15 at their 82598-compatible offsets (0x05400 + 8n) are the
+ * same registers as at 0x0A200 + 8n (8.2.3.7.8/9).  A shared file cannot
+ * trap an access to make both offsets one register, so the scan copies a
+ * value changed at either offset to the other (the new one at 0x0A200 wins
+ * if both changed between two scans).
+ */
+static void sync_ra_aliases(struct port *p)
+{
+	for (int n = 0; n < NUM_RA_ALIAS; n++) {
+		uint32_t *seen = p->ra_seen[n];
+		uint32_t lo = REG(p, RAL(n)), hi = REG(p, RAH(n));
+		uint32_t alo = REG(p, RAL_82598(n)), ahi = REG(p, RAH_82598(n));
+		if (lo != seen[0] || hi != seen[1]) {
+			REG(p, RAL_82598(n)) = lo;
+			REG(p, RAH_82598(n)) = hi;
+		} else if (alo != seen[0] || ahi != seen[1]) {
+			REG(p, RAL(n)) = lo = alo;
+			REG(p, RAH(n)) = hi = ahi;
+		}
+		seen[0] = lo;
+		seen[1] = hi;
+	}
+}
+
+/*
+ * Link after autonegotiation or a link reset (8.2.3.22.19): it comes up
+ * only in the link mode the part's NVM set.  Another AUTOC.LMS (e.g. 10 GbE
+ * serial on a XAUI part) tries a link the PHY or module cannot make.
+ */
+static void link_attempt(struct port *p, uint64_t now)
+{
+	port_set_link(p, 0);
+	p->link_up_at = now + LINK_DELAY;
 }
 
 void regs_scan(struct port *p, uint64_t now)
 {
+	if (p->removed) {
+		/* A shared file takes the driver's writes; a removed device drops
+		 * them.  Undo them every 10 ms (port_remove). */
+		if (now - p->removed_fill_at >= 10 * MS) {
+			p->removed_fill_at = now;
+			memset((void *)p->regs, 0xff, BAR_SIZE);
+			memset((void *)p->config, 0xff, 4096);
+		}
+		return;
+	}
 	uint32_t ctrl = REG(p, CTRL);
 	if (ctrl & CTRL_RST) {
 		regs_reset(p);
@@ -142,19 +225,18 @@ void regs_scan(struct port *p, uint64_t now)
 	}
 	if (ctrl & CTRL_LNK_RST) {      /* link reset: link restarts, registers stay */
 		REG(p, CTRL) = ctrl & ~CTRL_LNK_RST;
-		port_set_link(p, 0);
-		p->link_up_at = now + LINK_DELAY;
+		link_attempt(p, now);
 	}
 	/* 8.2.3.22.19: restart autonegotiation self-clears; link follows later. */
 	uint32_t autoc = REG(p, AUTOC);
 	if (autoc & AUTOC_RESTART_AN) {
 		REG(p, AUTOC) = autoc & ~AUTOC_RESTART_AN;
-		port_set_link(p, 0);
-		p->link_up_at = now + LINK_DELAY;
+		link_attempt(p, now);
 	}
 	if (p->link_up_at && now >= p->link_up_at) {
 		p->link_up_at = 0;
-		if (!p->link_forced_down)
+		uint32_t lms = (REG(p, AUTOC) & AUTOC_LMS_MASK) >> AUTOC_LMS_SHIFT;
+		if (!p->link_forced_down && lms == p->nvm_lms)
 			port_set_link(p, 1);
 	}
 	/* EIMC (8.2.3.5): a write clears the bits in EIMS. */
@@ -167,7 +249,16 @@ void regs_scan(struct port *p, uint64_t now)
 	p->bus_master = (p->config[4] & 0x4) != 0;   /* PCI command register bit 2 */
 	p->rx_en = (REG(p, RXCTRL) & RXCTRL_RXEN) != 0;
 	p->tx_en = (REG(p, DMATXCTL) & DMATXCTL_TE) != 0;
+	if (!p->bus_master && (p->rxq.released || p->tx_released)) {
+		/* no bus mastering: the NIC stops all DMA (dma.c, released rings) */
+		if (p->rxq.released)
+			memset(&p->rxq, 0, sizeof p->rxq);
+		for (uint64_t rel = p->tx_released; rel; rel &= rel - 1)
+			memset(&p->txq[__builtin_ctzll(rel)], 0, sizeof p->txq[0]);
+		p->tx_released = 0;
+	}
 
+	sync_ra_aliases(p);
 	p->fctrl = REG(p, FCTRL);
 	uint32_t ral = REG(p, RAL0), rah = REG(p, RAH0);
 	uint8_t mac[6] = { ral, ral >> 8, ral >> 16, ral >> 24, rah, rah >> 8 };
@@ -184,36 +275,133 @@ void regs_scan(struct port *p, uint64_t now)
 	 * without jumbo frames the limit is the standard 1518 bytes. */
 	uint32_t mfs = REG(p, MAXFRS) >> 16;
 	p->max_frame = ((hl & HLREG0_JUMBOEN) && mfs) ? mfs : 1518;
-	uint32_t bs = REG(p, SRRCTL(0)) & SRRCTL_BSIZE_MASK;
-	p->rx_bufsize = (bs ? bs : 2) * 1024;   /* 0 is not allowed; treat as default */
+	if (p->max_frame > MAX_FRAME)
+		p->max_frame = MAX_FRAME;         /* the model's limit (README) */
+	p->tx_max_len = p->max_frame - 4;       /* TX: DTALEN sum without FCS (7.2.3.2.4) */
+	/* 8.2.3.8.7: BSIZEPACKET 1..16 KiB; 0 is not allowed (rx.c counts it). */
+	uint32_t srrctl = REG(p, SRRCTL(0));
+	uint32_t bs = srrctl & SRRCTL_BSIZE_MASK;
+	p->rx_bufsize = bs >= 1 && bs <= 16 ? bs * 1024 : 0;
+	p->rx_drop_en = (srrctl & SRRCTL_DROP_EN) != 0;
 
 	scan_queues(p, now);
 }
 
 /*
+ * Statistics registers (8.2.3.23) are clear-on-read on the 82599.  A shared
+ * file cannot see a read, so the model hands counts over instead: it keeps
+ * totals since reset (p->cnt) and, per register, how much of them the
+ * register already got (p->handed).  It moves what is pending into a
+ * register only while that register reads 0, with a compare-and-swap
+ * 0 -> value (the 36-bit GORC/GOTC: both halves at once, 64 bits), and
+ * otherwise keeps it pending.  A driver that writes 0 after reading a
+ * non-zero value therefore sees every event exactly once; such a write has
+ * no effect on the real read-clear register, so the driver is right on
+ * hardware too.  A driver that never writes 0 sees its first value forever.
+ */
+enum { S_GPRC, S_QPRC0, S_GORC, S_TPR, S_MPC0, S_QPRDC0, S_CRCERRS, S_RUC, S_RFC,
+       S_ROC, S_RJC, S_GPTC, S_TPT, S_GOTC, S_END };
+
+static const uint32_t stat_off[S_END] = {
+	[S_GPRC] = GPRC, [S_QPRC0] = QPRC(0), [S_GORC] = GORCL, [S_TPR] = TPR,
+	[S_MPC0] = MPC(0), [S_QPRDC0] = QPRDC(0), [S_CRCERRS] = CRCERRS, [S_RUC] = RUC,
+	[S_RFC] = RFC, [S_ROC] = ROC, [S_RJC] = RJC, [S_GPTC] = GPTC, [S_TPT] = TPT,
+	[S_GOTC] = GOTCL,
+};
+
+_Static_assert(S_END <= NSTATREG, "NSTATREG too small");
+
+static uint64_t stat_total(const struct port *p, int i)
+{
+	const uint64_t *c = p->cnt;
+	switch (i) {
+	case S_GPRC: case S_QPRC0: return c[C_GPRC];
+	case S_GORC: return c[C_GORC];
+	case S_TPR:  /* every frame the MAC took in for this port */
+		return c[C_GPRC] + c[C_MPC] + c[C_QPRDC] + c[C_CRCERRS] + c[C_RUC] + c[C_RFC] +
+		       c[C_ROC] + c[C_RJC];
+	case S_MPC0: return c[C_MPC];
+	case S_QPRDC0: return c[C_QPRDC];
+	case S_CRCERRS: return c[C_CRCERRS];
+	case S_RUC: return c[C_RUC];
+	case S_RFC: return c[C_RFC];
+	case S_ROC: return c[C_ROC];
+	case S_RJC: return c[C_RJC];
+	case S_GPTC: case S_TPT: return c[C_GPTC];
+	default: return c[C_GOTC];
+	}
+}
+
+void stats_publish(struct port *p)
+{
+	int left = 0;
+	for (int i = 0; i < S_END; i++) {
+		uint64_t pend = stat_total(p, i) - p->handed[i];
+		if (!pend)
+			continue;
+		if (i == S_GORC || i == S_GOTC) {
+			uint64_t v = pend < (1ull << 36) ? pend : (1ull << 36) - 1, zero = 0;
+			uint64_t *reg = (uint64_t *)&REG(p, stat_off[i]);   /* L and H, 8-aligned */
+			if (__atomic_compare_exchange_n(reg, &zero, v, 0, __ATOMIC_RELEASE, __ATOMIC_RELAXED)) {
+				p->handed[i] += v;
+				pend -= v;
+			}
+		} else {
+			uint32_t v = pend < 0xffffffffull ? (uint32_t)pend : 0xffffffffu, zero = 0;
+			uint32_t *reg = (uint32_t *)&REG(p, stat_off[i]);
+			if (__atomic_compare_exchange_n(reg, &zero, v, 0, __ATOMIC_RELEASE, __ATOMIC_RELAXED)) {
+				p->handed[i] += v;
+				pend -= v;
+			}
+		}
+		left |= pend != 0;
+	}
+	p->stats_left = left;
+}
+
+/*
  * Write what the data path keeps in its own state into the registers: RDH,
  * TDH of the active TX queues and the statistics (8.2.3.23).  Called every
- *  0.5 ms and after 50 us without work, not per batch: RDH
- * and TDH share their cache lines with the RDT/TDT the driver writes, so a
- * write per batch would pull those lines away from the driver every time.
+ * 0.5 ms and after 50 us without work, not per batch: RDH and TDH share
+ * their cache lines with the RDT/TDT the driver writes, so a write per batch
+ * would pull those lines away from the driver every time.  Statistics still
+ * pending (a register not yet cleared by the driver) are retried by the slow
+ * scan (loop.c).
  */
 void port_publish(struct port *p)
 {
+	if (!(p->rx_dirty | p->tx_dirty) || p->removed)
+		return;
 	if (p->rx_dirty) {
 		p->rx_dirty = 0;
-		if (p->rxq.desc)
+		if (p->rxq.desc || p->rxq.released)
 			__atomic_store_n(&REG(p, RDH(0)), p->rxq.head, __ATOMIC_RELEASE);
-		rx_stats_regs(p);
 	}
 	if (p->tx_dirty) {
 		p->tx_dirty = 0;
-		for (uint64_t act = p->tx_active; act; act &= act - 1) {
+		for (uint64_t act = p->tx_active | p->tx_released; act; act &= act - 1) {
 			int q = __builtin_ctzll(act);
 			__atomic_store_n(&REG(p, TDH(q)), p->txq[q].head, __ATOMIC_RELEASE);
 		}
-		REG(p, GPTC) = (uint32_t)p->gptc;
-		REG(p, TPT) = (uint32_t)p->gptc;
-		REG(p, GOTCL) = (uint32_t)p->gotc;
-		REG(p, GOTCH) = (uint32_t)(p->gotc >> 32) & 0xf;
 	}
+	stats_publish(p);
+}
+
+/*
+ * Surprise removal: a PCIe device that is gone answers every read with all
+ * ones (a completion timeout / unsupported request becomes 0xffffffff), its
+ * config space too.  The port stops all DMA; data path and scan leave it.
+ */
+void port_remove(struct port *p)
+{
+	p->removed = 1;
+	port_drop_queues(p);
+	p->src.on = 0;
+	p->rep.on = 0;
+	p->sink = 0;
+	p->rx_en = p->tx_en = p->bus_master = 0;
+	p->link_up = 0;
+	p->link_up_at = 0;
+	memset((void *)p->regs, 0xff, BAR_SIZE);
+	memset((void *)p->config, 0xff, 4096);
 }

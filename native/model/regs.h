@@ -27,12 +27,20 @@
 
 /* 8.2.3.7 receive filtering */
 #define FCTRL           0x05080   /* 8.2.3.7.1 */
+#define FCTRL_SBP       (1u << 1)  /* store bad packets */
 #define FCTRL_MPE       (1u << 8)
 #define FCTRL_UPE       (1u << 9)
 #define FCTRL_BAM       (1u << 10)
-#define RAL0            0x0A200   /* 8.2.3.7.8 */
-#define RAH0            0x0A204   /* 8.2.3.7.9 */
+#define RXCSUM          0x05000   /* 8.2.3.7.5: no enable bits on the 82599 */
+#define RAL(n)          (0x0A200 + 8 * (n))   /* 8.2.3.7.8, n < 128 */
+#define RAH(n)          (0x0A204 + 8 * (n))   /* 8.2.3.7.9 */
+#define RAL0            RAL(0)
+#define RAH0            RAH(0)
 #define RAH_AV          (1u << 31)
+/* 8.2.3.7.8/9: RAL/RAH 0..15 also appear at the 82598's offsets */
+#define RAL_82598(n)    (0x05400 + 8 * (n))
+#define RAH_82598(n)    (0x05404 + 8 * (n))
+#define NUM_RA_ALIAS    16
 
 /* 8.2.3.8 receive DMA; per queue q = 0..63 at +0x40*q */
 #define RDBAL(q)        (0x01000 + 0x40 * (q))   /* 8.2.3.8.1 */
@@ -47,6 +55,7 @@
 #define QPRDC(q)        (0x01430 + 0x40 * (q))   /* 8.2.3.23.72 (q < 16) */
 #define XDCTL_ENABLE    (1u << 25)
 #define SRRCTL_BSIZE_MASK 0x1fu                  /* BSIZEPACKET, 1 KiB units */
+#define SRRCTL_DROP_EN  (1u << 28)
 #define RDRXCTL         0x02F00                  /* 8.2.3.8.8 */
 #define RDRXCTL_CRCSTRIP (1u << 1)
 #define RDRXCTL_DMAIDONE (1u << 3)
@@ -75,20 +84,47 @@
 #define MAXFRS          0x04268                  /* 8.2.3.22.13 */
 #define AUTOC           0x042A0                  /* 8.2.3.22.19 */
 #define AUTOC_RESTART_AN (1u << 12)
+#define AUTOC_LMS_SHIFT 13                       /* link mode select, bits 15:13 */
+#define AUTOC_LMS_MASK  (7u << AUTOC_LMS_SHIFT)
+#define LMS_10G_PARALLEL 1u                      /* 001b: 10 GbE parallel (XAUI, CX4) */
+#define LMS_10G_SERIAL  3u                       /* 011b: 10 GbE serial (SFI) */
+#define LMS_KX_KX4_KR   4u                       /* 100b: backplane autonegotiation */
 #define LINKS           0x042A4                  /* 8.2.3.22.20 */
 #define LINKS_KX_UP     (1u << 7)
 #define LINKS_SPEED_10G (3u << 28)
 #define LINKS_UP        (1u << 30)
 
-/* 8.2.3.23 statistics (kept as running totals, see README) */
+/* 8.2.3.23 statistics (read-clear; handed over as in regs.c stats_publish) */
+#define CRCERRS         0x04000
 #define GPRC            0x04074
 #define GPTC            0x04080
 #define GORCL           0x04088
 #define GORCH           0x0408C
 #define GOTCL           0x04090
 #define GOTCH           0x04094
+#define RUC             0x040A4
+#define RFC             0x040A8
+#define ROC             0x040AC
+#define RJC             0x040B0
 #define TPR             0x040D0
 #define TPT             0x040D4
 #define MPC(n)          (0x03FA0 + 4 * (n))
+
+/*
+ * 7.1.6.2 advanced receive descriptor, write-back format.  Bytes 0..3:
+ * packet type in bits 16:4; bytes 8..11: extended status (19:0) and
+ * extended errors (31:20); bytes 12..13: PKT_LEN.
+ */
+#define RXD_PKT_IPV4    0x010u
+#define RXD_PKT_TCP     0x100u
+#define RXD_PKT_UDP     0x200u
+#define RXD_STAT_DD     (1u << 0)
+#define RXD_STAT_EOP    (1u << 1)
+#define RXD_STAT_UDPCS  (1u << 4)
+#define RXD_STAT_L4CS   (1u << 5)
+#define RXD_STAT_IPCS   (1u << 6)
+#define RXD_ERR_RXE     (1u << 29)   /* MAC error: CRC, undersize, ... */
+#define RXD_ERR_TCPE    (1u << 30)   /* L4E: TCP/UDP checksum error */
+#define RXD_ERR_IPE     (1u << 31)   /* IPv4 header checksum error */
 
 #endif

@@ -5,9 +5,12 @@
  * Only RX queue 0 receives (no RSS, no pools).  Free descriptors are
  * those from the model's head up to, not including, RDT.  For a frame the
  * model reads the read-format descriptor (packet buffer address at byte 0),
- * copies the frame into that buffer and writes the write-back format:
- * PKT_LEN at byte 12 and the extended status DD|EOP at byte 8, both in one
- * 8-byte release store, so a driver that sees DD sees length and data.
+ * copies the frame into that buffer and writes the write-back format
+ * (7.1.6.2): packet type at byte 0, then extended status/errors and PKT_LEN
+ * at bytes 8..15 in one 8-byte release store, so a driver that sees DD sees
+ * length and data.  A frame larger than one buffer (SRRCTL.BSIZEPACKET)
+ * fills consecutive descriptors: each gets DD and the bytes of its buffer,
+ * only the last one EOP, the packet type and the checksum status.
  * RDH and the statistics registers are not written per batch but published
  * by port_publish() (loop.c: every 0.5 ms and after 50 us without work):
  * RDH shares a cache line with the RDT the driver writes, and ixy-style
@@ -18,12 +21,18 @@
 #include "model.h"
 #include "regs.h"
 
-#define STAT_DD  (1u << 0)
-#define STAT_EOP (1u << 1)
+#define STAT_DD  RXD_STAT_DD
+#define STAT_EOP RXD_STAT_EOP
+#define MAX_SEGS (MAX_FRAME / 1024 + 2)   /* descriptors of the largest frame */
+
+/* Frame classes by length and FCS (8.2.3.23: which counter a frame lands in). */
+enum { RXC_GOOD, RXC_CRC, RXC_RUNT, RXC_FRAG, RXC_OVER, RXC_JABBER };
+
+static uint8_t scratch[MAX_FRAME + 64];   /* one multi-buffer source frame */
 
 int rx_active(const struct port *p)
 {
-	return p->rxq.desc && p->rx_en && p->bus_master && p->link_up;
+	return (p->rxq.desc || p->rxq.released) && p->rx_en && p->bus_master && p->link_up;
 }
 
 /* Start a batch: read RDT once.  Returns the number of free descriptors. */
@@ -40,22 +49,59 @@ uint32_t rx_begin(struct port *p)
 	return p->rx_free;
 }
 
-/* Write the running totals into the statistics registers (8.2.3.23). */
-void rx_stats_regs(struct port *p)
-{
-	REG(p, GPRC) = (uint32_t)p->gprc;
-	REG(p, TPR) = (uint32_t)(p->gprc + p->mpc);
-	REG(p, QPRC(0)) = (uint32_t)p->gprc;
-	REG(p, GORCL) = (uint32_t)p->gorc;
-	REG(p, GORCH) = (uint32_t)(p->gorc >> 32) & 0xf;    /* 36-bit counter */
-	REG(p, MPC(0)) = (uint32_t)p->mpc;
-	REG(p, QPRDC(0)) = (uint32_t)p->mpc;
-}
-
 /* End a batch: the head and the counters are published later (port_publish). */
 void rx_end(struct port *p)
 {
 	(void)p;
+}
+
+/*
+ * Receive checksum offload as the 82599 reports it (7.1.11; write-back
+ * fields 7.1.6.2).  The 82599 always checks IPv4 headers and TCP/UDP over
+ * IPv4 (RXCSUM, 8.2.3.7.5, only selects what else goes into the descriptor),
+ * so this does not depend on any register.
+ *   IPv4 (the whole header in the frame): packet type IPV4, IPCS, and IPE
+ *   when the header checksum is wrong.
+ *   TCP or UDP in an unfragmented IPv4 packet (the segment inside the frame):
+ *   packet type TCP/UDP, L4CS (and UDPCS for UDP), TCPE (L4E) when the
+ *   checksum is wrong.  A UDP checksum of 0 ("none", RFC 768) is reported
+ *   with L4E too: an 82599 erratum (82599 Specification Update; Linux ixgbe
+ *   ignores L4E for UDP on the 82599, __IXGBE_RX_CSUM_UDP_ZERO_ERR, and DPDK
+ *   does the same, rx_udp_csum_zero_err).
+ * lo: the first dword (packet type); st: the status/errors dword with DD|EOP.
+ */
+void rx_classify(const uint8_t *f, uint32_t len, uint32_t *lo, uint32_t *st)
+{
+	*lo = 0;
+	*st = STAT_DD | STAT_EOP;
+	if (len < 34 || f[12] != 0x08 || f[13] != 0x00 || (f[14] >> 4) != 4)
+		return;
+	const uint8_t *ip = f + 14;
+	uint32_t ihl = (ip[0] & 0xf) * 4u;
+	if (ihl < 20 || 14 + ihl > len)
+		return;
+	*lo |= RXD_PKT_IPV4;
+	*st |= RXD_STAT_IPCS;
+	if (csum_fold(csum_add(ip, ihl, 0)) != 0)
+		*st |= RXD_ERR_IPE;
+	uint32_t total = (uint32_t)ip[2] << 8 | ip[3];
+	int frag = (ip[6] & 0x3f) || ip[7];             /* MF or a fragment offset */
+	uint32_t proto = ip[9];
+	if (frag || (proto != 6 && proto != 17) || total < ihl || 14 + total > len)
+		return;
+	uint32_t l4len = total - ihl;
+	const uint8_t *l4 = ip + ihl;
+	if (l4len < (proto == 6 ? 20u : 8u))
+		return;
+	*lo |= proto == 6 ? RXD_PKT_TCP : RXD_PKT_UDP;
+	*st |= RXD_STAT_L4CS | (proto == 17 ? RXD_STAT_UDPCS : 0);
+	if (proto == 17 && l4[6] == 0 && l4[7] == 0) {
+		*st |= RXD_ERR_TCPE;                         /* the erratum above */
+		return;
+	}
+	uint32_t sum = csum_add(ip + 12, 8, proto + l4len);   /* pseudo header */
+	if (csum_fold(csum_add(l4, l4len, sum)) != 0)
+		*st |= RXD_ERR_TCPE;
 }
 
 /* Destination address filter (7.1.1.1, FCTRL 8.2.3.7.1). */
@@ -72,43 +118,97 @@ static int rx_accept(const struct port *p, const uint8_t *dst)
 	return p->filter_valid && !memcmp(dst, p->filter_mac, 6);
 }
 
-/* Checks shared by every frame; returns 0 and counts the drop if refused. */
-static int rx_admit(struct port *p, const uint8_t *dst, uint32_t len)
+/*
+ * Length and FCS (8.2.3.23): frames under 64 bytes with FCS are undersize
+ * (RUC; RFC with a bad FCS), over the maximum frame size oversize (ROC; RJC
+ * with a bad FCS), in between with a bad FCS CRC errors (CRCERRS).
+ */
+static int rx_class(const struct port *p, uint32_t len, int fcs_bad)
 {
-	if (!p->rx_ok) {
-		p->t.rx_drop_disabled++;
-		return 0;
-	}
-	if (!rx_accept(p, dst)) {
-		p->t.rx_drop_filtered++;
-		return 0;
-	}
-	uint32_t out = len + (p->strip_crc ? 0 : 4);
-	if (len + 4 > p->max_frame || out > p->rx_bufsize) {
-		p->t.rx_drop_oversize++;
-		return 0;
-	}
-	return 1;
+	uint32_t wire = len + 4;
+	if (wire > p->max_frame)
+		return fcs_bad ? RXC_JABBER : RXC_OVER;
+	if (wire < 64)
+		return fcs_bad ? RXC_FRAG : RXC_RUNT;
+	return fcs_bad ? RXC_CRC : RXC_GOOD;
 }
 
-static void rx_no_desc(struct port *p, uint64_t n)
+/* Count n frames of class cls in their statistics register. */
+static void rx_class_count(struct port *p, int cls, uint64_t n)
 {
-	p->t.rx_drop_nodesc += n;
-	p->mpc += n;           /* 8.2.3.23: missed packets; QPRDC as with DROP_EN */
+	static const int reg[] = { -1, C_CRCERRS, C_RUC, C_RFC, C_ROC, C_RJC };
+	if (reg[cls] >= 0)
+		p->cnt[reg[cls]] += n;
 	p->rx_dirty = 1;
 }
 
 /*
- * Buffer of the descriptor at the head, or NULL.  A buffer outside every
- * DMA mapping first triggers a rescan of the driver's memory; if it is still
- * unknown after that, it is a descriptor error and the descriptor is
- * completed with length 0 so the ring keeps moving.
+ * Fate of n frames of len bytes (without FCS) before any descriptor is
+ * looked at.  Returns -1 when they are dropped (counted here), otherwise
+ * the extra error bits of their write-back: 0, or RXE for bad frames kept
+ * because FCTRL.SBP (store bad packets, 8.2.3.7.1) is set.
  */
-static uint8_t *rx_buffer(struct port *p, uint32_t out)
+static int rx_admit(struct port *p, const uint8_t *dst, uint32_t len, int fcs_bad, uint64_t n)
+{
+	if (!p->rx_ok) {
+		p->t.rx_drop_disabled += n;
+		return -1;
+	}
+	if (!rx_accept(p, dst)) {
+		p->t.rx_drop_filtered += n;
+		return -1;
+	}
+	int cls = rx_class(p, len, fcs_bad);
+	p->rx_cls = cls;
+	if (cls == RXC_OVER || cls == RXC_JABBER) {
+		rx_class_count(p, cls, n);
+		p->t.rx_drop_oversize += n;      /* never stored, not even with SBP */
+		return -1;
+	}
+	if (cls != RXC_GOOD && !(p->fctrl & FCTRL_SBP)) {
+		rx_class_count(p, cls, n);
+		if (cls == RXC_CRC)
+			p->t.rx_drop_crc += n;
+		else
+			p->t.rx_drop_runt += n;
+		return -1;
+	}
+	if (p->rx_bufsize == 0) {
+		/* 8.2.3.8.7: BSIZEPACKET 0 (or over 16 KiB) is not allowed: a
+		 * programming error; nothing is written. */
+		p->t.desc_errors += n;
+		return -1;
+	}
+	return cls == RXC_GOOD ? 0 : (int)RXD_ERR_RXE;
+}
+
+/*
+ * n frames found no descriptor (8.2.3.8.7, 8.2.3.23): with SRRCTL.DROP_EN
+ * the queue drops them (QPRDC), otherwise they were lost when the packet
+ * buffer overflowed (MPC).
+ */
+static void rx_no_desc(struct port *p, uint64_t n)
+{
+	p->t.rx_drop_nodesc += n;
+	p->cnt[p->rx_drop_en ? C_QPRDC : C_MPC] += n;
+	if (p->rx_cls != RXC_GOOD)
+		rx_class_count(p, p->rx_cls, n);
+	p->rx_dirty = 1;
+}
+
+/*
+ * Buffer of descriptor head+k (len bytes), or NULL.  A buffer outside every
+ * DMA mapping first triggers a rescan of the driver's memory (NULL with
+ * miss_gen set: wait); if it is still unknown after that, it is a
+ * descriptor error and descriptors head..head+k are completed with length
+ * 0 so the ring keeps moving (NULL, miss_gen clear: try again).
+ */
+static uint8_t *rx_buffer(struct port *p, uint32_t k, uint32_t len)
 {
 	struct ring *r = &p->rxq;
-	uint8_t *d = r->desc + (size_t)r->head * 16;
-	uint8_t *v = dma_virt(*(volatile uint64_t *)d, out);
+	uint32_t i = (r->head + k) % r->count;
+	uint8_t *d = r->desc + (size_t)i * 16;
+	uint8_t *v = dma_virt(*(volatile uint64_t *)d, len);
 	if (v) {
 		r->miss_gen = 0;
 		return v;
@@ -123,64 +223,134 @@ static uint8_t *rx_buffer(struct port *p, uint32_t out)
 	}
 	r->miss_gen = 0;
 	p->t.desc_errors++;
-	*(volatile uint64_t *)d = 0;
-	__atomic_store_n((uint64_t *)(d + 8), (uint64_t)(STAT_DD | STAT_EOP), __ATOMIC_RELEASE);
-	r->head = r->head + 1 == r->count ? 0 : r->head + 1;
-	p->rx_free--;
+	for (uint32_t j = 0; j <= k; j++) {
+		d = r->desc + (size_t)r->head * 16;
+		*(volatile uint64_t *)d = 0;
+		__atomic_store_n((uint64_t *)(d + 8), (uint64_t)(STAT_DD | STAT_EOP), __ATOMIC_RELEASE);
+		r->head = r->head + 1 == r->count ? 0 : r->head + 1;
+		p->rx_free--;
+	}
 	p->rx_dirty = 1;
 	return NULL;
 }
 
-/* Write-back (7.1.6.2) of the descriptor d: length, DD and EOP. */
-static inline void rx_writeback(uint8_t *d, uint32_t out)
+/* Write-back (7.1.6.2) of descriptor d: packet type, status/errors, length. */
+static inline void rx_writeback(uint8_t *d, uint32_t lo, uint32_t st, uint32_t out)
 {
-	*(volatile uint64_t *)d = 0;  /* packet type / RSS hash: none */
-	__atomic_store_n((uint64_t *)(d + 8), (uint64_t)out << 32 | STAT_DD | STAT_EOP,
-			 __ATOMIC_RELEASE);
+	*(volatile uint64_t *)d = lo;   /* packet type; no RSS hash */
+	__atomic_store_n((uint64_t *)(d + 8), (uint64_t)out << 32 | st, __ATOMIC_RELEASE);
 }
 
-/* Count n delivered frames of `out` bytes each (truth and statistics registers). */
+/* Count n delivered frames of `out` bytes each (truth and statistics totals). */
 static inline void rx_count(struct port *p, uint64_t n, uint32_t out)
 {
 	p->rx_dirty = 1;
 	p->t.rx_delivered += n;
 	p->t.rx_bytes += n * out;
-	p->gprc += n;
-	p->gorc += n * (out + (p->strip_crc ? 4 : 0));   /* GORC counts the FCS */
+	if (p->rx_cls == RXC_GOOD) {
+		p->cnt[C_GPRC] += n;
+		p->cnt[C_GORC] += n * (out + (p->strip_crc ? 4 : 0));   /* GORC counts the FCS */
+	} else {
+		rx_class_count(p, p->rx_cls, n);
+	}
 }
 
-/* Write-back of the descriptor at the head, then advance (one frame). */
-static inline void rx_complete(struct port *p, uint32_t out)
+/* Descriptors a frame of `out` bytes (FCS included if kept) needs. */
+static inline uint32_t rx_segs(const struct port *p, uint32_t out)
+{
+	return (out + p->rx_bufsize - 1) / p->rx_bufsize;
+}
+
+/*
+ * The driver's memory behind the ring is gone but the queue still runs
+ * (dma.c): the NIC would go on writing up to n frames into the free
+ * descriptors.  The model writes nothing and counts them.  Returns how many.
+ */
+static uint64_t rx_released(struct port *p, uint64_t n, uint32_t out)
 {
 	struct ring *r = &p->rxq;
-	rx_writeback(r->desc + (size_t)r->head * 16, out);
-	r->head = r->head + 1 == r->count ? 0 : r->head + 1;
-	p->rx_free--;
+	uint32_t segs = rx_segs(p, out);
+	uint64_t fit = p->rx_free / segs;
+	if (n > fit)
+		n = fit;
+	p->rx_free -= (uint32_t)(n * segs);
+	r->head = (uint32_t)((r->head + n * segs) % r->count);
+	p->t.dma_after_release += n;
+	if (n && p->rx_cls == RXC_GOOD) {
+		p->cnt[C_GPRC] += n;
+		p->cnt[C_GORC] += n * (out + (p->strip_crc ? 4 : 0));
+	}
+	p->rx_dirty = 1;
+	return n;
+}
+
+/*
+ * Write one frame: len bytes at f, then (unless the FCS is stripped) the
+ * 4 FCS bytes fcs, over as many descriptors as it needs.  Returns 1 when
+ * written, 0 when the ring has too few free descriptors (or waits for a
+ * DMA rescan): the caller counts that.
+ */
+static int rx_frame(struct port *p, const uint8_t *f, uint32_t len, uint32_t fcs,
+		    uint32_t lo, uint32_t st)
+{
+	struct ring *r = &p->rxq;
+	uint32_t bs = p->rx_bufsize, out = len + (p->strip_crc ? 0 : 4);
+	uint32_t segs = rx_segs(p, out);
+	if (r->released)
+		return rx_released(p, 1, out) == 1;
+	uint8_t *v[MAX_SEGS];
+	for (uint32_t k = 0; k < segs;) {
+		if (p->rx_free < segs)
+			return 0;
+		uint32_t chunk = k + 1 < segs ? bs : out - k * bs;
+		v[k] = rx_buffer(p, k, chunk);
+		if (v[k])
+			k++;
+		else if (r->miss_gen)
+			return 0;                   /* waiting for a rescan */
+		else
+			k = 0;                      /* bad descriptors skipped: again */
+	}
+	uint8_t tail[4];
+	memcpy(tail, &fcs, 4);
+	uint32_t pos = 0;                           /* byte of the output stream */
+	for (uint32_t k = 0; k < segs; k++) {
+		uint32_t chunk = k + 1 < segs ? bs : out - k * bs;
+		uint32_t from_f = pos < len ? (len - pos < chunk ? len - pos : chunk) : 0;
+		memcpy(v[k], f + pos, from_f);
+		if (from_f < chunk)
+			memcpy(v[k] + from_f, tail + (pos + from_f - len), chunk - from_f);
+		pos += chunk;
+	}
+	/* Non-last descriptors first: a driver that sees EOP sees them all done. */
+	for (uint32_t k = 0; k < segs; k++) {
+		uint8_t *d = r->desc + (size_t)r->head * 16;
+		if (k + 1 < segs)
+			rx_writeback(d, 0, STAT_DD, bs);
+		else
+			rx_writeback(d, lo, st, out - k * bs);
+		r->head = r->head + 1 == r->count ? 0 : r->head + 1;
+	}
+	p->rx_free -= segs;
+	r->miss_gen = 0;
 	rx_count(p, 1, out);
+	return 1;
 }
 
 /* Offer one frame (from a cable or a pcap file).  Returns 1 if delivered. */
 int rx_put(struct port *p, const uint8_t *f, uint32_t len)
 {
 	p->t.rx_offered++;
-	if (!rx_admit(p, f, len))
+	int err = rx_admit(p, f, len, 0, 1);
+	if (err < 0)
 		return 0;
-	uint32_t out = len + (p->strip_crc ? 0 : 4);
-	uint8_t *v = NULL;
-	while (p->rx_free && !(v = rx_buffer(p, out)))
-		if (p->rxq.miss_gen)
-			break;                /* waiting for a rescan: no usable descriptor */
-	if (!p->rx_free || p->rxq.miss_gen) {
-		rx_no_desc(p, 1);
-		return 0;
-	}
-	memcpy(v, f, len);
-	if (!p->strip_crc) {
-		uint32_t crc = crc32_eth(f, len);
-		memcpy(v + len, &crc, 4);
-	}
-	rx_complete(p, out);
-	return 1;
+	uint32_t lo, st;
+	rx_classify(f, len, &lo, &st);
+	uint32_t fcs = p->strip_crc ? 0 : crc32_eth(f, len);
+	if (rx_frame(p, f, len, fcs, lo, st | (uint32_t)err))
+		return 1;
+	rx_no_desc(p, 1);
+	return 0;
 }
 
 /*
@@ -196,13 +366,76 @@ static uint64_t packet_buffer_frames(struct port *p, uint32_t size)
 	return bytes / (size + 24);
 }
 
-/* Frames from the port's source: generated straight into the buffers. */
+/* Source frames of one buffer each: generated straight into the buffers. */
+static uint64_t rx_source_fast(struct port *p, uint64_t n, uint32_t out, uint32_t st)
+{
+	struct source *s = &p->src;
+	struct ring *r = &p->rxq;
+	uint32_t lo = s->wb_lo, fcs_xor = s->fcs_xor;
+	uint64_t done = 0;
+	/* The ring state lives in locals for the loop; the slow path (rx_buffer)
+	 * works on the struct, so it is synced around that call. */
+	uint32_t head = r->head, count = r->count, free = p->rx_free;
+	while (done < n && free) {
+		uint32_t ahead = head + 16 < count ? head + 16 : head + 16 - count;
+		__builtin_prefetch(r->desc + (size_t)ahead * 16, 1);   /* 4 lines ahead */
+		uint8_t *d = r->desc + (size_t)head * 16;
+		uint8_t *v = dma_virt_fast(*(volatile uint64_t *)d, out);
+		if (!v) {
+			r->head = head;
+			p->rx_free = free;
+			v = rx_buffer(p, 0, out);
+			head = r->head;
+			free = p->rx_free;
+			if (!v) {
+				if (r->miss_gen)
+					break;
+				continue;
+			}
+		}
+		source_fill(p, v, s->seq + done);
+		if (!p->strip_crc) {
+			uint32_t crc = crc32_eth(v, s->size) ^ fcs_xor;
+			memcpy(v + s->size, &crc, 4);
+		}
+		rx_writeback(d, lo, st, out);
+		head = head + 1 == count ? 0 : head + 1;
+		free--;
+		done++;
+	}
+	r->head = head;
+	p->rx_free = free;
+	if (done) {
+		r->miss_gen = 0;
+		rx_count(p, done, out);
+	}
+	return done;
+}
+
+/* Source frames larger than one buffer: built whole, then spread (rx_frame). */
+static uint64_t rx_source_segs(struct port *p, uint64_t n, uint32_t st)
+{
+	struct source *s = &p->src;
+	uint64_t done = 0;
+	while (done < n && p->rx_free) {
+		source_fill(p, scratch, s->seq + done);
+		uint32_t fcs = p->strip_crc ? 0 : crc32_eth(scratch, s->size) ^ s->fcs_xor;
+		if (!rx_frame(p, scratch, s->size, fcs, s->wb_lo, st))
+			break;
+		done++;
+	}
+	return done;
+}
+
+/* Frames from the port's source. */
 static int rx_source(struct port *p, uint64_t now)
 {
 	struct source *s = &p->src;
 	uint64_t fresh;
 	if (s->rate == 0) {
-		fresh = p->rx_free;                   /* unlimited: exactly what fits */
+		/* unlimited: exactly what fits */
+		uint32_t out = s->size + (p->strip_crc ? 0 : 4);
+		fresh = p->rx_bufsize && out > p->rx_bufsize ? p->rx_free / rx_segs(p, out) : p->rx_free;
 	} else {
 		s->tokens += (double)(now - s->last_ns) * s->rate / 1e9;
 		s->last_ns = now;
@@ -216,59 +449,28 @@ static int rx_source(struct port *p, uint64_t now)
 	s->backlog += fresh;
 	if (s->backlog == 0)
 		return 0;
-	if (!rx_admit(p, s->tmpl, s->size)) {
-		/* rx_admit counted one frame; every waiting frame shares its fate */
-		uint64_t *c = !p->rx_ok ? &p->t.rx_drop_disabled
-			    : s->size + 4 > p->max_frame || s->size + (p->strip_crc ? 0 : 4) > p->rx_bufsize
-			    ? &p->t.rx_drop_oversize : &p->t.rx_drop_filtered;
-		*c += s->backlog - 1;
+	int err = rx_admit(p, s->tmpl, s->size, s->fcs_bad, s->backlog);
+	if (err < 0) {
+		/* every waiting frame shares the fate (rx_admit counted them all) */
 		s->seq += s->backlog;
 		s->backlog = 0;
 		return 0;
 	}
 	uint32_t out = s->size + (p->strip_crc ? 0 : 4);
-	uint64_t done = 0, n = s->backlog;
-	struct ring *r = &p->rxq;
-	/* The ring state lives in locals for the loop; the slow path (rx_buffer)
-	 * works on the struct, so it is synced around that call. */
-	uint32_t head = r->head, count = r->count, free = p->rx_free;
-	while (done < n && free) {
-		uint32_t ahead = head + 16 < count ? head + 16 : head + 16 - count;
-		__builtin_prefetch(r->desc + (size_t)ahead * 16, 1);   /* 4 lines ahead */
-		uint8_t *d = r->desc + (size_t)head * 16;
-		uint8_t *v = dma_virt_fast(*(volatile uint64_t *)d, out);
-		if (!v) {
-			r->head = head;
-			p->rx_free = free;
-			v = rx_buffer(p, out);
-			head = r->head;
-			free = p->rx_free;
-			if (!v) {
-				if (r->miss_gen)
-					break;
-				continue;
-			}
-		}
-		source_fill(p, v, s->seq + done);
-		if (!p->strip_crc) {
-			uint32_t crc = crc32_eth(v, s->size);
-			memcpy(v + s->size, &crc, 4);
-		}
-		rx_writeback(d, out);
-		head = head + 1 == count ? 0 : head + 1;
-		free--;
-		done++;
-	}
-	r->head = head;
-	p->rx_free = free;
-	if (done) {
-		r->miss_gen = 0;
-		rx_count(p, done, out);
-	}
+	uint32_t st = s->wb_st | (uint32_t)err;
+	uint64_t done, n = s->backlog;
+	if (p->rxq.released)
+		done = rx_released(p, n, out);
+	else if (out <= p->rx_bufsize)
+		done = rx_source_fast(p, n, out, st);
+	else
+		done = rx_source_segs(p, n, st);
 	s->seq += done;
 	s->backlog -= done;
-	uint64_t cap = packet_buffer_frames(p, s->size);
-	if (s->backlog > cap) {          /* packet buffer overflow: oldest frames lost */
+	/* 8.2.3.8.7: with DROP_EN a frame without a descriptor is dropped at
+	 * once; without it, it waits in the packet buffer until that overflows. */
+	uint64_t cap = p->rx_drop_en ? 0 : packet_buffer_frames(p, s->size);
+	if (s->backlog > cap) {          /* oldest frames lost */
 		rx_no_desc(p, s->backlog - cap);
 		s->seq += s->backlog - cap;
 		s->backlog = cap;

@@ -6,9 +6,13 @@
  *   0  dst MAC (the port's RAL0/RAH0, or dst=)   6  src 02:00:00:00:ee:0<port>
  *  12  ethertype 0x0800
  *  14  IPv4: 20 bytes, TTL 64, proto 17, total length = size - 14,
- *      src 10.0.<port>.1 + flow, dst 10.1.<port>.1, correct checksum
- *  34  UDP: src port 1024 + flow, dst port 5000, checksum 0
+ *      src 10.0.<port>.1 + flow, dst 10.1.<port>.1, checksum correct
+ *      (ipsum=bad: off by one bit)
+ *  34  UDP: src port 1024 + flow, dst port 5000, length size - 34,
+ *      checksum 0 (udpsum=zero), correct (good) or off by one bit (bad)
  *  42  32-bit big-endian sequence number; then byte k = k & 0xff
+ * Frames shorter than 46 bytes (size= down to 14) are the first `size`
+ * bytes of this layout.
  */
 #include <arpa/inet.h>
 #include <fcntl.h>
@@ -20,19 +24,39 @@
 
 #include "model.h"
 
-static uint32_t sum16(const uint8_t *b, int n)
+/* Internet checksum (RFC 1071): add n bytes as big-endian 16-bit words. */
+uint32_t csum_add(const uint8_t *b, uint32_t n, uint32_t sum)
 {
-	uint32_t s = 0;
-	for (int i = 0; i < n; i += 2)
-		s += (uint32_t)b[i] << 8 | b[i + 1];
-	return s;
+	uint32_t i = 0;
+	for (; i + 1 < n; i += 2)
+		sum += (uint32_t)b[i] << 8 | b[i + 1];
+	if (i < n)
+		sum += (uint32_t)b[i] << 8;             /* odd length: pad with zero */
+	return sum;
 }
 
-static uint16_t fold(uint32_t s)
+/* Fold to 16 bits and complement: the checksum field for a sum. */
+uint16_t csum_fold(uint32_t s)
 {
 	while (s >> 16)
 		s = (s & 0xffff) + (s >> 16);
 	return (uint16_t)~s;
+}
+
+static uint32_t sum16(const uint8_t *b, int n)
+{
+	return csum_add(b, (uint32_t)n, 0);
+}
+
+static uint16_t fold(uint32_t s)
+{
+	return csum_fold(s);
+}
+
+/* A checksum that is wrong for sure: one bit off (never the other zero). */
+static uint16_t spoil(uint16_t c)
+{
+	return c == 1 ? 2 : c ^ 1;
 }
 
 static uint32_t src_ip(int port, uint32_t flow)
@@ -40,7 +64,17 @@ static uint32_t src_ip(int port, uint32_t flow)
 	return (10u << 24 | (uint32_t)port << 8 | 1u) + flow;
 }
 
-/* (Re)build the template of flow 0, sequence 0. */
+/* UDP checksum of a source frame with source address ip, port sport, number seq. */
+static uint16_t udp_sum(const struct source *s, uint32_t ip, uint32_t sport, uint32_t seq)
+{
+	uint32_t m = seq & s->seq_mask;
+	uint16_t c = fold(s->udp_base + (ip >> 16) + (ip & 0xffff) + sport + (m >> 16) + (m & 0xffff));
+	if (c == 0)
+		c = 0xffff;                             /* RFC 768: 0 means "no checksum" */
+	return s->udp_mode == 2 ? spoil(c) : c;
+}
+
+/* (Re)build the template of flow 0, sequence 0, and what every frame reports. */
 void source_build(struct port *p)
 {
 	struct source *s = &p->src;
@@ -64,7 +98,8 @@ void source_build(struct port *p)
 	s->ip_sum = sum16(ip, 20);                 /* without the source address */
 	be = htonl(src_ip(p->idx, 0));
 	memcpy(ip + 12, &be, 4);
-	uint16_t c = htons(fold(sum16(ip, 20)));
+	uint16_t c = fold(sum16(ip, 20));
+	c = htons(s->ip_bad ? spoil(c) : c);
 	memcpy(ip + 10, &c, 2);
 	uint8_t *udp = t + 34;
 	udp[0] = 1024 >> 8; udp[1] = 1024 & 0xff;
@@ -72,20 +107,48 @@ void source_build(struct port *p)
 	udp[4] = (uint8_t)((size - 34) >> 8); udp[5] = (uint8_t)(size - 34);
 	udp[6] = udp[7] = 0;
 	memset(t + 42, 0, 4);
+
+	/* The UDP checksum changes with the flow and the sequence number: the
+	 * rest of its sum is taken once here (pseudo header without the source
+	 * address, UDP header without source port and checksum, payload with the
+	 * sequence number as 0); source_fill_extra adds the changing words. */
+	int udp_on = s->udp_mode && size >= 42;
+	if (udp_on) {
+		uint32_t sum = (dst >> 16) + (dst & 0xffff) + 17 + (size - 34);
+		sum = csum_add(t + 36, 4, sum);
+		sum = csum_add(t + 42, size - 42, sum);
+		s->udp_base = sum;
+		uint32_t in = size >= 46 ? 4 : size - 42;   /* sequence bytes in the frame */
+		s->seq_mask = in ? ~0u << (8 * (4 - in)) : 0;
+		c = htons(udp_sum(s, src_ip(p->idx, 0), 1024, 0));
+		memcpy(udp + 6, &c, 2);
+	}
+	s->fill_extra = s->flows > 1 || udp_on;
+	s->fcs_xor = s->fcs_bad ? 0xffffffffu : 0;
+	/* Status of every frame: only checksummed fields change from frame to
+	 * frame, so the template's status holds for all (rx.c, 7.1.6.2). */
+	rx_classify(t, size, &s->wb_lo, &s->wb_st);
 }
 
-/* The parts of frame number seq that depend on its flow (source_fill, model.h). */
-void source_fill_flow(struct port *p, uint8_t *buf, uint64_t seq)
+/* The per-frame fields beyond the sequence number (source_fill, model.h). */
+void source_fill_extra(struct port *p, uint8_t *buf, uint64_t seq)
 {
 	struct source *s = &p->src;
-	uint32_t flow = (uint32_t)(seq % s->flows);
+	uint32_t flow = s->flows > 1 ? (uint32_t)(seq % s->flows) : 0;
 	uint32_t ip = src_ip(p->idx, flow);
-	uint32_t be = htonl(ip);
-	memcpy(buf + 26, &be, 4);
-	uint16_t c = htons(fold(s->ip_sum + (ip >> 16) + (ip & 0xffff)));
-	memcpy(buf + 24, &c, 2);
-	uint16_t sport = htons((uint16_t)(1024 + flow));
-	memcpy(buf + 34, &sport, 2);
+	if (s->flows > 1) {
+		uint32_t be = htonl(ip);
+		memcpy(buf + 26, &be, 4);
+		uint16_t c = fold(s->ip_sum + (ip >> 16) + (ip & 0xffff));
+		c = htons(s->ip_bad ? spoil(c) : c);
+		memcpy(buf + 24, &c, 2);
+		uint16_t sport = htons((uint16_t)(1024 + flow));
+		memcpy(buf + 34, &sport, 2);
+	}
+	if (s->udp_mode && s->size >= 42) {
+		uint16_t c = htons(udp_sum(s, ip, 1024 + flow, (uint32_t)seq));
+		memcpy(buf + 40, &c, 2);
+	}
 }
 
 /* Sink with check=1: IPv4/UDP with a valid header checksum, seq + 1. */
@@ -108,8 +171,9 @@ void sink_check(struct port *p, const uint8_t *f, uint32_t len)
 	p->sink_last_seq = seq;
 }
 
-/* Ethernet FCS: CRC-32 (IEEE 802.3), reflected, as appended on the wire. */
-uint32_t crc32_eth(const uint8_t *data, uint32_t len)
+/* Ethernet FCS: CRC-32 (IEEE 802.3), reflected, as appended on the wire.
+ * crc32_update continues a CRC over more data (start with 0). */
+uint32_t crc32_update(uint32_t crc, const uint8_t *data, uint32_t len)
 {
 	static uint32_t table[256];
 	if (!table[1])
@@ -119,10 +183,15 @@ uint32_t crc32_eth(const uint8_t *data, uint32_t len)
 				c = c & 1 ? 0xEDB88320u ^ (c >> 1) : c >> 1;
 			table[i] = c;
 		}
-	uint32_t crc = ~0u;
+	crc = ~crc;
 	for (uint32_t i = 0; i < len; i++)
 		crc = table[(crc ^ data[i]) & 0xff] ^ (crc >> 8);
 	return ~crc;
+}
+
+uint32_t crc32_eth(const uint8_t *data, uint32_t len)
+{
+	return crc32_update(0, data, len);
 }
 
 /* Classic pcap (microsecond timestamps, linktype 1 = Ethernet). */

@@ -9,7 +9,16 @@
  * (RS).  TDH and the statistics registers are published by port_publish()
  * (every 0.5 ms and when idle, see rx.c).  Legacy descriptors (DEXT = 0)
  * have CMD/EOP/RS at the same bit positions and are handled alike.
+ *
+ * Frame length (7.2.3.2.4, DTALEN; 8.2.3.22.13 MAXFRS): the data of a frame,
+ * summed over its descriptors up to EOP, must be at least 17 bytes and at
+ * most the maximum frame size without FCS (1514 bytes, MFS - 4 with
+ * HLREG0.JUMBOEN).  Other frames are not sent; their descriptors are
+ * completed as usual (DD for RS) and counted in tx_drop_bad_length.  (This
+ * is why Linux ixgbe pads frames to 17 bytes.)  TSO is not modelled, so
+ * a TSO descriptor chain longer than that counts there too.
  */
+#define TX_MIN_LEN 17
 #include <string.h>
 
 #include "model.h"
@@ -57,6 +66,8 @@ static int tx_ring(struct port *p, int q, struct port *peer)
 		return 0;
 	int need_data = p->sink_check || p->pcap_out || peer;
 	uint32_t start = head, glen = 0, nsegs = 0;
+	/* lengths outside TX_MIN_LEN..tx_max_len: len - TX_MIN_LEN > span (unsigned) */
+	uint32_t span = p->tx_max_len > TX_MIN_LEN ? p->tx_max_len - TX_MIN_LEN : 0;
 	uint64_t frames = 0, bytes = 0;
 	int bad = 0;
 	const uint8_t *single = NULL;
@@ -73,7 +84,7 @@ static int tx_ring(struct port *p, int q, struct port *peer)
 			uint32_t cmd = *(volatile uint32_t *)(d + 8);
 			uint32_t len = cmd & 0xffff;
 			if ((cmd & (CMD_EOP | CMD_DEXT | DTYP_MASK)) != (CMD_EOP | CMD_DEXT | DTYP_DATA) ||
-			    !dma_virt_fast(addr, len))
+			    len - TX_MIN_LEN > span || !dma_virt_fast(addr, len))
 				break;
 			frames++;
 			bytes += len;
@@ -127,6 +138,10 @@ static int tx_ring(struct port *p, int q, struct port *peer)
 		nsegs++;
 		head = next;
 		if (cmd & CMD_EOP) {
+			if (!bad && glen - TX_MIN_LEN > span) {
+				p->t.tx_drop_bad_length++;
+				bad = 1;
+			}
 			if (!bad) {
 				frames++;
 				bytes += glen;
@@ -147,8 +162,8 @@ static int tx_ring(struct port *p, int q, struct port *peer)
 	}
 	p->t.tx_frames += frames;
 	p->t.tx_bytes += bytes;
-	p->gptc += frames;
-	p->gotc += bytes + 4 * frames;            /* GOTC counts the FCS */
+	p->cnt[C_GPTC] += frames;
+	p->cnt[C_GOTC] += bytes + 4 * frames;     /* GOTC counts the FCS */
 	if (p->sink)
 		p->t.sink_frames += frames;
 	/* A frame without EOP yet (or waiting for a rescan) is retried next visit. */
@@ -160,11 +175,31 @@ static int tx_ring(struct port *p, int q, struct port *peer)
 	return 1;
 }
 
+/*
+ * A queue whose memory was released (dma.c): the NIC would still fetch the
+ * descriptors from its head up to TDT; count them, touch nothing.
+ */
+static int tx_released_ring(struct port *p, int q)
+{
+	struct ring *r = &p->txq[q];
+	uint32_t tail = __atomic_load_n(&REG(p, TDT(q)), __ATOMIC_ACQUIRE);
+	if (tail >= r->count || tail == r->head)
+		return 0;
+	p->t.dma_after_release += (tail + r->count - r->head) % r->count;
+	r->head = tail;
+	p->tx_dirty = 1;
+	return 1;
+}
+
 /* One visit of all enabled TX queues of a port. */
 int tx_visit(struct port *p, uint64_t now)
 {
-	if (!p->tx_active || !p->tx_en || !p->bus_master || !p->link_up || now < p->stall_until)
+	if (!(p->tx_active | p->tx_released) || !p->tx_en || !p->bus_master || !p->link_up ||
+	    now < p->stall_until)
 		return 0;
+	if (__builtin_expect(p->tx_released != 0, 0))
+		for (uint64_t rel = p->tx_released; rel; rel &= rel - 1)
+			tx_released_ring(p, __builtin_ctzll(rel));
 	struct port *peer = p->cable >= 0 ? &M.ports[p->cable] : NULL;
 	if (peer)
 		rx_begin(peer);
