@@ -47,13 +47,16 @@ class Model {
     return bin;
   }
 
-  // Start a model; resolves when it printed its ready line.
-  static start({ ports = 2, config = [], binary, dir, args = [] } = {}) {
+  // Start a model; resolves when it printed its ready line. device: PCI device ID(s) in
+  // hex, one per port ('10fb' or ['10fc', '10fb']); iommu: iommu_group/type to show.
+  static start({ ports = 2, config = [], binary, dir, device, iommu, args = [] } = {}) {
     const bin = binary || Model.binaryPath();
     // --parent: the model exits when this process dies, even by SIGKILL or an unhandled
     // SIGINT, when no 'exit' handler runs.
     const argv = ['--ports', String(ports), '--parent', String(process.pid), ...args];
     if (dir) argv.push('--dir', dir);
+    if (device !== undefined) argv.push('--device', [].concat(device).join(','));
+    if (iommu !== undefined) argv.push('--iommu', iommu);
     if (config.length) argv.push('--config', config.join('; '));
     const child = childProcess.spawn(bin, argv, { stdio: ['ignore', 'pipe', 'pipe'] });
     return new Promise((resolve, reject) => {

@@ -11,7 +11,9 @@ const addon = require(path.join(__dirname, '..', 'build', 'Release', 'ixy.node')
 const R = {
   CTRL: 0x0, EEC: 0x10010, RDRXCTL: 0x2f00, AUTOC: 0x42a0, LINKS: 0x42a4, FCTRL: 0x5080,
   RAL0: 0xa200, RAH0: 0xa204, RXCTRL: 0x3000, DMATXCTL: 0x4a80, HLREG0: 0x4240,
-  MPC0: 0x3fa0, GPRC: 0x4074, GPTC: 0x4080, QPRDC0: 0x1430,
+  MPC0: 0x3fa0, GPRC: 0x4074, GPTC: 0x4080, QPRDC0: 0x1430, QPRC0: 0x1030, TPR: 0x40d0,
+  GORCL: 0x4088, GORCH: 0x408c, CRCERRS: 0x4000, RUC: 0x40a4, RFC: 0x40a8, ROC: 0x40ac,
+  RAL0_82598: 0x5400, RAH0_82598: 0x5404, MAXFRS: 0x4268, RXPBSIZE0: 0x3c00,
   RDBAL: 0x1000, RDBAH: 0x1004, RDLEN: 0x1008, RDH: 0x1010, SRRCTL: 0x1014, RDT: 0x1018, RXDCTL: 0x1028,
   TDBAL: 0x6000, TDBAH: 0x6004, TDLEN: 0x6008, TDH: 0x6010, TDT: 0x6018, TXDCTL: 0x6028,
 };
@@ -91,11 +93,44 @@ async function setupRx(dev, mem, { count = 256, tail = count - 1, srrctl = (1 <<
   dev.write(R.RXCTRL, dev.read(R.RXCTRL) | 1);       // RXEN
 }
 
-// Read-back of RX descriptor i in write-back format.
+// Read-back of RX descriptor i in write-back format (7.1.6.2): packet type in
+// bits 16:4 of dword 0, extended status (19:0) and errors (31:20) in dword 2.
+const RXD = {
+  DD: 1, EOP: 2, UDPCS: 0x10, L4CS: 0x20, IPCS: 0x40, RXE: 0x20000000, TCPE: 0x40000000, IPE: 0x80000000,
+  PKT_IPV4: 0x10, PKT_TCP: 0x100, PKT_UDP: 0x200,
+};
 function rxDesc(mem, i) {
   const d = (RX_RING + i * 16) / 4;
   const status = mem.u32[d + 2];
-  return { dd: (status & 1) !== 0, eop: (status & 2) !== 0, length: mem.u32[d + 3] & 0xffff, data: mem.bytes.subarray(rxBuf(i), rxBuf(i) + 2048) };
+  return {
+    dd: (status & 1) !== 0,
+    eop: (status & 2) !== 0,
+    status: status & 0xfffff,
+    errors: (status & 0xfff00000) >>> 0,
+    pktType: mem.u32[d] & 0x1fff0,
+    length: mem.u32[d + 3] & 0xffff,
+    data: mem.bytes.subarray(rxBuf(i), rxBuf(i) + 2048),
+  };
+}
+
+// Statistics registers clear when read (8.2.3.23). The model hands counts over
+// only into a register that reads 0 (README): read, and write 0 after a
+// non-zero read. Harmless on hardware, where the write has no effect.
+function readStat(dev, off) {
+  const v = dev.read(off);
+  if (v) dev.write(off, 0);
+  return v;
+}
+
+// Sum a statistics register (readStat) until it reaches `want`; returns the sum.
+async function collectStat(dev, off, want, timeoutMs = 1000) {
+  const end = Date.now() + timeoutMs;
+  let sum = 0;
+  for (;;) {
+    sum += readStat(dev, off);
+    if (sum >= want || Date.now() > end) return sum;
+    await sleep(1);
+  }
 }
 
 async function setupTx(dev, mem, { count = 256 } = {}) {
@@ -107,12 +142,13 @@ async function setupTx(dev, mem, { count = 256 } = {}) {
   await waitReg(dev, R.TXDCTL, 1 << 25, 1 << 25);
 }
 
-// Advanced data descriptor i: EOP | IFCS | RS | DEXT, DTYP 0011. addr overrides the buffer.
-function txDesc(mem, i, len, addr) {
+// Advanced data descriptor i: EOP | IFCS | RS | DEXT, DTYP 0011. addr overrides the
+// buffer; eop = false leaves EOP clear (the frame goes on in descriptor i + 1).
+function txDesc(mem, i, len, addr, eop = true) {
   const d = (TX_RING + i * 16) / 4;
   const [lo, hi] = split(addr === undefined ? mem.phys(txBuf(i)) : addr);
   mem.u32[d] = lo; mem.u32[d + 1] = hi;
-  mem.u32[d + 2] = (len | (3 << 20) | (1 << 24) | (1 << 25) | (1 << 27) | (1 << 29)) >>> 0;
+  mem.u32[d + 2] = (len | (3 << 20) | (eop ? 1 << 24 : 0) | (1 << 25) | (1 << 27) | (1 << 29)) >>> 0;
   mem.u32[d + 3] = (len << 14) >>> 0;
 }
 
@@ -134,4 +170,14 @@ function buildFrame(buf, { size = 60, seq = 0, port = 0, dst = [0x02, 0, 0, 0, 0
   buf[42] = seq >>> 24; buf[43] = (seq >>> 16) & 0xff; buf[44] = (seq >>> 8) & 0xff; buf[45] = seq & 0xff;
 }
 
-module.exports = { R, addon, open, busMaster, reset, linkUp, dmaMemory, setupRx, refillRx, rxDesc, setupTx, txDesc, txDone, buildFrame, rxBuf, txBuf, sleep, waitReg };
+// Internet checksum sum (RFC 1071) of buf[start, end), not folded or complemented.
+function csumAdd(buf, start, end, sum = 0) {
+  for (let i = start; i < end; i += 2) sum += (buf[i] << 8) | (i + 1 < end ? buf[i + 1] : 0);
+  return sum;
+}
+const csumFold = (sum) => { while (sum > 0xffff) sum = (sum & 0xffff) + Math.floor(sum / 0x10000); return sum; };
+
+module.exports = {
+  R, RXD, addon, open, busMaster, reset, linkUp, dmaMemory, setupRx, refillRx, rxDesc, setupTx, txDesc, txDone,
+  buildFrame, rxBuf, txBuf, sleep, waitReg, readStat, collectStat, csumAdd, csumFold,
+};
