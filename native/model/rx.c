@@ -56,10 +56,10 @@ void rx_end(struct port *p)
 }
 
 /*
- * Receive checksum offload as the 82599 reports it (7.1.11; write-back
- * fields 7.1.6.2).  The 82599 always checks IPv4 headers and TCP/UDP over
- * IPv4 (RXCSUM, 8.2.3.7.5, only selects what else goes into the descriptor),
- * so this does not depend on any register.
+ * Receive checksum offload as the 82599 reports it (chapter 7.1, "Receive
+ * Checksum Offloading"; write-back fields 7.1.6.2).  The 82599 always
+ * checks IPv4 headers and TCP/UDP over IPv4 (RXCSUM, 8.2.3.7.5, has no
+ * enable bits for that), so this does not depend on any register.
  *   IPv4 (the whole header in the frame): packet type IPV4, IPCS, and IPE
  *   when the header checksum is wrong.
  *   TCP or UDP in an unfragmented IPv4 packet (the segment inside the frame):
