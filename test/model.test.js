@@ -588,6 +588,11 @@ describe('device model', function () {
           await d.reset(dev);
           await d.linkUp(dev);
           await d.setupRx(dev, mem);
+          if (process.argv[2] === 'tx') {       // 10 frames queued while the model stalls TX
+            await d.setupTx(dev, mem);
+            for (let i = 0; i < 10; i++) d.txDesc(mem, i, 60);
+            dev.write(d.R.TDT, 10);
+          }
           if (process.argv[2] === 'rxdctl') dev.write(d.R.RXDCTL, dev.read(d.R.RXDCTL) & ~(1 << 25));
           if (process.argv[2] === 'rxen') dev.write(d.R.RXCTRL, 0);
           if (process.argv[2] === 'busmaster') d.busMaster(dev, false);
@@ -609,6 +614,19 @@ describe('device model', function () {
         assert.strictEqual(s.rxQueueReleased, true);
         assert.strictEqual(s.rxQueueActive, false);
         assert.strictEqual(s.rxDelivered + s.dmaAfterRelease, 255, 'every free descriptor used once');
+      } finally {
+        await model.stop();
+      }
+    });
+
+    it('counts TX descriptors it would fetch from released memory', async () => {
+      const model = await Model.start({ ports: 1 });
+      try {
+        await model.stall(0, 1500);        // longer than the driver lives
+        await driverExits(model, 'tx');
+        const s = await model.waitFor(0, (x) => x.dmaOwnerPid === 0 && x.dmaAfterRelease === 10, 3000);
+        assert.strictEqual(s.txFrames, 0);
+        assert.strictEqual(s.txQueuesReleased, 1);
       } finally {
         await model.stop();
       }
