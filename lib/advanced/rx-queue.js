@@ -26,7 +26,8 @@ class RxQueue {
   // ring in bursts instead of one batch at a time, and the tail register (whose cache
   // line the NIC reads) is written less often. The NIC never has fewer than
   // ringSize - freeThreshold descriptors, so the threshold is at most half the ring.
-  constructor(regs, layout, index, ringSize, pool, freeThreshold = 1) {
+  // dropWhenFull: SRRCTL.DROP_EN, see configure().
+  constructor(regs, layout, index, ringSize, pool, freeThreshold = 1, dropWhenFull = false) {
     this.regs = regs;
     this.layout = layout;
     this.index = index;
@@ -43,6 +44,7 @@ class RxQueue {
     this.next = 0; // the next descriptor the NIC will complete
     this.tailIndex = layout.RDT(index) >> 2;
     this.freeThreshold = freeThreshold;
+    this.dropWhenFull = dropWhenFull;
     this.unreturned = 0; // descriptors refilled since the last RDT write
     this.totals = newTotals(); // packets and bytes (see lib/totals.js for why not properties)
     this.errors = 0; // frames the NIC flagged broken or split over descriptors: dropped here
@@ -54,15 +56,18 @@ class RxQueue {
   }
 
   // 4.6.7: ring address and length, one-buffer advanced descriptors with the pool's buffer
-  // size (SRRCTL.BSIZEPACKET, in KiB: checked by the device's options), dropping when no
-  // descriptor is free instead of stalling the packet buffer.
+  // size (SRRCTL.BSIZEPACKET, in KiB: checked by the device's options). With dropWhenFull
+  // (SRRCTL.DROP_EN) a frame that finds no free descriptor is dropped at once (counted in
+  // QPRDC); without it, it waits in the packet buffer, which absorbs a short stall of the
+  // application, but a full queue then holds up every other queue behind it. So, as
+  // Linux's ixgbe does, DROP_EN only with several RX queues.
   configure() {
     const regs = this.regs;
     const R = this.layout;
     const q = this.index;
     const bufferKiB = this.pool.bufferSize / 1024;
     regs[R.SRRCTL(q) >> 2] = (regs[R.SRRCTL(q) >> 2] & ~(R.SRRCTL_DESCTYPE_MASK | R.SRRCTL_BSIZEPACKET_MASK)) |
-      R.SRRCTL_DESCTYPE_ADV_ONEBUF | R.SRRCTL_DROP_EN | bufferKiB;
+      R.SRRCTL_DESCTYPE_ADV_ONEBUF | (this.dropWhenFull ? R.SRRCTL_DROP_EN : 0) | bufferKiB;
     const base = this.span.phys;
     regs[R.RDBAL(q) >> 2] = base % TWO_32;
     regs[R.RDBAH(q) >> 2] = Math.floor(base / TWO_32);

@@ -10,6 +10,7 @@ const pci = require('../pci');
 const { isSfp } = require('../drivers');
 
 const MAX_QUEUES = 64;
+const ERROR_COUNTERS = [R.CRCERRS, R.RLEC, R.RUC, R.RFC, R.ROC, R.RJC];
 
 const DEFAULTS = {
   rxQueues: 1,
@@ -149,18 +150,19 @@ class IxgbeDevice extends AdvancedNic {
     else this.regs[R.FCTRL >> 2] &= ~mask;
   }
 
-  // Frames dropped for want of room: with SRRCTL.DROP_EN (set by RxQueue) a queue without
-  // a free descriptor drops at once and counts in its QPRDC; MPC counts what overflowed a
-  // packet buffer (8.2.3.8.7, 8.2.3.23).
+  // Frames dropped for want of room: with SRRCTL.DROP_EN (RxQueue sets it when there are
+  // several RX queues) a queue without a free descriptor drops at once and counts in its
+  // QPRDC; MPC counts what overflowed a packet buffer (8.2.3.8.7, 8.2.3.23).
   readMissed() {
     for (let i = 0; i < 8; i++) this.missed += this.readClear(R.MPC(i));
     for (const q of this.rxQueues) if (q.index < 16) this.missed += this.readClear(R.QPRDC(q.index));
     return this.missed;
   }
 
-  // Broken frames the MAC dropped (8.2.3.23): bad FCS, wrong length, too short, too long.
+  // Broken frames the MAC dropped (8.2.3.23): a bad FCS, a wrong length field, too short
+  // or too long (each with a good or a bad FCS: each frame counts in one of these).
   readErrors() {
-    for (const reg of [R.CRCERRS, R.RLEC, R.RUC, R.ROC]) this.hardwareErrors += this.readClear(reg);
+    for (const reg of ERROR_COUNTERS) this.hardwareErrors += this.readClear(reg);
     return this.hardwareErrors;
   }
 

@@ -98,7 +98,9 @@ module.exports = {
   CRCERRS: 0x04000, // frames with a bad FCS
   RLEC: 0x04040, // frames whose length field disagrees with their size
   RUC: 0x040a4, // undersize frames: under 64 bytes with a good FCS
-  ROC: 0x040a8, // oversize frames: over the maximum frame size
+  RFC: 0x040a8, // fragments: under 64 bytes with a bad FCS
+  ROC: 0x040ac, // oversize frames: over the maximum frame size with a good FCS
+  RJC: 0x040b0, // jabbers: over the maximum frame size with a bad FCS
   GPRC: 0x04074,
   GPTC: 0x04080,
   GORCL: 0x04088,

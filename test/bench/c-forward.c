@@ -51,7 +51,7 @@
 #define CLEAN_BATCH 32
 #define RXD_DD 1u
 #define RXD_DONE_AND_WHOLE 3u                  /* DD | EOP */
-#define RXD_ERRORS 0xfff00000u
+#define RXD_ERRORS 0x20000000u  /* RXE: a broken frame; IPE and L4E are checksum verdicts */
 #define RXD_GOOD_FRAME_BITS (RXD_DONE_AND_WHOLE | RXD_ERRORS) /* a good frame: exactly DD|EOP of these */
 #define TXD_CMD ((3u << 20) | (1u << 24) | (1u << 25) | (1u << 27) | (1u << 29)) /* DATA EOP IFCS RS DEXT */
 
