@@ -16,7 +16,7 @@ class LegacyTransport {
     this.kind = 'legacy';
     this.address = address;
     try {
-      this.fd = fs.openSync(pci.resourcePath(address, 0), 'r+');
+      this.fd = pci.openResource(address, 0); // no symlink, a regular file (lib/pci.js)
     } catch (err) {
       throw fromNative(err, `cannot open the I/O BAR of ${address}`);
     }
