@@ -9,6 +9,7 @@ const pci = require('../pci');
 const { Device } = require('../device');
 const { IxyError } = require('../errors');
 const { native } = require('../native');
+const exitGuard = require('../exit-guard');
 const { Mempool } = require('../mempool');
 const { RxQueue } = require('./rx-queue');
 const { TxQueue } = require('./tx-queue');
@@ -21,19 +22,26 @@ class AdvancedNic extends Device {
     this.layout = layout;
     this.options = { ...defaults, ...options };
     checkOptions(this.options, maxQueues, maxRingSize);
+    pci.checkIommu(address);
     pci.unbindDriver(address);
-    // An unbound NIC may have bus mastering off, and then it can do no DMA at all.
-    pci.enableBusMastering(address);
-    this.bar = pci.mapBar(address, 0);
+    this.bar = pci.mapBar(address, 0, MIN_BAR_BYTES[driver]);
     this.regs = new Uint32Array(this.bar);
     this.pools = [];
     this.linkUp = null; // as check() last saw it; null: not checked yet
     this.missed = 0; // frames dropped for want of room (readMissed)
     this.hardwareErrors = 0; // broken frames the NIC dropped itself (readErrors)
     try {
+      // From here on every way out of the process stops the NIC (lib/exit-guard.js).
+      exitGuard.guard(this, { bar: this.bar, stopBits: dmaStopBits(layout, this.options) });
+      // An unbound NIC may have bus mastering off, and then it can do no DMA at all.
+      pci.enableBusMastering(address);
       this.resetAndInit();
     } catch (err) {
-      this.close();
+      try {
+        this.close();
+      } catch {
+        // the first error is the one that says what went wrong
+      }
       throw err;
     }
   }
@@ -56,7 +64,7 @@ class AdvancedNic extends Device {
     const o = this.options;
     const pool = new Mempool({ entries: o.mempoolEntries, bufferSize: o.bufferSize });
     this.pools.push(pool);
-    const queue = new RxQueue(this.regs, this.layout, q, o.rxRingSize, pool, o.rxFreeThreshold);
+    const queue = new RxQueue(this.regs, this.layout, q, o.rxRingSize, pool, o.rxFreeThreshold, o.rxQueues > 1);
     this.rxQueues.push(queue);
     queue.configure();
     return queue;
@@ -177,6 +185,16 @@ class AdvancedNic extends Device {
     if (this.closed) return;
     this.stop();
     this.closed = true;
+    // Bus Master off before any memory goes back: then the NIC can reach none of it,
+    // whatever a queue that did not stop still holds (PCI 3.0, 6.2.2). This also leaves
+    // the exit guard, which must happen before the BAR is unmapped (the signal handler
+    // writes to it). A failure is reported once everything else is released.
+    let busMasterError = null;
+    try {
+      exitGuard.release(this);
+    } catch (err) {
+      busMasterError = err;
+    }
     if (this.regs) this.lastStats = super.stats();
     for (const q of this.txQueues) q.close();
     for (const q of this.rxQueues) q.close();
@@ -184,7 +202,26 @@ class AdvancedNic extends Device {
     if (this.bar) native().free(this.bar);
     this.regs = null;
     this.bar = null;
+    pci.forgetDevice(this.address);
+    if (busMasterError) throw busMasterError;
   }
+}
+
+// The smallest BAR0 a driver works with: the next power of two above the highest register
+// it touches (ixgbe: EEC at 0x10010, 82599 8.2.3.2.1; igb: TXDCTL(15) at 0xe3e8, 82576
+// 8.12.13). A smaller resource0 is not the NIC the driver thinks it is.
+const MIN_BAR_BYTES = { ixgbe: 128 << 10, igb: 64 << 10 };
+
+// What the fatal-signal handler clears, in order, to stop all DMA without JavaScript:
+// receive off (82599 RXCTRL.RXEN 8.2.3.8.10; 82576 RCTL.EN 8.10.1), every queue's ENABLE
+// (RXDCTL/TXDCTL: 82599 8.2.3.8.6, 8.2.3.9.10; 82576 8.10.10, 8.12.13), then transmit off
+// (82599 DMATXCTL.TE 8.2.3.9.2; 82576 TCTL.EN 8.12.1). [offset, bits] pairs.
+function dmaStopBits(L, o) {
+  const pairs = [L.RXCTRL !== undefined ? [L.RXCTRL, L.RXCTRL_RXEN] : [L.RCTL, L.RCTL_EN]];
+  for (let q = 0; q < o.rxQueues; q++) pairs.push([L.RXDCTL(q), L.RXDCTL_ENABLE]);
+  for (let q = 0; q < o.txQueues; q++) pairs.push([L.TXDCTL(q), L.TXDCTL_ENABLE]);
+  pairs.push(L.DMATXCTL !== undefined ? [L.DMATXCTL, L.DMATXCTL_TE] : [L.TCTL, L.TCTL_EN]);
+  return pairs;
 }
 
 function checkOptions(o, maxQueues, maxRingSize) {
@@ -215,4 +252,4 @@ function checkOptions(o, maxQueues, maxRingSize) {
   }
 }
 
-module.exports = { AdvancedNic };
+module.exports = { AdvancedNic, MIN_BAR_BYTES, dmaStopBits };

@@ -9,6 +9,7 @@ const C = require('./constants');
 const { Device } = require('../device');
 const { Mempool } = require('../mempool');
 const { IxyError } = require('../errors');
+const exitGuard = require('../exit-guard');
 const { sleep } = require('../wait');
 const { LegacyTransport } = require('./legacy-transport');
 const { ModernTransport } = require('./modern-transport');
@@ -50,18 +51,26 @@ class VirtioDevice extends Device {
       if (this.options[key] !== 0 && this.options[key] !== 1) throw new IxyError('EINVAL', `${key} must be 0 or 1 for virtio, got ${this.options[key]}`);
     }
     const id = pci.readIdentity(address);
+    pci.checkIommu(address);
     pci.unbindDriver(address);
-    // QEMU's legacy device enables bus mastering by itself on ACK|DRIVER; others do not.
-    pci.enableBusMastering(address);
     this.transport = id.device === LEGACY_DEVICE_ID ? new LegacyTransport(address) : new ModernTransport(address);
     this.pools = [];
     this.rx = null;
     this.tx = null;
     this.ctrl = null;
     try {
+      // Every way out of the process stops the device from here on (lib/exit-guard.js):
+      // stop() resets it on 'exit'; a fatal signal clears Bus Master alone (no registers).
+      exitGuard.guard(this);
+      // QEMU's legacy device enables bus mastering by itself on ACK|DRIVER; others do not.
+      pci.enableBusMastering(address);
       this.init();
     } catch (err) {
-      this.close();
+      try {
+        this.close();
+      } catch {
+        // the first error is the one that says what went wrong
+      }
       throw err;
     }
   }
@@ -188,12 +197,22 @@ class VirtioDevice extends Device {
     if (this.closed) return;
     this.stop();
     this.closed = true;
+    // Bus Master off before memory goes back (PCI 3.0, 6.2.2), and out of the exit guard,
+    // as for the Intel NICs (lib/advanced/nic.js).
+    let busMasterError = null;
+    try {
+      exitGuard.release(this);
+    } catch (err) {
+      busMasterError = err;
+    }
     if (this.tx) this.tx.close();
     if (this.rx) this.rx.close();
     if (this.ctrl) this.ctrl.close();
     for (const pool of this.pools) pool.close();
     if (this.transport) this.transport.close();
     this.transport = null;
+    pci.forgetDevice(this.address);
+    if (busMasterError) throw busMasterError;
   }
 }
 
