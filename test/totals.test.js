@@ -10,7 +10,8 @@ const { runOptimising } = require('./helpers');
 // every RX descriptor up to RDT is completed with a `length`-byte frame, every TX
 // descriptor up to TDT is marked done. step() forwards one batch from rx to tx.
 const CHILD = `
-  const port = openPort(512, { entries: 1024, rxFree: 128 });
+  // Buffers of 64 KiB: send() refuses a frame longer than its buffer.
+  const port = openPort(512, { entries: 1024, rxFree: 128, bufferSize: 65536 });
   const { rx, tx } = port;
   const batch = new PacketBatch(32);
   const seen = { rx: { packets: 0, bytes: 0 }, tx: { packets: 0, bytes: 0 } }; // counted here

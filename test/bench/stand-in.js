@@ -28,10 +28,11 @@ const { tuneJit } = require('../../lib/jit');
 const GOOD_FRAME = D.RXD_STAT_DD | D.RXD_STAT_EOP;
 
 // An RX and a TX queue of `ring` descriptors on registers in plain memory, started, with
-// a mempool of `entries` buffers; RX descriptors go back in groups of rxFree.
-function openPort(ring, { entries = 4096, rxFree = ring / 4 } = {}) {
+// a mempool of `entries` buffers of `bufferSize` bytes; RX descriptors go back in groups
+// of rxFree.
+function openPort(ring, { entries = 4096, rxFree = ring / 4, bufferSize = 2048 } = {}) {
   const regs = new Uint32Array(0x80000 / 4); // the 82599's 512 KiB of registers
-  const pool = new Mempool({ entries });
+  const pool = new Mempool({ entries, bufferSize });
   const rx = new RxQueue(regs, R, 0, ring, pool, rxFree);
   const tx = new TxQueue(regs, R, 0, ring);
   rx.start(() => {});
