@@ -57,13 +57,14 @@ export class CheckedMempool extends Mempool {
 
 /** Buffer ids and lengths moving between an application and a queue; reused, never reallocated. */
 export class PacketBatch {
-  constructor(capacity?: number, pool?: Mempool | null);
+  /** status: keep each received frame's descriptor status word, for checksumOf(). */
+  constructor(capacity?: number, pool?: Mempool | null, options?: { status?: boolean });
   readonly capacity: number;
   /** Views into the driver's index arena (lib/arena.js): usable while the batch is. */
   readonly ids: Uint32Array;
   readonly lengths: Uint32Array;
-  /** Per received frame, its RX descriptor's status word as the NIC wrote it (see checksumOf). */
-  readonly status: Uint32Array;
+  /** With { status: true }: per received frame, its RX descriptor's status word as the NIC wrote it. */
+  readonly status: Uint32Array | null;
   count: number;
   /** How many of the first packets the last txBatch() took: ids[sent..count) are still yours. */
   sent: number;
@@ -73,7 +74,8 @@ export class PacketBatch {
   data(i: number): Uint8Array;
   /**
    * The NIC's checksum verdict on received frame i: CHECKSUM_* bits, 0 when nothing was
-   * checked. Frames with wrong checksums are delivered; this tells them apart.
+   * checked. Frames with wrong checksums are delivered; this tells them apart. Needs a
+   * batch made with { status: true } (throws EINVAL otherwise).
    */
   checksumOf(i: number): number;
   /** Frees packets [from, count) and empties the batch. */
@@ -125,6 +127,8 @@ export interface ReceiveOptions {
   batchSize?: number;
   /** How long the iterator may poll before letting the event loop run, in ms (default 1). */
   sliceMs?: number;
+  /** Keep each frame's descriptor status word, for batch.checksumOf() (default false). */
+  status?: boolean;
 }
 
 /**

@@ -19,19 +19,22 @@ const CHECKSUM_L4_BAD = 8;
 const MAX_BATCH = 4096;
 
 class PacketBatch {
-  constructor(capacity = 32, pool = null) {
+  // status: keep each received frame's descriptor status word, for checksumOf(). Off by
+  // default: it costs a pass over the frames in every receive.
+  constructor(capacity = 32, pool = null, { status = false } = {}) {
     if (!Number.isInteger(capacity) || capacity < 1 || capacity > MAX_BATCH) {
       throw new IxyError('EBATCH', `batch size must be 1..${MAX_BATCH}, got ${capacity}`);
     }
     this.capacity = capacity;
     this.ids = allocWords(capacity);
     this.lengths = allocWords(capacity);
-    // Per received frame, the status word of its RX descriptor (extended status and
-    // errors, as the NIC wrote it); statusLayout names its bits. Read it with checksumOf().
-    this.status = allocWords(capacity);
+    // With `status`: per received frame, the status word of its RX descriptor (extended
+    // status and errors, as the NIC wrote it); statusLayout names its bits. Read it with
+    // checksumOf(). Without: null, and statusAt -1.
+    this.status = status ? allocWords(capacity) : null;
     this.idsAt = offsetOf(this.ids);
     this.lengthsAt = offsetOf(this.lengths);
-    this.statusAt = offsetOf(this.status);
+    this.statusAt = status ? offsetOf(this.status) : -1;
     this.statusLayout = null;
     this.count = 0;
     // How many of the first packets the last Device.txBatch() handed to the NIC: those are
@@ -49,6 +52,9 @@ class PacketBatch {
   // checked). Frames with wrong checksums are delivered like any other: this is how to
   // tell them apart. Per frame and cold: nothing in receive() decodes it.
   checksumOf(i) {
+    if (this.status === null) {
+      throw new IxyError('EINVAL', 'checksumOf() needs a batch that keeps status words: new PacketBatch(n, null, { status: true })');
+    }
     const R = this.statusLayout;
     if (R === null || !Number.isInteger(i) || i < 0 || i >= this.count) return 0;
     const s = this.status[i];

@@ -31,11 +31,12 @@ const { PacketBatch } = require('./batch');
 const SLICE_MS = 1; // how long we may poll before giving the event loop a turn
 
 class ReceiveIterator {
-  constructor(dev, queue, { batchSize = 32, sliceMs = SLICE_MS } = {}) {
+  // status: the batch keeps each frame's descriptor status word (batch.checksumOf()).
+  constructor(dev, queue, { batchSize = 32, sliceMs = SLICE_MS, status = false } = {}) {
     dev.checkQueue('RX', queue, dev.rxQueues.length);
     this.dev = dev;
     this.queue = queue;
-    this.batch = new PacketBatch(batchSize);
+    this.batch = new PacketBatch(batchSize, null, { status });
     this.sliceMs = sliceMs;
     this.sliceEnd = 0; // yield first: the caller's code after the loop setup runs first
     this.finished = false;

@@ -160,7 +160,7 @@ describe('RX queue against a stand-in NIC', function () {
 
   it('delivers frames with wrong checksums and tells them apart with checksumOf()', function () {
     onQueue(1, ({ rx, nic }) => {
-      const batch = new PacketBatch(32);
+      const batch = new PacketBatch(32, null, { status: true });
       const checked = D.RXD_STAT_IPCS | D.RXD_STAT_L4CS;
       nic.deliver(1, GOOD | checked);
       nic.deliver(1, GOOD | checked | R.RXD_ERR_IPE);
@@ -181,7 +181,7 @@ describe('RX queue against a stand-in NIC', function () {
 
   it('checksumOf() does not call a UDP frame without a checksum bad (82599 erratum)', function () {
     onQueue(1, ({ rx, nic }) => {
-      const batch = new PacketBatch(32);
+      const batch = new PacketBatch(32, null, { status: true });
       const status = GOOD | D.RXD_STAT_IPCS | D.RXD_STAT_L4CS | D.RXD_STAT_UDPCS | R.RXD_ERR_L4E;
       nic.deliver(2, status);
       assert.strictEqual(rx.receive(batch), 2);
@@ -195,6 +195,11 @@ describe('RX queue against a stand-in NIC', function () {
       assert.strictEqual(batch.checksumOf(0), CHECKSUM_IP_GOOD, 'L4E on a UDP checksum of 0 is the erratum');
       assert.strictEqual(batch.checksumOf(1), CHECKSUM_IP_GOOD | CHECKSUM_L4_BAD);
       batch.release();
+      const plain = new PacketBatch(32);
+      nic.deliver(1, status);
+      assert.strictEqual(rx.receive(plain), 1);
+      assert.throws(() => plain.checksumOf(0), (err) => err.code === 'EINVAL' && /\{ status: true \}/.test(err.message));
+      plain.release();
     });
   });
 

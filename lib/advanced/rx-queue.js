@@ -50,7 +50,7 @@ class RxQueue {
     this.errors = 0; // frames the NIC flagged broken or split over descriptors: dropped here
     // A frame to hand out: of these status bits exactly DD and EOP are set (done, whole, no
     // MAC error). A wrong IPv4 or TCP/UDP checksum is not among them: such frames are
-    // delivered, with their status word in batch.status (a capture tool must see them).
+    // delivered (a capture tool must see them); batch.checksumOf() tells them apart.
     this.goodFrameBits = DONE_AND_WHOLE | layout.RXD_FRAME_ERRORS;
     this.filled = false; // whether the ring holds buffers of the pool
   }
@@ -132,13 +132,16 @@ class RxQueue {
       n++;
       w += 4;
     }
-    // 2. Hand them out and put a fresh buffer on each descriptor. Frame k takes the buffer
+    // 2. A batch that keeps status words (PacketBatch's `status` option) gets them now,
+    // before the loop below clears them; other batches pay one compare per call.
+    const outStatus = batch.statusAt;
+    if (outStatus >= 0) for (let k = 0; k < n; k++) words[outStatus + k] = ring[at + 2 + (k << 2)];
+    // 3. Hand them out and put a fresh buffer on each descriptor. Frame k takes the buffer
     // k below the top of the free stack. Offsets in the arena: ids[k] is words[ids + k].
     const ids = this.bufferIdsAt + first;
     const phys = pool.physAt;
     const outIds = batch.idsAt;
     const outLengths = batch.lengthsAt;
-    const outStatus = batch.statusAt;
     const top = pool.freeAt + free - 1;
     let bytes = 0;
     w = at;
@@ -147,7 +150,6 @@ class RxQueue {
       const length = ring[w + 3] & 0xffff;
       words[outIds + k] = words[ids + k];
       words[outLengths + k] = length;
-      words[outStatus + k] = ring[w + 2];
       bytes += length;
       words[ids + k] = fresh;
       // Back to the read format: the fresh buffer's address and DD clear (word 2). Word 3,
@@ -163,7 +165,7 @@ class RxQueue {
     batch.count = n;
     batch.pool = pool;
     batch.statusLayout = this.layout;
-    // 3. If a completed descriptor stopped the count, a broken frame starts there (rare).
+    // 4. If a completed descriptor stopped the count, a broken frame starts there (rare).
     let used = n;
     if (n < max && (status & RXD_STAT_DD) !== 0) used += this.dropBadFrames(first + n);
     if (used > 0) {

@@ -169,7 +169,7 @@ class TxQueue {
     const n = count < room ? count : room;
     // A frame is checked as its descriptor is written: a bad one throws before the tail
     // moves, so the NIC sees none of the batch. One unsigned compare covers both ends of
-    // [minLength, bufferSize].
+    // [minLength, bufferSize]; `| 0` keeps the subtraction in 32-bit integers.
     const minLength = this.minLength;
     const lengthSpan = pool.bufferSize - minLength;
     const entries = pool.entries;
@@ -178,7 +178,7 @@ class TxQueue {
     for (let k = 0; k < n; k++) {
       const id = words[ids + k];
       const length = words[lengths + k];
-      if ((length - minLength) >>> 0 > lengthSpan || id >= entries) throw badFrame(batch, k, minLength);
+      if (((length - minLength) | 0) >>> 0 > lengthSpan || id >= entries) throw badFrame(batch, k, minLength);
       const w = ringAt + (t << 2);
       const p = phys + (id << 1);
       ring[w] = words[p];
