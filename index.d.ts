@@ -78,6 +78,11 @@ export class PacketBatch {
    * batch made with { status: true } (throws EINVAL otherwise).
    */
   checksumOf(i: number): number;
+  /**
+   * Throws IxyError EINVAL unless count is within the capacity, every id is a buffer of
+   * the batch's pool and every length within [minLength, the pool's buffer size].
+   */
+  checkForSend(minLength: number): void;
   /** Frees packets [from, count) and empties the batch. */
   freeFrom(from?: number): void;
   /** Frees the packets the batch still owns, ids[sent..count), and empties it. */
@@ -113,7 +118,9 @@ export interface TxQueue {
   /**
    * Queues the batch; returns how many packets fit. Buffers of sent packets go back to
    * their pool when a quarter or less of the ring is free, or when the batch's pool has
-   * fewer free buffers than the ring has descriptors.
+   * fewer free buffers than the ring has descriptors. Unchecked: every id must be a buffer
+   * of batch.pool and every length within [17, bufferSize] (batch.checkForSend() checks;
+   * Device.txBatch() does it for you; frames straight from receive() always qualify).
    */
   send(batch: PacketBatch): number;
   /** Gives the buffers of every sent packet back to their pools now. */

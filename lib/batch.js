@@ -6,7 +6,7 @@
 // ids, lengths and status are spans of the index arena (arena.js): the queues read and
 // write them at their offsets idsAt, lengthsAt and statusAt.
 const { IxyError } = require('./errors');
-const { allocWords, offsetOf } = require('./arena');
+const arena = require('./arena');
 const { RXD_STAT_UDPCS, RXD_STAT_L4CS, RXD_STAT_IPCS } = require('./advanced/descriptors');
 
 // What checksumOf(i) reports, bit by bit. Neither bit of a pair: not checked (not IPv4,
@@ -26,15 +26,15 @@ class PacketBatch {
       throw new IxyError('EBATCH', `batch size must be 1..${MAX_BATCH}, got ${capacity}`);
     }
     this.capacity = capacity;
-    this.ids = allocWords(capacity);
-    this.lengths = allocWords(capacity);
+    this.ids = arena.allocWords(capacity);
+    this.lengths = arena.allocWords(capacity);
     // With `status`: per received frame, the status word of its RX descriptor (extended
     // status and errors, as the NIC wrote it); statusLayout names its bits. Read it with
     // checksumOf(). Without: null, and statusAt -1.
-    this.status = status ? allocWords(capacity) : null;
-    this.idsAt = offsetOf(this.ids);
-    this.lengthsAt = offsetOf(this.lengths);
-    this.statusAt = status ? offsetOf(this.status) : -1;
+    this.status = status ? arena.allocWords(capacity) : null;
+    this.idsAt = arena.offsetOf(this.ids);
+    this.lengthsAt = arena.offsetOf(this.lengths);
+    this.statusAt = status ? arena.offsetOf(this.status) : -1;
     this.statusLayout = null;
     this.count = 0;
     // How many of the first packets the last Device.txBatch() handed to the NIC: those are
@@ -70,6 +70,34 @@ class PacketBatch {
     return flags;
   }
 
+  // Throws EINVAL, before anything is sent, unless every frame of the batch is one the NIC
+  // may be given: count within the capacity, each id a buffer of the batch's pool (any
+  // other id makes the NIC read memory outside it) and each length within [minLength,
+  // the buffer size] (the NIC would read past the buffer, or refuse the frame).
+  checkForSend(minLength) {
+    const count = this.count;
+    if (count > this.capacity) throw unsendable(`batch count ${count} is above its capacity ${this.capacity}`);
+    if (count === 0) return;
+    const pool = this.pool;
+    if (pool === null) throw unsendable('the batch has frames but no pool');
+    // The arena at the spans' offsets, as the queues read them; one unsigned compare
+    // covers both ends of the length range.
+    const words = arena.words;
+    const ids = this.idsAt;
+    const lengths = this.lengthsAt;
+    const entries = pool.entries;
+    const span = pool.bufferSize - minLength;
+    for (let k = 0; k < count; k++) {
+      if (words[ids + k] >= entries || ((words[lengths + k] - minLength) | 0) >>> 0 > span) {
+        const id = words[ids + k];
+        if (id >= entries) {
+          throw unsendable(`frame ${k} of the batch is buffer ${id}, which is not in the batch's pool (0..${entries - 1})`);
+        }
+        throw unsendable(`frame ${k} of the batch is ${words[lengths + k]} bytes; a frame must be ${minLength}..${pool.bufferSize} bytes (the buffer size)`);
+      }
+    }
+  }
+
   // Gives packets [from, count) back to their pool and empties the batch.
   freeFrom(from = 0) {
     if (from < this.count) this.pool.freeMany(this.ids, from, this.count);
@@ -82,6 +110,10 @@ class PacketBatch {
     this.freeFrom(this.sent);
     this.sent = 0;
   }
+}
+
+function unsendable(text) {
+  return new IxyError('EINVAL', `${text}: nothing was sent`);
 }
 
 // The UDP checksum field of an IPv4 frame (Ethernet header of 14 bytes), or -1.

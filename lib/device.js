@@ -14,6 +14,7 @@ class Device {
     this.txQueues = [];
     this.stopped = false;
     this.closed = false;
+    this.txMinLength = 14; // the shortest frame txBatch() takes: an Ethernet header
   }
 
   // Receives up to batch.capacity frames from RX queue `queue` into `batch`.
@@ -24,8 +25,10 @@ class Device {
 
   // Queues batch's packets on TX queue `queue`; returns how many were taken (also kept in
   // batch.sent). The rest (batch.ids from that index on) still belong to the caller:
-  // batch.release() frees them.
+  // batch.release() frees them. A batch the NIC must not see throws EINVAL first
+  // (batch.checkForSend()); the queue's own send() leaves that to its caller.
   txBatch(queue, batch) {
+    batch.checkForSend(this.txMinLength);
     const sent = this.txQueues[queue].send(batch);
     batch.sent = sent;
     return sent;

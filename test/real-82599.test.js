@@ -238,6 +238,7 @@ describe('what a real 82599 demands, on the device model', function () {
         fill(60);
         batch.count = 5;
         assert.throws(() => dev.txBatch(0, batch), /batch count 5 is above its capacity 4/);
+        assert.throws(() => dev.txQueues[0].send(batch), /batch count 5 is above its capacity 4/, 'the queue itself refuses that too');
         batch.count = 4;
         batch.freeFrom(0);
         await sleep(20);

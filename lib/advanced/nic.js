@@ -20,6 +20,7 @@ class AdvancedNic extends Device {
   constructor(address, driver, { layout, defaults, options, maxQueues, maxRingSize }) {
     super(address, driver);
     this.layout = layout;
+    this.txMinLength = layout.TX_MIN_LENGTH;
     this.options = { ...defaults, ...options };
     checkOptions(this.options, maxQueues, maxRingSize);
     pci.checkIommu(address);

@@ -38,7 +38,7 @@ function forwardBatch(rxQueue, txQueue, batch) {
   const n = rxQueue.receive(batch);
   if (n === 0) return 0;
   touchFrames(batch, n);
-  const sent = txQueue.send(batch, false); // frames as receive() gave them: nothing to check
+  const sent = txQueue.send(batch);
   if (sent === n) return 0;
   batch.freeFrom(sent);
   return n - sent;
