@@ -90,7 +90,7 @@ program
     const { pcap } = require('../lib/apps/pcap');
     await pcap(pci, file, {
       count: n || 0, batchSize: opts.batch, nanoseconds: !opts.us, seconds: opts.seconds,
-      deviceOptions: { linkTimeout: opts.linkTimeout, rxRingSize: opts.ring, mempoolEntries: Math.max(4096, 2 * opts.ring) },
+      deviceOptions: { linkTimeout: opts.linkTimeout, rxRingSize: opts.ring },
     });
   }));
 

@@ -210,6 +210,27 @@ describe('ixgbe driver on the device model', function () {
   });
 
 
+  it('sizes the pool from a large RX ring, so that it never runs dry, and refuses one too small', async function () {
+    await assert.rejects(ixy.open(model.addresses[0], { rxRingSize: 4096, mempoolEntries: 4096 }),
+      (err) => err.code === 'EINVAL' && /mempoolEntries must be at least twice rxRingSize \(8192\)/.test(err.message));
+    const dev = await ixy.open(model.addresses[0], { rxRingSize: 4096 });
+    const batch = new ixy.PacketBatch(64);
+    try {
+      assert.strictEqual(dev.pools[0].entries, 8192);
+      await model.clear(0);
+      await model.source(0, { size: 60, count: 6000, rate: 100000 });
+      let received = 0;
+      for (const end = Date.now() + 3000; Date.now() < end && received < 6000;) {
+        received += dev.rxBatch(0, batch);
+        batch.release();
+        if (received < 6000) await new Promise((resolve) => setImmediate(resolve));
+      }
+      assert.strictEqual(received, 6000, 'more than one ring of frames arrives');
+    } finally {
+      dev.close();
+    }
+  });
+
   it('a TX queue gives back exactly the buffers it sent, in groups of 32', async function () {
     const dev = await ixy.open(model.addresses[0]);
     const pool = new ixy.Mempool({ entries: 4096 }); // large: send() itself reclaims nothing here

@@ -245,6 +245,14 @@ function checkOptions(o, maxQueues, maxRingSize) {
   if (!Number.isInteger(size) || size < 1024 || size > 16384 || (size & (size - 1)) !== 0) {
     throw new IxyError('EINVAL', `bufferSize must be 1024, 2048, 4096, 8192 or 16384 bytes (the NIC's receive buffer sizes), got ${size}`);
   }
+  // Every RX descriptor holds a buffer of the queue's pool, and receive() hands out a frame
+  // only when it has a fresh buffer to put in its place: a pool no bigger than the ring
+  // would receive one ring's worth and then nothing, ever. Half the pool for the ring, the
+  // rest for frames in flight (a forwarder's other TX ring, the application's batches).
+  if (o.mempoolEntries === null || o.mempoolEntries === undefined) o.mempoolEntries = Math.max(4096, 2 * o.rxRingSize);
+  if (!Number.isInteger(o.mempoolEntries) || o.mempoolEntries < 2 * o.rxRingSize) {
+    throw new IxyError('EINVAL', `mempoolEntries must be at least twice rxRingSize (${2 * o.rxRingSize}): the ring holds ${o.rxRingSize} buffers, and as many must be free for frames in flight; got ${o.mempoolEntries}`);
+  }
   // See RxQueue: the NIC keeps at least half the ring whatever the threshold.
   const half = o.rxRingSize / 2;
   if (o.rxFreeThreshold === null || o.rxFreeThreshold === undefined) o.rxFreeThreshold = o.rxRingSize / 4;

@@ -18,7 +18,7 @@ const DEFAULTS = {
   rxRingSize: 512,
   rxFreeThreshold: null, // descriptors per RDT write; null: a quarter of the RX ring
   txRingSize: 512,
-  mempoolEntries: 4096, // per RX queue: its ring plus buffers in flight elsewhere
+  mempoolEntries: null, // per RX queue; null: 4096, or twice the RX ring if that is more
   bufferSize: 2048,
   promiscuous: true,
   linkTimeout: 10000, // ms
