@@ -3,8 +3,9 @@
 // What the Intel NICs with a register BAR and advanced descriptors (ixgbe, igb) share:
 // taking the device from the kernel, mapping its registers, register polls, waiting for
 // link, the MAC in receive address 0, and an orderly stop and close. A subclass supplies
-// its register table (`layout`), its init sequence (resetAndInit), linkSpeed,
-// promiscuous mode and disableReceiver().
+// its register table (`layout`, which also names the receiver and transmitter enable bits
+// by role), its init sequence (resetAndInit), linkSpeed, promiscuous mode and its drop
+// and error counters (readMissed, readErrors).
 const pci = require('../pci');
 const { Device } = require('../device');
 const { IxyError } = require('../errors');
@@ -25,7 +26,7 @@ class AdvancedNic extends Device {
     checkOptions(this.options, maxQueues, maxRingSize);
     pci.checkIommu(address);
     pci.unbindDriver(address);
-    this.bar = pci.mapBar(address, 0, MIN_BAR_BYTES[driver]);
+    this.bar = pci.mapBar(address, 0, layout.MIN_BAR_BYTES);
     this.regs = new Uint32Array(this.bar);
     this.pools = [];
     this.linkUp = null; // as check() last saw it; null: not checked yet
@@ -176,7 +177,8 @@ class AdvancedNic extends Device {
         // A queue that does not stop in time is released anyway: the process is leaving it.
       }
     }
-    this.disableReceiver();
+    const [offset, bit] = this.layout.RECEIVER_ENABLE;
+    this.regs[offset >> 2] &= ~bit; // receive off (82599 RXCTRL.RXEN, 82576 RCTL.EN)
   }
 
   // Stops the device, returns every buffer to its pool and releases DMA memory and the BAR.
@@ -208,20 +210,14 @@ class AdvancedNic extends Device {
   }
 }
 
-// The smallest BAR0 a driver works with: the next power of two above the highest register
-// it touches (ixgbe: EEC at 0x10010, 82599 8.2.3.2.1; igb: TXDCTL(15) at 0xe3e8, 82576
-// 8.12.13). A smaller resource0 is not the NIC the driver thinks it is.
-const MIN_BAR_BYTES = { ixgbe: 128 << 10, igb: 64 << 10 };
-
-// What the fatal-signal handler clears, in order, to stop all DMA without JavaScript:
-// receive off (82599 RXCTRL.RXEN 8.2.3.8.10; 82576 RCTL.EN 8.10.1), every queue's ENABLE
-// (RXDCTL/TXDCTL: 82599 8.2.3.8.6, 8.2.3.9.10; 82576 8.10.10, 8.12.13), then transmit off
-// (82599 DMATXCTL.TE 8.2.3.9.2; 82576 TCTL.EN 8.12.1). [offset, bits] pairs.
+// What the fatal-signal handler clears, in order, to stop all DMA without JavaScript: the
+// receiver, every queue's ENABLE (RXDCTL/TXDCTL: 82599 8.2.3.8.6, 8.2.3.9.10; 82576
+// 8.10.10, 8.12.13), then the transmitter. [offset, bits] pairs.
 function dmaStopBits(L, o) {
-  const pairs = [L.RXCTRL !== undefined ? [L.RXCTRL, L.RXCTRL_RXEN] : [L.RCTL, L.RCTL_EN]];
+  const pairs = [L.RECEIVER_ENABLE];
   for (let q = 0; q < o.rxQueues; q++) pairs.push([L.RXDCTL(q), L.RXDCTL_ENABLE]);
   for (let q = 0; q < o.txQueues; q++) pairs.push([L.TXDCTL(q), L.TXDCTL_ENABLE]);
-  pairs.push(L.DMATXCTL !== undefined ? [L.DMATXCTL, L.DMATXCTL_TE] : [L.TCTL, L.TCTL_EN]);
+  pairs.push(L.TRANSMITTER_ENABLE);
   return pairs;
 }
 
@@ -261,4 +257,4 @@ function checkOptions(o, maxQueues, maxRingSize) {
   }
 }
 
-module.exports = { AdvancedNic, MIN_BAR_BYTES, dmaStopBits };
+module.exports = { AdvancedNic, dmaStopBits };

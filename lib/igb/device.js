@@ -174,11 +174,6 @@ class IgbDevice extends AdvancedNic {
     this.hardwareErrors += this.readClear(R.CRCERRS);
     return this.hardwareErrors;
   }
-
-  // Receive off when stopping (RCTL.EN, 8.10).
-  disableReceiver() {
-    this.regs[R.RCTL >> 2] &= ~R.RCTL_EN;
-  }
 }
 
 module.exports = { IgbDevice, DEFAULTS };

@@ -92,6 +92,13 @@ module.exports = {
   GOTCL: 0x04090,
   GOTCH: 0x04094,
 
+  // What the shared NIC code (lib/advanced/nic.js) needs by role rather than by name:
+  // the receiver's and the transmitter's enable bit, and the smallest BAR0 that holds every
+  // register above (TXDCTL(15) at 0xe3e8, rounded up to a power of two).
+  RECEIVER_ENABLE: [0x00100, 1 << 1], // RCTL.EN (8.10.1)
+  TRANSMITTER_ENABLE: [0x00400, 1 << 1], // TCTL.EN (8.12.1)
+  MIN_BAR_BYTES: 64 << 10,
+
   // Receive descriptor write-back errors (7.1.5.2, extended error field).
   RXD_ERR_RXE: 1 << 31, // a MAC error (CRC, symbol, sequence, carrier extension)
   RXD_ERR_IPE: 1 << 30, // IPv4 header checksum wrong

@@ -165,11 +165,6 @@ class IxgbeDevice extends AdvancedNic {
     for (const reg of ERROR_COUNTERS) this.hardwareErrors += this.readClear(reg);
     return this.hardwareErrors;
   }
-
-  // Receive off when stopping (8.2.3.8.10).
-  disableReceiver() {
-    this.regs[R.RXCTRL >> 2] &= ~R.RXCTRL_RXEN;
-  }
 }
 
 module.exports = { IxgbeDevice, DEFAULTS };

@@ -110,6 +110,13 @@ module.exports = {
   MPC: (i) => 0x03fa0 + 4 * i, // missed packets: packet buffer i overflowed
   QPRDC: (q) => 0x01430 + 0x40 * q, // frames queue q (< 16) dropped for want of a descriptor
 
+  // What the shared NIC code (lib/advanced/nic.js) needs by role rather than by name:
+  // the receiver's and the transmitter's enable bit, and the smallest BAR0 that holds every
+  // register above (EEC at 0x10010, rounded up to a power of two).
+  RECEIVER_ENABLE: [0x03000, 1 << 0], // RXCTRL.RXEN (8.2.3.8.10)
+  TRANSMITTER_ENABLE: [0x04a80, 1 << 0], // DMATXCTL.TE (8.2.3.9.2)
+  MIN_BAR_BYTES: 128 << 10,
+
   // Receive descriptor write-back errors (7.1.6.2, extended error field, bits 31:20).
   RXD_ERR_RXE: 1 << 29, // a MAC error: bad FCS, undersize, oversize, length or symbol error
   RXD_ERR_L4E: 1 << 30, // TCP/UDP checksum wrong (by an erratum also for UDP checksum 0: lib/packet.js)
