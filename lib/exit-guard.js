@@ -67,17 +67,20 @@ function unguard(device) {
 // at guard(), not looked up again: a program that changed IXY_PCI_ROOT since, or a
 // directory that went away, must not send the write to another device (or nowhere).
 // A device that was never guarded is looked up by address (pci.disableBusMastering).
+// Returns the error instead of throwing it: close() releases everything else first and
+// reports it last.
 function release(device) {
   const id = guarded.get(device);
-  if (id === undefined) {
-    pci.disableBusMastering(device.address);
-    return;
-  }
-  guarded.delete(device);
   try {
-    native().unguardDevice(id, true);
+    if (id === undefined) {
+      pci.disableBusMastering(device.address);
+    } else {
+      guarded.delete(device);
+      native().unguardDevice(id, true);
+    }
+    return null;
   } catch (err) {
-    throw fromNative(err, `cannot clear Bus Master of ${device.address}`);
+    return fromNative(err, `cannot clear Bus Master of ${device.address}`);
   }
 }
 
@@ -90,11 +93,7 @@ function stopAll() {
     } catch {
       // Bus Master below stops its DMA all the same.
     }
-    try {
-      release(device);
-    } catch {
-      // Nothing more can be done from here.
-    }
+    release(device); // an error: nothing more can be done from here
   }
 }
 

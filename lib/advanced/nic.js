@@ -192,12 +192,7 @@ class AdvancedNic extends Device {
     // whatever a queue that did not stop still holds (PCI 3.0, 6.2.2). This also leaves
     // the exit guard, which must happen before the BAR is unmapped (the signal handler
     // writes to it). A failure is reported once everything else is released.
-    let busMasterError = null;
-    try {
-      exitGuard.release(this);
-    } catch (err) {
-      busMasterError = err;
-    }
+    const busMasterError = exitGuard.release(this);
     if (this.regs) this.lastStats = super.stats();
     for (const q of this.txQueues) q.close();
     for (const q of this.rxQueues) q.close();

@@ -199,12 +199,7 @@ class VirtioDevice extends Device {
     this.closed = true;
     // Bus Master off before memory goes back (PCI 3.0, 6.2.2), and out of the exit guard,
     // as for the Intel NICs (lib/advanced/nic.js).
-    let busMasterError = null;
-    try {
-      exitGuard.release(this);
-    } catch (err) {
-      busMasterError = err;
-    }
+    const busMasterError = exitGuard.release(this);
     if (this.tx) this.tx.close();
     if (this.rx) this.rx.close();
     if (this.ctrl) this.ctrl.close();
