@@ -133,9 +133,13 @@ class RxQueue {
       w += 4;
     }
     // 2. A batch that keeps status words (PacketBatch's `status` option) gets them now,
-    // before the loop below clears them; other batches pay one compare per call.
+    // before the loop below clears them, and the layout that names their bits; other
+    // batches pay one compare per call.
     const outStatus = batch.statusAt;
-    if (outStatus >= 0) for (let k = 0; k < n; k++) words[outStatus + k] = ring[at + 2 + (k << 2)];
+    if (outStatus >= 0) {
+      batch.statusLayout = this.layout;
+      for (let k = 0; k < n; k++) words[outStatus + k] = ring[at + 2 + (k << 2)];
+    }
     // 3. Hand them out and put a fresh buffer on each descriptor. Frame k takes the buffer
     // k below the top of the free stack. Offsets in the arena: ids[k] is words[ids + k].
     const ids = this.bufferIdsAt + first;
@@ -164,7 +168,6 @@ class RxQueue {
     pool.freeCount = free - n;
     batch.count = n;
     batch.pool = pool;
-    batch.statusLayout = this.layout;
     // 4. If a completed descriptor stopped the count, a broken frame starts there (rare).
     let used = n;
     if (n < max && (status & RXD_STAT_DD) !== 0) used += this.dropBadFrames(first + n);

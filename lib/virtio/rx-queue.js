@@ -83,7 +83,7 @@ class VirtioRxQueue {
     }
     batch.count = n;
     batch.pool = pool;
-    batch.statusLayout = null; // virtio reports no checksum status here
+    if (batch.statusAt >= 0) batch.statusLayout = null; // virtio reports no checksum status here
     if (last !== vq.lastUsed) {
       vq.lastUsed = last;
       if (vq.publish(availIdx)) this.notify();
