@@ -11,9 +11,9 @@
 const pci = require('./pci');
 const { driverFor, describeId } = require('./drivers');
 const { IxyError } = require('./errors');
-const batchModule = require('./batch');
-
-const { PacketBatch } = batchModule;
+const {
+  PacketBatch, CHECKSUM_IP_GOOD, CHECKSUM_IP_BAD, CHECKSUM_L4_GOOD, CHECKSUM_L4_BAD,
+} = require('./batch');
 const { Mempool } = require('./mempool');
 const packet = require('./packet');
 const { checkDevice, CheckedMempool, envDebug } = require('./ownership');
@@ -57,10 +57,10 @@ module.exports = {
   CaptureClock,
   readPcap,
   tuneJit,
-  CHECKSUM_IP_GOOD: batchModule.CHECKSUM_IP_GOOD,
-  CHECKSUM_IP_BAD: batchModule.CHECKSUM_IP_BAD,
-  CHECKSUM_L4_GOOD: batchModule.CHECKSUM_L4_GOOD,
-  CHECKSUM_L4_BAD: batchModule.CHECKSUM_L4_BAD,
+  CHECKSUM_IP_GOOD,
+  CHECKSUM_IP_BAD,
+  CHECKSUM_L4_GOOD,
+  CHECKSUM_L4_BAD,
   listDevices: pci.listDevices,
   get IxgbeDevice() {
     return require('./ixgbe/device').IxgbeDevice;

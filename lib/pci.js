@@ -298,7 +298,6 @@ function mapBar(address, index = 0, minBytes = 1) {
 }
 
 function permissionOr(err, what) {
-  if (err instanceof IxyError) return err;
   if (err.code === 'EACCES' || err.code === 'EPERM') {
     return new IxyError('ENOTROOT', `${what}: permission denied: run as root`);
   }
