@@ -424,6 +424,35 @@ describe('device model', function () {
       assert.strictEqual(dev.read(d.R.GPTC), 20);
     });
 
+    it('a TX queue turned off and on between two scans starts again from the TDH software wrote', async () => {
+      await d.reset(dev);
+      await d.linkUp(dev);
+      await d.setupTx(dev, mem);
+      for (let i = 0; i < 5; i++) d.txDesc(mem, i, 100);
+      dev.write(d.R.TDT, 5);
+      await d.waitReg(dev, d.R.TDH, 0xffff, 5); // sent, and TDH published
+      await model.stall(0, 300);
+      for (let i = 5; i < 8; i++) d.txDesc(mem, i, 100);
+      dev.write(d.R.TDT, 8);
+      await d.sleep(20);
+      const before = (await model.stats(0)).txFrames;
+      // Off, rewound and on again at once, as a driver recovering from a hang does: far
+      // quicker than the model's scan, so only the rewritten TDH tells it.
+      dev.write(d.R.TXDCTL, dev.read(d.R.TXDCTL) & ~(1 << 25));
+      mem.u32.fill(0, (64 * 1024) / 4, (64 * 1024 + 256 * 16) / 4);
+      dev.write(d.R.TDH, 0);
+      dev.write(d.R.TDT, 0);
+      dev.write(d.R.TXDCTL, dev.read(d.R.TXDCTL) | (1 << 25));
+      for (let i = 0; i < 2; i++) d.txDesc(mem, i, 100);
+      dev.write(d.R.TDT, 2);
+      const s = await model.waitFor(0, (x) => x.txFrames >= before + 2, 2000);
+      await d.sleep(50);
+      assert.strictEqual((await model.stats(0)).txFrames, before + 2, 'exactly the two new frames, from descriptor 0');
+      assert.strictEqual(s.descErrors, 0);
+      assert.ok(d.txDone(mem, 0) && d.txDone(mem, 1));
+      await d.waitReg(dev, d.R.TDH, 0xffff, 2);
+    });
+
     it('does not send frames shorter than 17 or longer than 1514 bytes, but completes them', async () => {
       await d.reset(dev);
       await d.linkUp(dev);

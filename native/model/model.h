@@ -50,6 +50,7 @@ struct ring {
 	uint8_t *desc;       /* model-virtual address of descriptor 0, NULL = inactive */
 	uint32_t count;      /* number of 16-byte descriptors */
 	uint32_t head;       /* the model's head (written to RDH/TDH once per visit) */
+	uint32_t published;  /* RDH/TDH as the model last wrote it, or read it at enable */
 	uint32_t enabled;    /* RXDCTL/TXDCTL.ENABLE as last seen */
 	uint32_t released;   /* the driver's memory went away while enabled (desc NULL) */
 	uint32_t miss_gen;   /* DMA scan generation a translation miss waits for */

@@ -109,6 +109,7 @@ static void ring_start(struct port *p, struct ring *ring, uint32_t bal, uint32_t
 	ring->base_phys = (uint64_t)bah << 32 | bal;
 	ring->count = len / 16;
 	ring->head = head < ring->count ? head : 0;
+	ring->published = head;
 	ring->miss_gen = 0;
 	ring->desc = NULL;
 	if (ring->count == 0 || len % 128) {
@@ -152,6 +153,12 @@ static void scan_queues(struct port *p, uint64_t now)
 	for (int q = 0; q < NUM_QUEUES; q++) {
 		struct ring *t = &p->txq[q];
 		en = (REG(p, TXDCTL(q)) & XDCTL_ENABLE) != 0;
+		/* Software may write TDH only while the queue is disabled (8.2.3.9.8). A
+		 * TDH the model did not write means the queue went off and on again
+		 * between two scans, which a shared file cannot show otherwise (the
+		 * NIC would hold ENABLE at 1 until the queue stopped): start it afresh. */
+		if (en && t->enabled && t->desc && REG(p, TDH(q)) != t->published)
+			memset(t, 0, sizeof *t);
 		if (en && !t->enabled)
 			ring_start(p, t, REG(p, TDBAL(q)), REG(p, TDBAH(q)), REG(p, TDLEN(q)),
 				   REG(p, TDH(q)), now);
@@ -382,6 +389,7 @@ void port_publish(struct port *p)
 		for (uint64_t act = p->tx_active | p->tx_released; act; act &= act - 1) {
 			int q = __builtin_ctzll(act);
 			__atomic_store_n(&REG(p, TDH(q)), p->txq[q].head, __ATOMIC_RELEASE);
+			p->txq[q].published = p->txq[q].head;
 		}
 	}
 	stats_publish(p);
