@@ -12,7 +12,6 @@
 const D = require('./descriptors');
 const { ID_BITS } = require('../mempool');
 const { IxyError } = require('../errors');
-const { sleepSync } = require('../wait');
 const { writeTail } = require('./tail');
 const { newTotals, defineTotals, PACKETS, BYTES } = require('../totals');
 const arena = require('../arena');
@@ -226,9 +225,6 @@ class TxQueue {
   // queue again, empty (4.6.8.1). Returns how many frames were dropped.
   reset(waitForClear, waitForSet) {
     this.stop(waitForClear);
-    // Before TDH and TDT are rewritten the NIC must have seen the queue off, or it would go
-    // on from its old head (Linux's ixgbe waits between the two steps as well).
-    sleepSync(10);
     let dropped = 0;
     for (let i = this.clean; i !== this.tail; i = (i + 1) & this.mask) {
       const entry = this.bufferIds[i];
