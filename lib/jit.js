@@ -3,17 +3,14 @@
 // V8's inlining budget, raised for the forwarding loop. Call tuneJit() once, at start-up,
 // before the hot code runs; the `ixy` command and the benchmarks do.
 //
-// Why: TurboFan inlines a function only if its bytecode is at most 460 bytes, and at most
-// 920 bytes in all into one optimised function (Node 20's defaults). The apps' loop
-// (runSlice() in lib/apps/loop.js) calls step(), which forwards one batch each way. One
-// direction is about 1,800 bytes of bytecode: forwardBatch() 63, receive() 596, send()
-// 424, reclaim() 244, touchFrames() 230, tagOf() 130 and two small helpers. Within the
-// defaults V8 inlined step() into runSlice(), in some processes forwardBatch() too, and
-// stopped there: every batch paid calls to receive() and send(), each checking the maps
-// of the queues, the batch and the pool again. With the budget below, the whole step
-// (about 3,700 bytes) is one optimised function with no call left on its usual path.
-// Side by side on the model that was worth 30-80% at batch 1 and 8-13% at batch 32
-// with the vCPUs sharing a cache (test/bench/PERFORMANCE.md, thirteenth round).
+// What it keeps: a whole forwarding step (runSlice() in lib/apps/loop.js: forwardBatch(),
+// receive(), touchFrames(), send() and reclaim(), both directions) is one optimised
+// function, with no call left on its usual path; test/forward.test.js checks that. By
+// Node's defaults TurboFan inlines a function of at most 460 bytes of bytecode, and at
+// most 920 bytes in all into one function: receive() alone is larger than the first and
+// a step several times the second, and every call left in a step checks the maps of the
+// queues, the batch and the pool again. The sizes and what inlining was worth are in
+// test/bench/PERFORMANCE.md (thirteenth round).
 //
 // The flags are V8's own (`node --v8-options`, present in Node 20, 22 and 24); they
 // change how much TurboFan inlines, not what the code does. They apply to the whole
@@ -22,9 +19,9 @@
 const v8 = require('v8');
 
 const JIT_FLAGS = [
-  // per function: above receive()'s ~600 bytes, with room to grow
+  // per function: above receive(), the largest function of a step, with room to grow
   '--max-inlined-bytecode-size=800',
-  // per optimised function: above both directions of a forwarding step (~3,700 bytes)
+  // per optimised function: above both directions of a forwarding step
   '--max-inlined-bytecode-size-cumulative=5000',
 ];
 
