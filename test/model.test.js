@@ -155,6 +155,20 @@ describe('device model', function () {
       assert.strictEqual((await model.stats(0)).rxDelivered, 16);
     });
 
+    it('a source does not offer frames for the time the model itself was stopped', async () => {
+      // With DROP_EN and 255 free descriptors, 10 kpps would fill the ring in 25 ms; the
+      // 300 ms the model is stopped for would otherwise arrive at once as ~2,700 drops.
+      await rxReady({ tail: 255 });
+      await model.source(0, { rate: 10000 });
+      process.kill(model.pid, 'SIGSTOP');
+      await d.sleep(300);
+      process.kill(model.pid, 'SIGCONT');
+      const s = await model.waitFor(0, (x) => x.sourcePausedUs > 0);
+      assert.ok(s.sourcePausedUs >= 299000, `paused ${s.sourcePausedUs} us`);
+      assert.strictEqual(s.rxDropNoDesc, 0);
+      assert.ok(s.rxOffered < 255, `offered ${s.rxOffered}`);
+    });
+
     it('hands statistics over only into registers that read 0 (clear-on-read emulation)', async () => {
       await rxReady();
       await model.source(0, { count: 10 });

@@ -71,7 +71,7 @@ static int stats(char *reply, size_t n, int only)
 			"\"dmaOwnerPid\":%d,\"busMaster\":%s,\"rxQueueActive\":%s,\"txQueuesActive\":%d,"
 			"\"sourceSeq\":%lu,\"sourceBacklog\":%lu,\"loopMaxGapUs\":%lu,\"dmaWaits\":%lu,"
 			"\"dmaAfterRelease\":%lu,\"rxQueueReleased\":%s,\"txQueuesReleased\":%d,"
-			"\"deviceId\":\"%04x\",\"removed\":%s}",
+			"\"sourcePausedUs\":%lu,\"deviceId\":\"%04x\",\"removed\":%s}",
 			o > 20 ? "," : "", p->address, p->link_up ? "true" : "false",
 			t->rx_offered, t->rx_delivered, t->rx_bytes, t->rx_drop_nodesc,
 			t->rx_drop_disabled, t->rx_drop_filtered, t->rx_drop_oversize, t->rx_drop_crc,
@@ -81,7 +81,7 @@ static int stats(char *reply, size_t n, int only)
 			p->bus_master ? "true" : "false", p->rxq.desc ? "true" : "false",
 			__builtin_popcountll(p->tx_active), p->src.seq, p->src.backlog, M.max_gap_ns / 1000,
 			t->dma_waits, t->dma_after_release, p->rxq.released ? "true" : "false",
-			__builtin_popcountll(p->tx_released), p->device_id, p->removed ? "true" : "false");
+			__builtin_popcountll(p->tx_released), t->source_paused_ns / 1000, p->device_id, p->removed ? "true" : "false");
 	}
 	snprintf(reply + o, n - o, "]}");
 	return 0;

@@ -35,6 +35,7 @@ struct truth {
 	uint64_t sink_frames, sink_seq_errors, sink_bad_frames, pcap_frames;
 	uint64_t dma_waits;   /* translation misses that waited for a rescan */
 	uint64_t dma_after_release;  /* frames/descriptors DMA'd into released memory */
+	uint64_t source_paused_ns;   /* source time skipped while the model was away */
 };
 
 /*

@@ -427,6 +427,9 @@ static uint64_t rx_source_segs(struct port *p, uint64_t n, uint32_t st)
 	return done;
 }
 
+/* The longest a rate-limited source runs on without the model looking. */
+#define SOURCE_MAX_GAP_NS 100000ull
+
 /* Frames from the port's source. */
 static int rx_source(struct port *p, uint64_t now)
 {
@@ -437,7 +440,16 @@ static int rx_source(struct port *p, uint64_t now)
 		uint32_t out = s->size + (p->strip_crc ? 0 : 4);
 		fresh = p->rx_bufsize && out > p->rx_bufsize ? p->rx_free / rx_segs(p, out) : p->rx_free;
 	} else {
-		s->tokens += (double)(now - s->last_ns) * s->rate / 1e9;
+		/* A real NIC never stops looking at the wire; the model's thread
+		 * can be descheduled. Frames for the time it was away beyond
+		 * SOURCE_MAX_GAP_NS are not offered at all, so that a stall of the
+		 * model is not counted as frames the driver lost. */
+		uint64_t gap = now - s->last_ns;
+		if (gap > SOURCE_MAX_GAP_NS) {
+			p->t.source_paused_ns += gap - SOURCE_MAX_GAP_NS;
+			gap = SOURCE_MAX_GAP_NS;
+		}
+		s->tokens += (double)gap * s->rate / 1e9;
 		s->last_ns = now;
 		fresh = (uint64_t)s->tokens;
 		s->tokens -= fresh;

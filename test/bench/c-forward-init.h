@@ -51,14 +51,15 @@ static void port_open(volatile uint32_t *r, int stand_in, uint32_t ring, struct 
 	wait_reg(r, 0x02F00, 1u << 3, 1u << 3, "RDRXCTL.DMAIDONE");
 	REG(r, 0x042A0) |= 1u << 12;                            /* AUTOC: restart AN */
 
-	/* RX (4.6.7): CRC stripped, broadcast and promiscuous, 2 KiB buffers, drop when full */
+	/* RX (4.6.7): CRC stripped, broadcast and promiscuous, 2 KiB buffers; no DROP_EN with
+	 * one queue, as lib/ixgbe: a full ring makes frames wait in the packet buffer */
 	uint64_t ring_phys[1];
 	uint8_t *rings = dma_alloc(HUGE, ring_phys);
 	REG(r, 0x03000) &= ~1u;                                 /* RXCTRL.RXEN off */
 	REG(r, 0x04240) |= 1u << 1;                             /* HLREG0.RXCRCSTRP */
 	REG(r, 0x02F00) |= 1u << 1;                             /* RDRXCTL.CRCSTRIP */
 	REG(r, 0x05080) |= (1u << 10) | (1u << 9) | (1u << 8);  /* FCTRL: BAM UPE MPE */
-	REG(r, 0x01014) = (1u << 25) | (1u << 28) | 2;          /* SRRCTL: adv one buffer, drop, 2 KiB */
+	REG(r, 0x01014) = (1u << 25) | 2;                      /* SRRCTL: adv one buffer, 2 KiB */
 	REG(r, 0x01000) = (uint32_t)ring_phys[0];
 	REG(r, 0x01004) = (uint32_t)(ring_phys[0] >> 32);
 	REG(r, 0x01008) = ring * 16;
