@@ -12,11 +12,19 @@
 // queues, the batch and the pool again. The sizes and what inlining was worth are in
 // test/bench/PERFORMANCE.md (thirteenth round).
 //
-// The flags are V8's own (`node --v8-options`, present in Node 20, 22 and 24); they
+// The flags are V8's own (`node --v8-options`, present in Node 20, 22, 24 and 26); they
 // change how much TurboFan inlines, not what the code does. They apply to the whole
 // process, so the library does not set them by itself: an application with hot loops of
 // its own calls tuneJit() as well (or starts node with the same flags).
+//
+// A later V8 may rename or drop a flag. v8.setFlagsFromString() returns nothing and V8
+// answers an unknown flag by printing "Error: unrecognized flag ..." on stderr, which would
+// greet every user of the `ixy` command. So each flag is set while the addon holds stderr
+// (captureStderr in native/addon.cc): silence means V8 took it, anything else means it did
+// not, and tuneJit() says so once, in one line of its own. Asking `node --v8-options` instead
+// costs a process start (70-110 ms) on every run; the capture, well under a millisecond.
 const v8 = require('v8');
+const { native } = require('./native');
 
 const JIT_FLAGS = [
   // per function: above receive(), the largest function of a step, with room to grow
@@ -25,8 +33,41 @@ const JIT_FLAGS = [
   '--max-inlined-bytecode-size-cumulative=5000',
 ];
 
-function tuneJit() {
-  for (const flag of JIT_FLAGS) v8.setFlagsFromString(flag);
+// Sets each V8 flag; returns those V8 refused, as [{ flag, reason }] (reason: the first
+// line V8 printed, e.g. "unrecognized flag --x"). Without the addon's captureStderr (not
+// built yet, or built from older sources) the flags are set plainly and V8 speaks for itself.
+function setV8Flags(flags) {
+  let captureStderr = null;
+  try {
+    captureStderr = native().captureStderr || null; // null: an addon built before it had one
+  } catch {
+    captureStderr = null;
+  }
+  const refused = [];
+  for (const flag of flags) {
+    if (captureStderr === null) {
+      v8.setFlagsFromString(flag);
+      continue;
+    }
+    const said = captureStderr(() => v8.setFlagsFromString(flag)).trim();
+    if (said !== '') refused.push({ flag, reason: said.split('\n')[0].replace(/^Error: /, '') });
+  }
+  return refused;
 }
 
-module.exports = { tuneJit };
+let toldRefusal = false;
+
+// Raises the inlining budget. Returns the flags V8 refused (none on Node 20 to 26); the
+// first call that meets a refusal writes one line on stderr, later calls stay quiet.
+function tuneJit() {
+  const refused = setV8Flags(JIT_FLAGS);
+  if (refused.length > 0 && !toldRefusal) {
+    toldRefusal = true;
+    const what = refused.map((r) => `${r.flag} (${r.reason})`).join(', ');
+    process.stderr.write(`ixy: V8 ${process.versions.v8} (Node ${process.version}) refused ${what}; ` +
+      'the hot loops run with less inlining, correct but slower\n');
+  }
+  return refused.map((r) => r.flag);
+}
+
+module.exports = { tuneJit, setV8Flags, JIT_FLAGS };
