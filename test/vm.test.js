@@ -80,6 +80,11 @@ describe('igb and virtio drivers in a QEMU guest', function () {
     assert.ok(run.tests.length > 0);
   });
 
+  it('runs the guest tests under the Node that runs this suite', function () {
+    if (skipped) this.skip();
+    assert.strictEqual(run.nodeVersion, process.version);
+  });
+
   // A record { nic, what, src, srcPort, size, count } says the driver sent `count` frames of
   // `size` bytes out of `nic` from MAC `src` and UDP port `srcPort`, numbered 0, 1, ...
   // (lib/packet.js). tshark reads QEMU's record of that NIC's wire and must see exactly those.

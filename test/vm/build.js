@@ -3,7 +3,8 @@
 // Builds what the test guest boots: QEMU 10 (installed from bookworm-backports if missing),
 // the Debian kernel as an ELF vmlinux (QEMU boots it through its PVH entry, faster under
 // TCG than unpacking the xz bzImage), and an uncompressed initramfs in two parts:
-//   base.cpio  busybox, the host's node and its libraries, /init    (cached)
+//   base-*.cpio  busybox, the node running this (process.execPath) and its libraries,
+//              /init (cached, one per node binary: CI runs the suite under several)
 //   package    the ixy package under test                           (rebuilt every run)
 // The kernel concatenates cpio archives, so the two are simply appended.
 // Cache: $IXY_VM_CACHE or /var/cache/ixy-vm. Usage: node test/vm/build.js
@@ -113,12 +114,14 @@ function sharedLibraries(binary) {
   return sh('ldd', [binary]).split('\n').map((l) => /(\/\S+) \(0x/.exec(l)).filter(Boolean).map((m) => m[1]);
 }
 
-// busybox, node and its libraries, /init. Rebuilt when node, the kernel or init change.
+// busybox, node and its libraries, /init. The guest runs the same node binary as the host
+// process that builds it, so a suite started under another Node line tests that line in the
+// guest too. One archive per binary, rebuilt when the binary or init change.
 function baseArchive() {
   const node = fs.realpathSync(process.execPath);
   const init = fs.readFileSync(path.join(__dirname, 'init.sh'));
   const stamp = JSON.stringify({ node, mtime: fs.statSync(node).mtimeMs, init: hash(init) });
-  const out = path.join(CACHE, 'base.cpio');
+  const out = path.join(CACHE, `base-${process.version}-${hash(Buffer.from(node)).slice(0, 8)}.cpio`);
   const stampFile = `${out}.stamp`;
   if (fs.existsSync(out) && fs.existsSync(stampFile) && fs.readFileSync(stampFile, 'utf8') === stamp) return out;
   const busybox = path.join(debPackage('busybox-static'), 'bin', 'busybox');

@@ -15,6 +15,7 @@ pages=$(sed -n 's/.*ixypages=\([0-9]*\).*/\1/p' /proc/cmdline)
 echo "${pages:-128}" > /proc/sys/vm/nr_hugepages
 
 echo "@@ixy boot $(cut -d' ' -f1 /proc/uptime) hugepages $(sed -n 's/HugePages_Free: *//p' /proc/meminfo)"
+echo "@@ixy node $(node --version)"
 cd /ixy
 if [ "$tests" = "shell" ]; then
   # Interactive debugging: `node test/vm/run.js shell` with a terminal.

@@ -36,7 +36,7 @@ function qemuArgs({ kernel, initrd, workDir }, tests, nics) {
 
 // Parses the guest's @@ixy lines (see guest/reporter.js).
 function parseConsole(text) {
-  const result = { tests: [], data: [], files: [], done: null, exit: null, bootSeconds: null };
+  const result = { tests: [], data: [], files: [], done: null, exit: null, bootSeconds: null, nodeVersion: null };
   for (const raw of text.split('\n')) {
     const line = raw.replace(/\r$/, '');
     const m = /^@@ixy (\w+) ?(.*)$/.exec(line);
@@ -56,6 +56,7 @@ function parseConsole(text) {
       result.done = { passes, failures, pending, ms };
     } else if (kind === 'exit') result.exit = Number(rest);
     else if (kind === 'boot') result.bootSeconds = Number(rest.split(' ')[0]);
+    else if (kind === 'node') result.nodeVersion = rest;
   }
   return result;
 }
