@@ -40,7 +40,11 @@ class TxQueue {
     this.ringAt = this.span.at;
     this.bufferIds = allocWords(ringSize);
     this.bufferIdsAt = offsetOf(this.bufferIds);
-    this.pools = []; // every pool whose buffers this queue has sent, by number k
+    // Every pool whose buffers this queue has sent, by number k. Its slots are made here,
+    // once: an array that grew from empty would change its map on the first pool, and
+    // that would throw away the send() V8 compiled before this queue's first frame.
+    this.pools = new Array(MAX_POOLS).fill(null);
+    this.poolCount = 0;
     this.lastPool = null; // the pool of the last batch and its tag: the usual case
     this.lastTag = 0;
     this.tail = 0; // the next descriptor we fill
@@ -94,7 +98,7 @@ class TxQueue {
       const last = clean + CLEAN_BATCH - 1;
       if ((ring[ringAt + (last << 2) + 3] & TXD_STAT_DD) === 0) break;
       const from = this.bufferIdsAt + clean; // the group's entries: words[from..from + 32)
-      if (this.pools.length === 1) {
+      if (this.poolCount === 1) {
         // The usual case, one pool ever sent from: its tag is 0, entries are plain ids.
         const pool = this.pools[0];
         const to = pool.freeAt + pool.freeCount;
@@ -134,10 +138,12 @@ class TxQueue {
   // file); a pool seen for the first time gets the next number.
   tagOf(pool) {
     if (pool === this.lastPool) return this.lastTag;
-    let k = this.pools.indexOf(pool);
-    if (k < 0) {
-      if (this.pools.length === MAX_POOLS) throw new IxyError('EINVAL', `a TX queue takes buffers of at most ${MAX_POOLS} mempools`);
-      k = this.pools.push(pool) - 1;
+    let k = 0;
+    while (k < this.poolCount && this.pools[k] !== pool) k++;
+    if (k === this.poolCount) {
+      if (k === MAX_POOLS) throw new IxyError('EINVAL', `a TX queue takes buffers of at most ${MAX_POOLS} mempools`);
+      this.pools[k] = pool;
+      this.poolCount = k + 1;
     }
     this.lastPool = pool;
     this.lastTag = k << ID_BITS;
