@@ -4,7 +4,7 @@
 // frames between receive and send, and what it does with frames the TX ring refuses.
 // Then how V8 compiles the step in the real command.
 const assert = require('assert');
-const { spawnSync } = require('child_process');
+const { spawn, spawnSync } = require('child_process');
 const fs = require('fs');
 const path = require('path');
 const { Mempool } = require('../lib/mempool');
@@ -13,6 +13,7 @@ const { forwardBatch } = require('../lib/apps/forward');
 const { Model } = require('../lib/model');
 const { IXY, suiteTmpDir } = require('./helpers');
 const { forwardTraffic } = require('./bench/run-one');
+const { sleep } = require('../lib/wait');
 
 // An RX queue that "receives" the given buffer ids, and a TX queue that takes `room` frames.
 function standIns(pool, ids, room) {
@@ -113,5 +114,59 @@ describe('ixy forward, compiled', function () {
     } finally {
       await model.stop();
     }
+  });
+});
+
+// A forwarder usually starts before its traffic. lib/warm-up.js runs the step on stand-in
+// queues before the ports go live, so that V8 has compiled it for frames, not only for an
+// empty ring: the first real frames must not throw that code away (a deoptimisation
+// costs the loop its speed until TurboFan has compiled it again).
+describe('ixy forward, from its first frame', function () {
+  this.timeout(60000);
+  const tmpDir = suiteTmpDir('ixy-first-');
+  const FRAMES = 100000;
+  const HOT = ['runSlice', 'step', 'forwardBatch', 'receive', 'touchFrames', 'send', 'reclaim', 'reclaimMixed', 'tagOf', 'freeMany', 'freeFrom'];
+  let run;
+
+  // Idle for half a second, then FRAMES frames at 100 kpps into port 0, checked in order
+  // at port 1's sink; stopped (SIGINT) once they are through. V8 prints each deoptimisation (--trace-deopt) to stdout.
+  before(async function () {
+    const model = await Model.start({ ports: 2, config: ['sink 0', 'sink 1 check=1'] });
+    try {
+      const outFile = path.join(tmpDir(), 'deopt.txt');
+      const out = fs.openSync(outFile, 'w');
+      const args = ['--trace-deopt', IXY, 'forward', ...model.addresses];
+      const child = spawn(process.execPath, args, { env: { ...process.env, IXY_PCI_ROOT: model.dir }, stdio: ['ignore', out, 'pipe'] });
+      fs.closeSync(out);
+      let stderr = '';
+      child.stderr.on('data', (d) => { stderr += d; });
+      const exited = new Promise((resolve) => child.on('exit', resolve));
+      // Both ports up: the model sees the RX queues enabled.
+      await model.waitFor(1, (s) => s.rxQueueActive, 10000);
+      await model.waitFor(0, (s) => s.rxQueueActive, 10000);
+      await sleep(500);
+      await model.source(0, { rate: 100000, count: FRAMES });
+      await model.waitFor(0, (s) => s.rxOffered === FRAMES, 30000);
+      await sleep(200); // the last frames through to the sink
+      child.kill('SIGINT');
+      const code = await exited;
+      run = { code, stderr, trace: fs.readFileSync(outFile, 'utf8'), ports: await model.stats() };
+    } finally {
+      await model.stop();
+    }
+  });
+
+  it('does not deoptimise the step when the first frames arrive', function () {
+    assert.strictEqual(run.code, 0, run.stderr);
+    const bailouts = run.trace.split('\n').filter((l) => l.includes('bailout (')).map((l) => (/deoptimizing 0x[0-9a-f]+ <JSFunction (\w+)/.exec(l) || [])[1]);
+    const hot = bailouts.filter((f) => HOT.includes(f));
+    assert.deepStrictEqual(hot, [], `deoptimised: ${hot.join(', ')}`);
+  });
+
+  it('at 100 kpps from a cold start, loses no frame', function () {
+    const [p0, p1] = run.ports;
+    assert.strictEqual(p0.rxDropNoDesc, 0, 'frames that found no RX descriptor');
+    assert.strictEqual(p1.sinkFrames, FRAMES);
+    assert.strictEqual(p1.sinkSeqErrors, 0);
   });
 });

@@ -7,6 +7,7 @@ const { open } = require('../index');
 const { PacketBatch } = require('../batch');
 const { IxyError } = require('../errors');
 const { runLoop } = require('./loop');
+const { warmUp } = require('../warm-up');
 const { formatTotals } = require('../stats');
 const arena = require('../arena');
 
@@ -49,6 +50,9 @@ async function forward(addressA, addressB, { batchSize = 32, seconds = 0, out = 
     throw new IxyError('EINVAL', 'forward needs two different ports');
   }
   const batch = new PacketBatch(batchSize);
+  // Before the ports go live, so that their first frames find the step optimised for
+  // frames (lib/warm-up.js).
+  warmUp((rx, tx) => forwardBatch(rx, tx, batch), { bufferSize: deviceOptions.bufferSize });
   const a = await open(addressA, deviceOptions);
   let b;
   try {

@@ -1,0 +1,60 @@
+'use strict';
+
+// Before the traffic: let V8 watch the hot path do its real work.
+//
+// V8 optimises a function for what it has seen it do. A forwarder that starts before its
+// traffic is optimised on its idle path alone (receive() returning 0), and every other
+// path is compiled as "deoptimise here". The first real frames then throw the optimised
+// code away; the loop runs in the interpreter until TurboFan has compiled it again, and
+// meanwhile frames pile up: on the model at 1 Mpps, tens of thousands of them were lost
+// (test/bench/PERFORMANCE.md, fifteenth round).
+//
+// warmUp() runs the app's own per-batch function first, on RX and TX queues of the
+// driver's classes against a NIC played in memory (lib/advanced/stand-in.js), through the
+// paths real traffic takes: batches of every size from empty to full, rings that wrap, a
+// TX ring that is full, fresh queues meeting their first pool. No device is touched. The
+// queues are those of ixgbe and igb (lib/advanced); virtio's have classes of their own
+// and are not warmed.
+const { openPort, standInNic, closeQueues } = require('./advanced/stand-in');
+
+const RING = 64;
+// Enough for TurboFan to have optimised the per-batch function and what it calls (about
+// 60 ms here). In ROUNDS rounds on fresh ports: V8 records what a function does only
+// from its first few calls on, and a fresh queue's first send takes a path of its own.
+const STEPS = 12000;
+const ROUNDS = 4;
+const LONGEST_BURST = 40; // RX frames per step cycle through 0..LONGEST_BURST
+const LENGTHS = [60, 1514, 590]; // frame lengths, in turn
+
+// work(rxQueue, txQueue): the app's per-batch function, called as its loop calls it, for
+// both directions of two stand-in ports. bufferSize: the app's mempool buffer size.
+function warmUp(work, { steps = STEPS, bufferSize = 2048 } = {}) {
+  for (let round = 0; round < ROUNDS; round++) warmUpRound(work, steps / ROUNDS, bufferSize);
+}
+
+function warmUpRound(work, steps, bufferSize) {
+  const a = openPort(RING, { entries: 4 * RING, bufferSize });
+  const b = openPort(RING, { entries: 4 * RING, bufferSize });
+  try {
+    for (let k = 0; k < steps; k++) {
+      const rxLimit = k % (LONGEST_BURST + 1);
+      const holdTx = (k & 63) < 4; // four steps in 64 complete no TX descriptor: the ring fills
+      const length = LENGTHS[k % LENGTHS.length];
+      standInNic(a, length, rxLimit, holdTx);
+      standInNic(b, length, rxLimit, holdTx);
+      work(a.rx, b.tx);
+      work(b.rx, a.tx);
+      // Now and then a port sends its own frames: each TX queue then holds buffers of two
+      // pools.
+      if ((k & 7) === 0) work(a.rx, a.tx);
+    }
+  } finally {
+    // Queues first: each TX ring holds the other port's buffers.
+    closeQueues(a);
+    closeQueues(b);
+    a.pool.close();
+    b.pool.close();
+  }
+}
+
+module.exports = { warmUp };
