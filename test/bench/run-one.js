@@ -38,21 +38,24 @@ async function sample(model, only = null) {
   return { at, txFrames: total(only ? only.map((p) => ports[p]) : ports, 'txFrames'), ports };
 }
 
-function childCommand(lang, cfg, cForward) {
+// The command of a driver process: the C yardstick, or the JS app run by `node` (a
+// Node.js binary; `npm run bench -- --node PATH` compares Node lines on the same host).
+function childCommand(lang, cfg, cForward, node = process.execPath) {
   if (lang === 'c') {
     const margin = cfg.mode === 'stand-in' ? 0 : 0.5; // keep running past the runner's last sample
     return [cForward, [cfg.dir || '-', '--mode', cfg.mode, '--batch', String(cfg.batch), '--touch', cfg.touch === false ? '0' : '1',
       '--warmup', String(cfg.warmup), '--seconds', String(cfg.seconds + margin), '--ring', String(cfg.ring),
       '--first-port', String(cfg.firstPort || 0)]];
   }
-  return [process.execPath, [cfg.mode === 'stand-in' ? JS_STAND_IN : JS_CHILD, JSON.stringify(cfg)]];
+  return [node, [cfg.mode === 'stand-in' ? JS_STAND_IN : JS_CHILD, JSON.stringify(cfg)]];
 }
 
 // Starts one driver process (the JS app or the C yardstick) on the model in cfg.dir and
 // resolves once it says its ports are up: { child, lines (its JSON lines), exited,
 // running(), stderr() }. Rejects, with what the driver printed, if it exits before that.
-async function startDriver(lang, cfg, cForward) {
-  const [cmd, args] = childCommand(lang, cfg, cForward);
+// node: the Node.js binary of the JS driver.
+async function startDriver(lang, cfg, cForward, node = process.execPath) {
+  const [cmd, args] = childCommand(lang, cfg, cForward, node);
   const child = spawn(cmd, args, { env: { ...process.env, IXY_PCI_ROOT: cfg.dir }, stdio: ['ignore', 'pipe', 'pipe'] });
   const lines = [];
   let stderr = '';
@@ -80,12 +83,12 @@ async function startDriver(lang, cfg, cForward) {
 }
 
 // Resolves with { mpps, nsPerPacket, packets, seconds, child: <the child's last JSON line> }.
-async function runOne({ lang, mode = 'forward', batch, warmup, seconds, touch = true, ring = 512, cForward }) {
+async function runOne({ lang, mode = 'forward', batch, warmup, seconds, touch = true, ring = 512, cForward, node }) {
   const model = await Model.start({ ports: 2, config: MODEL_CONFIG[mode] });
   let driver = null;
   try {
     const cfg = { mode, batch, warmup, seconds, touch, ring, dir: model.dir, addresses: model.addresses };
-    driver = await startDriver(lang, cfg, cForward);
+    driver = await startDriver(lang, cfg, cForward, node);
     await sleep(warmup * 1000);
     const s1 = await sample(model);
     await sleep(seconds * 1000);
@@ -105,8 +108,8 @@ async function runOne({ lang, mode = 'forward', batch, warmup, seconds, touch = 
 
 // One run of a driver against its stand-in NIC, without the model (stand-in.js and
 // c-forward --mode stand-in): resolves with what it printed last, { mpps, nsPerPacket, ... }.
-async function runStandIn({ lang, batch, warmup, seconds, ring = 512, cForward }) {
-  const driver = await startDriver(lang, { mode: 'stand-in', batch, warmup, seconds, ring }, cForward);
+async function runStandIn({ lang, batch, warmup, seconds, ring = 512, cForward, node }) {
+  const driver = await startDriver(lang, { mode: 'stand-in', batch, warmup, seconds, ring }, cForward, node);
   const { code, signal } = await driver.exited;
   if (code !== 0) throw new Error(`${lang} stand-in run exited with ${code ?? signal}: ${driver.stderr().trim()}`);
   return driver.lines[driver.lines.length - 1];

@@ -3,7 +3,7 @@
 
 // npm run bench [-- --quick] [--seconds S] [--warmup S] [--runs N] [--batches 1,2,..]
 //                [--ring N] [--rounds N] [--window MS] [--no-c] [--results DIR]
-//                [--latest | --no-latest]
+//                [--latest | --no-latest] [--node PATH]
 // Bidirectional forwarding on the model (64-byte frames, sources unlimited, sinks without
 // check), for each batch size: runs of the JS driver and of the C yardstick, one driver
 // process per run, alternating (the JS/C ratio of each run pair); then both side by side
@@ -12,6 +12,7 @@
 // own cost without the model (stand-in.js), and the model's ceiling (the C yardstick
 // without touching packets). Writes test/bench/results/<time>.json and, for full runs,
 // test/bench/latest.json and latest.svg. See PERFORMANCE.md.
+const { execFileSync } = require('child_process');
 const fs = require('fs');
 const os = require('os');
 const path = require('path');
@@ -34,12 +35,13 @@ const USAGE = `usage: npm run bench [-- options]
   --ring N            descriptors per ring, a power of two 64..4096 (default 512)
   --no-c              JavaScript only, without the C yardstick
   --results DIR       where the results JSON goes (default test/bench/results)
-  --latest, --no-latest  write latest.json and latest.svg (default: unless --quick)`;
+  --latest, --no-latest  write latest.json and latest.svg (default: unless --quick)
+  --node PATH         the Node.js binary that runs the JavaScript driver (default: this one)`;
 
 function parseArgs(argv) {
   const o = {
     quick: false, seconds: 3, warmup: 1, runs: 3, batches: ALL_BATCHES, ring: 512, rounds: 12, window: 300, c: true,
-    results: path.join(__dirname, 'results'), latest: null,
+    results: path.join(__dirname, 'results'), latest: null, node: process.execPath,
   };
   for (let i = 0; i < argv.length; i++) {
     const a = argv[i];
@@ -62,6 +64,7 @@ function parseArgs(argv) {
     else if (a === '--results') o.results = next();
     else if (a === '--latest') o.latest = true;
     else if (a === '--no-latest') o.latest = false;
+    else if (a === '--node') o.node = next();
     else throw new Error(`unknown option ${a} (--help lists them)`);
   }
   if (o.quick) {
@@ -82,6 +85,18 @@ function parseArgs(argv) {
   return o;
 }
 
+// The version of the Node.js binary that --node names (the results record it).
+function nodeVersion(binary) {
+  let out = '';
+  try {
+    out = execFileSync(binary, ['--version'], { encoding: 'utf8', stdio: ['ignore', 'pipe', 'ignore'] }).trim();
+  } catch (err) {
+    throw new Error(`--node ${binary}: cannot run it (${err.code || err.message.split('\n')[0]})`);
+  }
+  if (!/^v\d+\.\d+\.\d+/.test(out)) throw new Error(`--node ${binary}: not a Node.js binary (--version said '${out.split('\n')[0]}')`);
+  return out;
+}
+
 function fmt(n, digits = 2) {
   return n === null || n === undefined ? '-' : n.toFixed(digits);
 }
@@ -94,7 +109,7 @@ function printSummary(label, s) {
 
 // One run of `spec` with the command line's timing and ring size.
 function runWith(o, spec) {
-  return runOne({ warmup: o.warmup, seconds: o.seconds, ring: o.ring, ...spec });
+  return runOne({ warmup: o.warmup, seconds: o.seconds, ring: o.ring, node: o.node, ...spec });
 }
 
 async function measure(o, spec, label) {
@@ -136,7 +151,7 @@ async function measurePair(o, spec, probe) {
 async function measureStandIn(o, batch, cForward) {
   const pairs = [];
   for (let r = 0; r < o.runs; r++) {
-    const spec = { batch, warmup: o.warmup, seconds: o.seconds, ring: o.ring, cForward };
+    const spec = { batch, warmup: o.warmup, seconds: o.seconds, ring: o.ring, cForward, node: o.node };
     const c = await runStandIn({ ...spec, lang: 'c' });
     const js = await runStandIn({ ...spec, lang: 'js' });
     pairs.push({ c, js, ratio: js.mpps / c.mpps });
@@ -157,7 +172,7 @@ async function measureStandIn(o, batch, cForward) {
 // with both languages on the same host, window pair by window pair.
 async function measureSideBySide(o, batch, cForward, probe, mode = 'forward') {
   // One session per run of the other method: as many fresh processes of each driver.
-  const s = await sideBySide({ mode, batch, ring: o.ring, rounds: o.rounds, sessions: Math.min(o.runs, o.rounds), windowMs: o.window, warmup: o.warmup, cForward, probe });
+  const s = await sideBySide({ mode, batch, ring: o.ring, rounds: o.rounds, sessions: Math.min(o.runs, o.rounds), windowMs: o.window, warmup: o.warmup, cForward, probe, node: o.node });
   process.stdout.write(`  ${'JavaScript / C, side by side'.padEnd(28)} ${fmt(s.ratio).padStart(7)}       [${fmt(s.ratios.min)}..${fmt(s.ratios.max)}]` +
     `  (median of ${s.rounds} window pairs of ${s.windowMs} ms in ${s.sessions} sessions; JS ${fmt(s.js.median)}, C ${fmt(s.c.median)} Mpps)\n`);
   printPhases(s.phases, 'window pairs');
@@ -178,15 +193,16 @@ function printPhases(phases, what) {
 
 async function main() {
   const o = parseArgs(process.argv.slice(2));
+  const jsNode = nodeVersion(o.node);
   const cForward = o.c ? buildCForward() : null;
   const probe = o.c ? buildLineTrip() : null;
   const started = new Date();
   const result = {
     date: started.toISOString(),
-    machine: machine(),
+    machine: { ...machine(), node: jsNode }, // the JS driver's Node, not necessarily this one's
     options: { seconds: o.seconds, warmup: o.warmup, runs: o.runs, rounds: o.rounds, windowMs: o.window, frameSize: 60, ringSize: o.ring },
   };
-  process.stdout.write(`bench: ${o.runs} run(s) of ${o.warmup}+${o.seconds} s per point; load average ${os.loadavg().map((l) => l.toFixed(2)).join(' ')}\n`);
+  process.stdout.write(`bench: JavaScript under Node ${jsNode}; ${o.runs} run(s) of ${o.warmup}+${o.seconds} s per point; load average ${os.loadavg().map((l) => l.toFixed(2)).join(' ')}\n`);
 
   result.forward = [];
   for (const batch of o.batches) {

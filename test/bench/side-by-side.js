@@ -63,7 +63,7 @@ async function finish(driver) {
 // (numbered from firstRound in the whole measurement) after `warmup` seconds of each
 // driver (the JS driver's JIT settles). Returns the windows' rates in Mpps and the line
 // trips in ns before and after each pair: [{ js, c, trips: [before, after] }].
-async function session({ mode, batch, ring, rounds, firstRound, windowMs, warmup, cForward, probe }) {
+async function session({ mode, batch, ring, rounds, firstRound, windowMs, warmup, cForward, probe, node }) {
   const layout = LAYOUT[mode];
   const model = await Model.start({ ports: 4, config: layout.traffic });
   const drivers = [];
@@ -71,7 +71,7 @@ async function session({ mode, batch, ring, rounds, firstRound, windowMs, warmup
     // Long enough never to end by themselves: finish() ends them.
     const cfg = { mode, batch, ring, warmup: 0, seconds: 24 * 3600, dir: model.dir };
     const js = { lang: 'js', ports: layout.js };
-    js.driver = await startDriver('js', { ...cfg, addresses: layout.js.map((p) => model.addresses[p]) });
+    js.driver = await startDriver('js', { ...cfg, addresses: layout.js.map((p) => model.addresses[p]) }, null, node);
     drivers.push(js.driver);
     js.driver.child.kill('SIGSTOP');
     const c = { lang: 'c', ports: layout.c };
@@ -104,13 +104,13 @@ async function session({ mode, batch, ring, rounds, firstRound, windowMs, warmup
 // as the whole measurement. Resolves with { js, c, ratios: spread() of Mpps and of the
 // JS/C ratios, ratio: their median, phases: byPhase() of the ratios (summary.js), rounds,
 // sessions, windowMs, windows: [{ js, c, trips }] }. mode: 'forward' or 'generate';
-// probe: the line-trip binary.
-async function sideBySide({ mode = 'forward', batch, ring = 512, rounds = 12, sessions = 3, windowMs = 300, warmup = 1, cForward, probe }) {
+// probe: the line-trip binary; node: the Node.js binary of the JS driver.
+async function sideBySide({ mode = 'forward', batch, ring = 512, rounds = 12, sessions = 3, windowMs = 300, warmup = 1, cForward, probe, node = process.execPath }) {
   if (!LAYOUT[mode]) throw new Error(`side by side: no mode ${mode}`);
   const windows = [];
   for (let k = 0; k < sessions; k++) {
     const share = Math.round((rounds * (k + 1)) / sessions) - Math.round((rounds * k) / sessions);
-    if (share > 0) windows.push(...await session({ mode, batch, ring, rounds: share, firstRound: windows.length, windowMs, warmup, cForward, probe }));
+    if (share > 0) windows.push(...await session({ mode, batch, ring, rounds: share, firstRound: windows.length, windowMs, warmup, cForward, probe, node }));
   }
   const ratios = spread(windows.map((w) => w.js / w.c));
   return {
