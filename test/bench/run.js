@@ -4,6 +4,7 @@
 // npm run bench [-- --quick] [--seconds S] [--warmup S] [--runs N] [--batches 1,2,..]
 //                [--ring N] [--rounds N] [--window MS] [--no-c] [--results DIR]
 //                [--latest | --no-latest] [--node PATH]
+// npm run bench -- --loss [options]: loss at fixed rates instead (loss.js, --loss --help).
 // Bidirectional forwarding on the model (64-byte frames, sources unlimited, sinks without
 // check), for each batch size: runs of the JS driver and of the C yardstick, one driver
 // process per run, alternating (the JS/C ratio of each run pair); then both side by side
@@ -24,6 +25,8 @@ const { spread, summarize, machine, tripsBetween, byPhase } = require('./summary
 
 const ALL_BATCHES = [1, 2, 4, 8, 16, 32, 64, 128, 256];
 const USAGE = `usage: npm run bench [-- options]
+  --loss              loss at fixed rates instead of the rates at full load (loss.js;
+                      npm run bench -- --loss --help lists its options)
   --quick             a short run: batches 1,32,256, 1 run of 0.5+1 s, 2 window rounds;
                       does not replace latest.json / latest.svg
   --batches 1,2,..    batch sizes (default ${ALL_BATCHES.join(',')})
@@ -192,7 +195,7 @@ function printPhases(phases, what) {
 }
 
 async function main() {
-  const o = parseArgs(process.argv.slice(2));
+  const o = parseArgs(argv);
   const jsNode = nodeVersion(o.node);
   const cForward = o.c ? buildCForward() : null;
   const probe = o.c ? buildLineTrip() : null;
@@ -247,7 +250,9 @@ async function main() {
   }
 }
 
-main().catch((err) => {
+const argv = process.argv.slice(2);
+const run = argv.includes('--loss') ? () => require('./loss').main(argv.filter((a) => a !== '--loss')) : main;
+run().catch((err) => {
   process.stderr.write(`bench: ${err.message}\n`);
   process.exit(1);
 });
