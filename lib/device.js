@@ -3,7 +3,7 @@
 // What every ixy driver offers (ixgbe now; virtio and igb later share it). A driver
 // subclass sets up rxQueues/txQueues whose receive(batch)/send(batch) do the work, and
 // implements the device-specific parts: link, MAC, promiscuous mode, hardware counters.
-const { IxyError } = require('./errors');
+const { IxyError, shown } = require('./errors');
 const { ReceiveIterator } = require('./receive');
 
 class Device {
@@ -19,8 +19,11 @@ class Device {
 
   // Receives up to batch.capacity frames from RX queue `queue` into `batch`.
   rxBatch(queue, batch) {
+    const rxQueue = this.rxQueues[queue];
+    // One compare for a wrong index and a closed device alike (close() empties the list).
+    if (rxQueue === undefined) this.missingQueue('RX', queue);
     batch.sent = 0;
-    return this.rxQueues[queue].receive(batch);
+    return rxQueue.receive(batch);
   }
 
   // Queues batch's packets on TX queue `queue`; returns how many were taken (also kept in
@@ -28,8 +31,10 @@ class Device {
   // batch.release() frees them. A batch the NIC must not see throws EINVAL first
   // (batch.checkForSend()); the queue's own send() leaves that to its caller.
   txBatch(queue, batch) {
+    const txQueue = this.txQueues[queue];
+    if (txQueue === undefined) this.missingQueue('TX', queue);
     batch.checkForSend(this.txMinLength);
-    const sent = this.txQueues[queue].send(batch);
+    const sent = txQueue.send(batch);
     batch.sent = sent;
     return sent;
   }
@@ -38,12 +43,14 @@ class Device {
   //   for await (const batch of dev.receive(0, { batchSize: 64 })) { ... }
   // One batch object is reused; see lib/receive.js for who frees what.
   receive(queue = 0, options = {}) {
+    this.checkOpen('receive()');
     return new ReceiveIterator(this, queue, options);
   }
 
   // Packets and bytes are counted by the queues as they move them (exact on every NIC and
   // on the model); drops come from the device's counters where it has them.
   stats() {
+    this.checkOpen('stats()');
     const s = { rxPackets: 0, rxBytes: 0, txPackets: 0, txBytes: 0, rxErrors: this.readErrors(), rxMissed: this.readMissed() };
     for (const q of this.rxQueues) {
       s.rxPackets += q.packets;
@@ -57,10 +64,36 @@ class Device {
     return s;
   }
 
-  checkQueue(kind, queue, count) {
-    if (!Number.isInteger(queue) || queue < 0 || queue >= count) {
-      throw new IxyError('EINVAL', `${kind} queue ${queue} does not exist: ${this.address} has ${count}`);
+  // Throws ECLOSED once close() has begun: the device's registers, rings and buffers are
+  // gone. `what` names the method or property that was used.
+  checkOpen(what) {
+    if (this.closed) {
+      throw new IxyError('ECLOSED', `${what} on ${this.address}, which is closed: open it again with ixy.open()`);
     }
+  }
+
+  // For the cold paths (receive(), missingQueue()): throws EINVAL unless `queue` indexes
+  // one of `count` queues.
+  checkQueue(kind, queue, count) {
+    if (!Number.isInteger(queue)) {
+      throw new IxyError('EINVAL', `the ${kind} queue index must be an integer, got ${shown(queue)}`);
+    }
+    if (queue < 0 || queue >= count) {
+      throw new IxyError('EINVAL', `${kind} queue ${queue} does not exist: ${this.address} has ${count} ${kind} queue${count === 1 ? '' : 's'}`);
+    }
+  }
+
+  // rxBatch() or txBatch() found no queue at that index: says why.
+  missingQueue(kind, queue) {
+    this.checkOpen(kind === 'RX' ? 'rxBatch()' : 'txBatch()');
+    this.checkQueue(kind, queue, kind === 'RX' ? this.rxQueues.length : this.txQueues.length);
+  }
+
+  // For close(), once the queues are released: the device keeps no queue a caller could
+  // reach (the arrays are emptied in place, so their shape stays what V8 knows).
+  forgetQueues() {
+    this.rxQueues.length = 0;
+    this.txQueues.length = 0;
   }
 
   // Subclasses override these. Each returns its running total, accumulated from the

@@ -149,6 +149,64 @@ describe('the library on the device model', function () {
     }
   });
 
+  it('a closed device throws ECLOSED from everything that needs the NIC; stop(), close() and check() stay safe', async function () {
+    const dev = await openPort();
+    dev.close();
+    const batch = new ixy.PacketBatch(4);
+    const uses = {
+      rxBatch: () => dev.rxBatch(0, batch),
+      txBatch: () => dev.txBatch(0, batch),
+      stats: () => dev.stats(),
+      receive: () => dev.receive(0),
+      'promiscuous (set)': () => { dev.promiscuous = true; },
+      'promiscuous (get)': () => dev.promiscuous,
+      mac: () => dev.mac,
+      linkSpeed: () => dev.linkSpeed,
+    };
+    for (const [what, use] of Object.entries(uses)) {
+      assert.throws(use, { name: 'IxyError', code: 'ECLOSED', message: /which is closed/ }, what);
+    }
+    dev.stop();
+    dev.close();
+    assert.deepStrictEqual(dev.check(), []);
+  });
+
+  it('a queue index that does not exist or is not an integer is EINVAL, naming the queue', async function () {
+    const dev = await openPort({ txQueues: 1 });
+    const batch = new ixy.PacketBatch(4);
+    try {
+      assert.throws(() => dev.rxBatch(3, batch), { name: 'IxyError', code: 'EINVAL', message: /^RX queue 3 does not exist: 0000:ff:00\.0 has 1 RX queue$/ });
+      assert.throws(() => dev.txBatch(-1, batch), { code: 'EINVAL', message: /^TX queue -1 does not exist/ });
+      assert.throws(() => dev.rxBatch(0.5, batch), { code: 'EINVAL', message: /^the RX queue index must be an integer, got 0\.5$/ });
+      assert.throws(() => dev.receive('0'), { code: 'EINVAL', message: /^the RX queue index must be an integer, got '0' \(a string\)$/ });
+      assert.strictEqual(dev.rxBatch(0, batch), 0, 'queue 0 still works');
+    } finally {
+      dev.close();
+    }
+  });
+
+  it('open() options of the wrong type say what was given', async function () {
+    const refused = {
+      rxQueues: ['2', /^rxQueues must be an integer, got '2' \(a string\)$/],
+      txQueues: [65, /^txQueues must be 0\.\.64, got 65$/],
+      rxRingSize: [null, /^rxRingSize must be an integer, got null$/],
+      bufferSize: ['2048', /got '2048' \(a string\)$/],
+      linkTimeout: ['1s', /^linkTimeout \(ms\) must be an integer, got '1s' \(a string\)$/],
+      promiscuous: [1, /^promiscuous must be true or false, got 1$/],
+      mempoolEntries: [[8192], /got \[ 8192 \] \(an object\)$/],
+    };
+    for (const [key, [value, message]] of Object.entries(refused)) {
+      await assert.rejects(openPort({ [key]: value }), { name: 'IxyError', code: 'EINVAL', message }, key);
+    }
+    // An option given as undefined is one left out: it takes its default.
+    const dev = await openPort({ linkTimeout: undefined, promiscuous: undefined });
+    try {
+      assert.strictEqual(dev.promiscuous, true);
+    } finally {
+      dev.close();
+    }
+  });
+
   it('debug mode catches use after free, sending twice and freeing a sent buffer; close returns every buffer', async function () {
     const dev = await openPort({ debug: true });
     const pool = dev.pools[0];

@@ -8,7 +8,7 @@
 // and error counters (readMissed, readErrors).
 const pci = require('../pci');
 const { Device } = require('../device');
-const { IxyError } = require('../errors');
+const { IxyError, shown, checkInteger } = require('../errors');
 const { native } = require('../native');
 const exitGuard = require('../exit-guard');
 const { Mempool } = require('../mempool');
@@ -22,7 +22,7 @@ class AdvancedNic extends Device {
     super(address, driver);
     this.layout = layout;
     this.txMinLength = layout.TX_MIN_LENGTH;
-    this.options = { ...defaults, ...options };
+    this.options = withDefaults(defaults, options);
     checkOptions(this.options, maxQueues, maxRingSize);
     pci.checkIommu(address);
     pci.unbindDriver(address);
@@ -100,6 +100,7 @@ class AdvancedNic extends Device {
 
   // Receive address 0 (RAL0/RAH0) holds the MAC the EEPROM loaded, low byte first.
   get mac() {
+    this.checkOpen('mac');
     const low = this.regs[this.layout.RAL(0) >> 2];
     const high = this.regs[this.layout.RAH(0) >> 2];
     const bytes = [low & 0xff, (low >>> 8) & 0xff, (low >>> 16) & 0xff, low >>> 24, high & 0xff, (high >>> 8) & 0xff];
@@ -156,12 +157,6 @@ class AdvancedNic extends Device {
     return this.regs !== null && this.regs[this.layout.STATUS >> 2] === 0xffffffff;
   }
 
-  // Counters read after close() keep their last values instead of touching freed registers.
-  stats() {
-    if (this.regs === null) return this.lastStats;
-    return super.stats();
-  }
-
   // Lets TX drain (briefly), then stops every queue and the receiver: after this the NIC
   // touches no more host memory. Buffers stay where they are until close().
   stop() {
@@ -193,9 +188,9 @@ class AdvancedNic extends Device {
     // the exit guard, which must happen before the BAR is unmapped (the signal handler
     // writes to it). A failure is reported once everything else is released.
     const busMasterError = exitGuard.release(this);
-    if (this.regs) this.lastStats = super.stats();
     for (const q of this.txQueues) q.close();
     for (const q of this.rxQueues) q.close();
+    this.forgetQueues();
     for (const pool of this.pools) pool.close();
     if (this.bar) native().free(this.bar);
     this.regs = null;
@@ -216,17 +211,21 @@ function dmaStopBits(L, o) {
   return pairs;
 }
 
+// The options with every one left out, or given as undefined, set to its default.
+function withDefaults(defaults, options) {
+  const o = { ...defaults };
+  for (const [key, value] of Object.entries(options)) if (value !== undefined) o[key] = value;
+  return o;
+}
+
 function checkOptions(o, maxQueues, maxRingSize) {
-  for (const key of ['rxQueues', 'txQueues']) {
-    if (!Number.isInteger(o[key]) || o[key] < 0 || o[key] > maxQueues) {
-      throw new IxyError('EINVAL', `${key} must be 0..${maxQueues}, got ${o[key]}`);
-    }
-  }
+  for (const key of ['rxQueues', 'txQueues']) checkInteger(key, o[key], 0, maxQueues);
   for (const key of ['rxRingSize', 'txRingSize']) {
     const n = o[key];
+    checkInteger(key, n, 64, maxRingSize);
     // Ring lengths must be multiples of 128 bytes (8 descriptors); powers of two also let
     // indices wrap with a mask.
-    if (!Number.isInteger(n) || n < 64 || n > maxRingSize || (n & (n - 1)) !== 0) {
+    if ((n & (n - 1)) !== 0) {
       throw new IxyError('EINVAL', `${key} must be a power of two from 64 to ${maxRingSize}, got ${n}`);
     }
   }
@@ -234,7 +233,11 @@ function checkOptions(o, maxQueues, maxRingSize) {
   // 82599 8.2.3.8.7, and likewise on the 82576); mempool buffers are powers of two.
   const size = o.bufferSize;
   if (!Number.isInteger(size) || size < 1024 || size > 16384 || (size & (size - 1)) !== 0) {
-    throw new IxyError('EINVAL', `bufferSize must be 1024, 2048, 4096, 8192 or 16384 bytes (the NIC's receive buffer sizes), got ${size}`);
+    throw new IxyError('EINVAL', `bufferSize must be 1024, 2048, 4096, 8192 or 16384 bytes (the NIC's receive buffer sizes), got ${shown(size)}`);
+  }
+  checkInteger('linkTimeout (ms)', o.linkTimeout, 0, 2 ** 31 - 1);
+  if (typeof o.promiscuous !== 'boolean') {
+    throw new IxyError('EINVAL', `promiscuous must be true or false, got ${shown(o.promiscuous)}`);
   }
   // Every RX descriptor holds a buffer of the queue's pool, and receive() hands out a frame
   // only when it has a fresh buffer to put in its place: a pool no bigger than the ring
@@ -242,14 +245,12 @@ function checkOptions(o, maxQueues, maxRingSize) {
   // rest for frames in flight (a forwarder's other TX ring, the application's batches).
   if (o.mempoolEntries === null || o.mempoolEntries === undefined) o.mempoolEntries = Math.max(4096, 2 * o.rxRingSize);
   if (!Number.isInteger(o.mempoolEntries) || o.mempoolEntries < 2 * o.rxRingSize) {
-    throw new IxyError('EINVAL', `mempoolEntries must be at least twice rxRingSize (${2 * o.rxRingSize}): the ring holds ${o.rxRingSize} buffers, and as many must be free for frames in flight; got ${o.mempoolEntries}`);
+    throw new IxyError('EINVAL', `mempoolEntries must be at least twice rxRingSize (${2 * o.rxRingSize}): the ring holds ${o.rxRingSize} buffers, and as many must be free for frames in flight; got ${shown(o.mempoolEntries)}`);
   }
   // See RxQueue: the NIC keeps at least half the ring whatever the threshold.
   const half = o.rxRingSize / 2;
   if (o.rxFreeThreshold === null || o.rxFreeThreshold === undefined) o.rxFreeThreshold = o.rxRingSize / 4;
-  if (!Number.isInteger(o.rxFreeThreshold) || o.rxFreeThreshold < 1 || o.rxFreeThreshold > half) {
-    throw new IxyError('EINVAL', `rxFreeThreshold must be 1..${half} (half the RX ring), got ${o.rxFreeThreshold}`);
-  }
+  checkInteger('rxFreeThreshold', o.rxFreeThreshold, 1, half, ' (half the RX ring)');
 }
 
 module.exports = { AdvancedNic, dmaStopBits };

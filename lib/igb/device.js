@@ -130,6 +130,7 @@ class IgbDevice extends AdvancedNic {
 
   // 8.2.2 STATUS: LU and SPEED. Mb/s, 0 when the link is down.
   get linkSpeed() {
+    this.checkOpen('linkSpeed');
     const status = this.regs[R.STATUS >> 2];
     if ((status & R.STATUS_LU) === 0) return 0;
     switch (status & R.STATUS_SPEED_MASK) {
@@ -141,11 +142,13 @@ class IgbDevice extends AdvancedNic {
 
   // RCTL (8.10): unicast and multicast promiscuous.
   get promiscuous() {
+    this.checkOpen('promiscuous');
     const mask = R.RCTL_UPE | R.RCTL_MPE;
     return (this.regs[R.RCTL >> 2] & mask) === mask;
   }
 
   set promiscuous(on) {
+    this.checkOpen('promiscuous');
     const mask = R.RCTL_UPE | R.RCTL_MPE;
     if (on) this.regs[R.RCTL >> 2] |= mask;
     else this.regs[R.RCTL >> 2] &= ~mask;
@@ -154,6 +157,7 @@ class IgbDevice extends AdvancedNic {
   // The NIC's own good-packet and -octet counters (GPRC, GPTC, GORC, GOTC; 8.19), summed
   // since open: an independent check on the counts the queues keep.
   hardwareCounters() {
+    this.checkOpen('hardwareCounters()');
     const regs = this.regs;
     const c = this.counters || (this.counters = { rxPackets: 0, txPackets: 0, rxBytes: 0, txBytes: 0 });
     c.rxPackets += regs[R.GPRC >> 2];

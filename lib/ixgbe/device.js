@@ -128,6 +128,7 @@ class IxgbeDevice extends AdvancedNic {
 
   // Link speed in Mb/s, 0 when the link is down.
   get linkSpeed() {
+    this.checkOpen('linkSpeed');
     const links = this.regs[R.LINKS >> 2];
     if ((links & R.LINKS_UP) === 0) return 0;
     switch (links & R.LINKS_SPEED_MASK) {
@@ -140,11 +141,13 @@ class IxgbeDevice extends AdvancedNic {
 
   // 8.2.3.7.1 FCTRL: unicast and multicast promiscuous.
   get promiscuous() {
+    this.checkOpen('promiscuous');
     const mask = R.FCTRL_UPE | R.FCTRL_MPE;
     return (this.regs[R.FCTRL >> 2] & mask) === mask;
   }
 
   set promiscuous(on) {
+    this.checkOpen('promiscuous');
     const mask = R.FCTRL_UPE | R.FCTRL_MPE;
     if (on) this.regs[R.FCTRL >> 2] |= mask;
     else this.regs[R.FCTRL >> 2] &= ~mask;

@@ -8,7 +8,7 @@ const pci = require('../pci');
 const C = require('./constants');
 const { Device } = require('../device');
 const { Mempool } = require('../mempool');
-const { IxyError } = require('../errors');
+const { IxyError, shown } = require('../errors');
 const exitGuard = require('../exit-guard');
 const { sleep } = require('../wait');
 const { LegacyTransport } = require('./legacy-transport');
@@ -48,7 +48,7 @@ class VirtioDevice extends Device {
     // One queue pair (no VIRTIO_NET_F_MQ). 0 hides a direction from the user (`ixy pcap`
     // only receives); the device still gets both virtqueues.
     for (const key of ['rxQueues', 'txQueues']) {
-      if (this.options[key] !== 0 && this.options[key] !== 1) throw new IxyError('EINVAL', `${key} must be 0 or 1 for virtio, got ${this.options[key]}`);
+      if (this.options[key] !== 0 && this.options[key] !== 1) throw new IxyError('EINVAL', `${key} must be 0 or 1 for virtio, got ${shown(this.options[key])}`);
     }
     const id = pci.readIdentity(address);
     pci.checkIommu(address);
@@ -152,6 +152,7 @@ class VirtioDevice extends Device {
 
   // 5.1.4: the MAC from the device config (VIRTIO_NET_F_MAC).
   get mac() {
+    this.checkOpen('mac');
     if (!this.has(C.NET_F_MAC)) return '00:00:00:00:00:00';
     const bytes = [];
     for (let i = 0; i < 6; i++) bytes.push(this.transport.readConfig8(C.NET_CONFIG_MAC + i));
@@ -160,7 +161,7 @@ class VirtioDevice extends Device {
 
   // 5.1.4: link status where the device reports it (VIRTIO_NET_F_STATUS), else up.
   get linkSpeed() {
-    if (this.closed) return 0;
+    this.checkOpen('linkSpeed');
     if (!this.has(C.NET_F_STATUS)) return NOMINAL_SPEED;
     return (this.transport.readConfig16(C.NET_CONFIG_STATUS) & C.NET_S_LINK_UP) ? NOMINAL_SPEED : 0;
   }
@@ -168,10 +169,12 @@ class VirtioDevice extends Device {
   // 5.1.6.5.1 Packet Receive Filtering: promiscuous and all-multicast together, as on the
   // Intel NICs. Needs VIRTIO_NET_F_CTRL_RX; QEMU's device starts promiscuous.
   get promiscuous() {
+    this.checkOpen('promiscuous');
     return this.promiscuousOn === true;
   }
 
   set promiscuous(on) {
+    this.checkOpen('promiscuous');
     if (this.ctrl === null || !this.has(C.NET_F_CTRL_RX)) {
       throw new IxyError('EUNSUPPORTED', `virtio device ${this.address} has no control queue for receive filtering`);
     }
@@ -202,6 +205,7 @@ class VirtioDevice extends Device {
     const busMasterError = exitGuard.release(this);
     if (this.tx) this.tx.close();
     if (this.rx) this.rx.close();
+    this.forgetQueues();
     if (this.ctrl) this.ctrl.close();
     for (const pool of this.pools) pool.close();
     if (this.transport) this.transport.close();
