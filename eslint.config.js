@@ -14,7 +14,7 @@ module.exports = [
         require: 'readonly', module: 'writable', process: 'readonly', Buffer: 'readonly', __dirname: 'readonly',
         console: 'readonly', setTimeout: 'readonly', clearTimeout: 'readonly', setInterval: 'readonly',
         clearInterval: 'readonly', setImmediate: 'readonly', performance: 'readonly', SharedArrayBuffer: 'readonly',
-        Atomics: 'readonly',
+        Atomics: 'readonly', AbortController: 'readonly', AbortSignal: 'readonly',
       },
     },
     rules: {

@@ -136,6 +136,8 @@ export interface ReceiveOptions {
   sliceMs?: number;
   /** Keep each frame's descriptor status word, for batch.checksumOf() (default false). */
   status?: boolean;
+  /** Aborting it ends the loop at its next step (an aborted one: at once), as close() does. */
+  signal?: AbortSignal;
 }
 
 /**

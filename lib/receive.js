@@ -21,25 +21,38 @@
 //   - to keep a buffer longer, copy its id elsewhere and remove it from the batch (for all
 //     of them: batch.count = 0); you then free it yourself with batch.pool.free(id).
 // Leaving the loop (break, return, throw) releases the last batch too. dev.close() ends
-// the loop at its next step.
+// the loop at its next step, and so does aborting the AbortSignal passed as `signal` (one
+// that is already aborted ends it at once).
 //
 // Per packet this costs nothing: the work per step is one receive call, one clock read and
 // one release of the previous batch's leftovers.
 const { setImmediate: yieldToEventLoop } = require('timers/promises');
 const { PacketBatch } = require('./batch');
+const { IxyError, shown } = require('./errors');
 
 const SLICE_MS = 1; // how long we may poll before giving the event loop a turn
 
 class ReceiveIterator {
   // status: the batch keeps each frame's descriptor status word (batch.checksumOf()).
-  constructor(dev, queue, { batchSize = 32, sliceMs = SLICE_MS, status = false } = {}) {
+  constructor(dev, queue, { batchSize = 32, sliceMs = SLICE_MS, status = false, signal = null } = {}) {
     dev.checkQueue('RX', queue, dev.rxQueues.length);
+    if (signal !== null && (typeof signal !== 'object' || typeof signal.addEventListener !== 'function')) {
+      throw new IxyError('EINVAL', `receive()'s signal must be an AbortSignal, got ${shown(signal)}`);
+    }
     this.dev = dev;
     this.queue = queue;
     this.batch = new PacketBatch(batchSize, null, { status });
     this.sliceMs = sliceMs;
     this.sliceEnd = 0; // yield first: the caller's code after the loop setup runs first
     this.finished = false;
+    // An abort only marks the iterator finished: next() checks that after every await
+    // already, so a signal costs the loop nothing.
+    this.signal = signal;
+    this.onAbort = () => { this.finished = true; };
+    if (signal !== null) {
+      if (signal.aborted) this.finished = true;
+      else signal.addEventListener('abort', this.onAbort, { once: true });
+    }
     // One result object for every step: for-await reads it at once and keeps nothing.
     this.result = { value: this.batch, done: false };
   }
@@ -72,6 +85,7 @@ class ReceiveIterator {
 
   finish() {
     this.finished = true;
+    if (this.signal !== null) this.signal.removeEventListener('abort', this.onAbort);
     if (this.batch.count > 0) this.batch.release();
     return { value: undefined, done: true };
   }

@@ -207,6 +207,35 @@ describe('the library on the device model', function () {
     }
   });
 
+  it('receive() ends when its AbortSignal aborts, at once when it already has, and leaves no listener', async function () {
+    const { getEventListeners } = require('events');
+    const dev = await openPort();
+    const pool = dev.pools[0];
+    try {
+      await model.clear(0);
+      await model.source(0, { rate: 20000, size: 60 });
+      const controller = new AbortController();
+      setTimeout(() => controller.abort(), 200);
+      let frames = 0;
+      for await (const batch of dev.receive(0, { signal: controller.signal })) frames += batch.count;
+      assert.ok(frames > 0, 'frames arrived before the abort');
+      assert.ok(!dev.closed);
+
+      let steps = 0;
+      for await (const batch of dev.receive(0, { signal: AbortSignal.abort() })) steps += batch.count >= 0;
+      assert.strictEqual(steps, 0, 'an aborted signal yields no batch');
+
+      const idle = new AbortController();
+      for await (const batch of dev.receive(0, { signal: idle.signal })) if (batch.count > 0) break;
+      assert.strictEqual(getEventListeners(idle.signal, 'abort').length, 0, 'break removed the abort listener');
+      assert.throws(() => dev.receive(0, { signal: 'stop' }), { code: 'EINVAL', message: /signal must be an AbortSignal, got 'stop' \(a string\)/ });
+    } finally {
+      await model.sourceOff(0);
+      dev.close();
+    }
+    assert.strictEqual(pool.freeCount, pool.entries);
+  });
+
   it('debug mode catches use after free, sending twice and freeing a sent buffer; close returns every buffer', async function () {
     const dev = await openPort({ debug: true });
     const pool = dev.pools[0];

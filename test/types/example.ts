@@ -24,7 +24,9 @@ async function main(address: string): Promise<void> {
   const timer = setInterval(() => console.log(dev.stats().rxPackets), 1000);
   let seen = 0;
 
-  for await (const batch of dev.receive(0, { batchSize: 64 })) {
+  const stop = new AbortController();
+  setTimeout(() => stop.abort(), 60000); // ends the loop below after a minute
+  for await (const batch of dev.receive(0, { batchSize: 64, signal: stop.signal })) {
     clock.now();
     writer.writeBatch(batch, clock.sec, clock.nsec);
     let reflect = 0;
