@@ -3,6 +3,7 @@
 // Building and reading Ethernet/IPv4/UDP frames in place, in a buffer's Uint8Array.
 // The layout matches the device model's traffic: a 32-bit big-endian sequence number
 // right after the UDP header (frame offset 42), then bytes whose value is their offset.
+const { IxyError, shown, checkInteger } = require('./errors');
 
 const ETH_HEADER = 14;
 const IPV4_HEADER = 20;
@@ -14,7 +15,7 @@ const MAX_FRAME = 1514;
 function parseMac(text) {
   const parts = String(text).split(':');
   if (parts.length !== 6 || parts.some((p) => !/^[0-9a-fA-F]{2}$/.test(p))) {
-    throw new TypeError(`'${text}' is not a MAC address (expected aa:bb:cc:dd:ee:ff)`);
+    throw new IxyError('EINVAL', `'${text}' is not a MAC address (expected aa:bb:cc:dd:ee:ff)`);
   }
   return parts.map((p) => parseInt(p, 16));
 }
@@ -22,7 +23,7 @@ function parseMac(text) {
 function parseIpv4(text) {
   const parts = String(text).split('.').map(Number);
   if (parts.length !== 4 || parts.some((p) => !Number.isInteger(p) || p < 0 || p > 255)) {
-    throw new TypeError(`'${text}' is not an IPv4 address`);
+    throw new IxyError('EINVAL', `'${text}' is not an IPv4 address (expected a.b.c.d)`);
   }
   return parts;
 }
@@ -48,8 +49,9 @@ function writeUdpFrame(b, {
   size = MIN_FRAME, dst = 'ff:ff:ff:ff:ff:ff', src = '02:00:00:00:00:01',
   srcIp = '10.0.0.1', dstIp = '10.1.0.1', srcPort = 1024, dstPort = 5000, ttl = 64,
 } = {}) {
-  if (!Number.isInteger(size) || size < MIN_FRAME || size > MAX_FRAME) {
-    throw new RangeError(`frame size must be ${MIN_FRAME}..${MAX_FRAME}, got ${size}`);
+  checkInteger('frame size', size, MIN_FRAME, MAX_FRAME);
+  if (!(b instanceof Uint8Array) || b.length < size) {
+    throw new IxyError('EINVAL', `writeUdpFrame(b, options) writes into a Uint8Array of at least ${size} bytes, got ${b instanceof Uint8Array ? `${b.length} bytes` : shown(b)}`);
   }
   b.set(parseMac(dst), 0);
   b.set(parseMac(src), 6);

@@ -11,9 +11,11 @@
 //
 // The writer copies frames into one preallocated Buffer and writes it out only when it is
 // full (or on flush/close): one system call per megabyte, not one per packet. Records are
-// never split between two writes, so the file on disk always ends on a whole record.
+// never split between two flushes, and a flush that fails part-way (a full disk) cuts the
+// file back to where it began, so the file on disk always ends on a whole record.
 const fs = require('fs');
-const { IxyError } = require('./errors');
+const { IxyError, shown } = require('./errors');
+const { sleepSync } = require('./wait');
 
 const MAGIC_MICROSECONDS = 0xa1b2c3d4;
 const MAGIC_NANOSECONDS = 0xa1b23c4d;
@@ -27,7 +29,7 @@ class PcapWriter {
   // target: a file name (created or truncated) or an open file descriptor (e.g. 1, stdout).
   constructor(target, { nanoseconds = true, snaplen = DEFAULT_SNAPLEN, bufferSize = DEFAULT_BUFFER } = {}) {
     if (!Number.isInteger(snaplen) || snaplen < 1 || snaplen > 0x3ffff) {
-      throw new IxyError('EINVAL', `pcap snaplen must be 1..262143, got ${snaplen}`);
+      throw new IxyError('EINVAL', `pcap snaplen must be 1..262143, got ${shown(snaplen)}`);
     }
     if (!Number.isInteger(bufferSize) || bufferSize < FILE_HEADER + RECORD_HEADER + snaplen) {
       throw new IxyError('EINVAL', `pcap buffer must hold at least one whole record (${FILE_HEADER + RECORD_HEADER + snaplen} bytes)`);
@@ -40,11 +42,16 @@ class PcapWriter {
     this.bytes = 0; // file bytes written or buffered, header included
     this.ownsFd = typeof target !== 'number';
     this.path = this.ownsFd ? String(target) : null;
-    try {
-      this.fd = this.ownsFd ? fs.openSync(target, 'w') : target;
-    } catch (err) {
-      throw new IxyError(err.code === 'EACCES' ? 'EACCES' : 'EPCAP', `cannot create pcap file '${target}': ${err.code || err.message}`);
-    }
+    this.name = describeTarget(target);
+    this.fd = this.ownsFd ? createFile(target) : checkFd(target);
+    // What is on disk in whole records, to cut the file back to after a failed write.
+    // A file we did not create may already hold something: our records start at its end.
+    const stat = fs.fstatSync(this.fd);
+    this.start = stat.isFile() ? stat.size : null; // null: a pipe or a device, not cut back
+    this.isPipe = stat.isFIFO() || stat.isSocket();
+    this.framesWritten = 0;
+    this.bytesWritten = 0;
+    this.failure = null;
     const b = this.buffer;
     b.writeUInt32LE(nanoseconds ? MAGIC_NANOSECONDS : MAGIC_MICROSECONDS, 0);
     b.writeUInt16LE(2, 4);
@@ -56,8 +63,13 @@ class PcapWriter {
     this.used = FILE_HEADER;
     this.bytes = FILE_HEADER;
     // The header goes to disk at once: from now on the file is a valid (empty) capture,
-    // whatever happens to the process.
-    this.flush();
+    // whatever happens to the process. A writer that cannot even do that keeps no fd.
+    try {
+      this.flush();
+    } catch (err) {
+      this.close();
+      throw err;
+    }
   }
 
   // Appends one frame: bytes[0..length) (cut to snaplen) with a timestamp of `sec` seconds
@@ -86,23 +98,88 @@ class PcapWriter {
     for (let i = from; i < batch.count; i++) this.write(buffers[ids[i]], lengths[i], sec, nsec);
   }
 
-  // Writes what is buffered to the file.
+  // Writes what is buffered to the file. Throws an IxyError with the system's code (ENOSPC,
+  // EPIPE, ...) when a write fails; the writer then takes nothing more (see writeFailed).
   flush() {
+    if (this.failure !== null) throw this.failure;
     let done = 0;
-    while (done < this.used) done += fs.writeSync(this.fd, this.buffer, done, this.used - done);
+    while (done < this.used) {
+      try {
+        done += fs.writeSync(this.fd, this.buffer, done, this.used - done);
+      } catch (err) {
+        // A pipe left non-blocking by someone else: wait for the reader, as a blocking
+        // write would.
+        if (err.code === 'EAGAIN') {
+          sleepSync(1);
+          continue;
+        }
+        throw this.writeFailed(err);
+      }
+    }
     this.used = 0;
+    this.framesWritten = this.frames;
+    this.bytesWritten = this.bytes;
   }
 
-  // Flushes and closes the file. Safe to call twice.
+  // After a failed write: the file is cut back to the records written whole before this
+  // flush (a write may have stopped inside one), the buffered frames are dropped, and the
+  // counts say what the file holds.
+  writeFailed(err) {
+    this.used = 0;
+    this.frames = this.framesWritten;
+    this.bytes = this.bytesWritten;
+    if (this.start !== null) {
+      try {
+        fs.ftruncateSync(this.fd, this.start + this.bytesWritten);
+      } catch {
+        // the message below still says how many frames were written whole
+      }
+    }
+    const reason = err.code === 'EPIPE' ? 'the reader closed the pipe' : `${err.code || err.message}`;
+    this.failure = new IxyError(err.code || 'EIO', `cannot write to ${this.name} (${reason}): it holds the first ${this.framesWritten} frames, ending on a whole record`);
+    return this.failure;
+  }
+
+  // Flushes and closes the file. Safe to call twice, and after a failed write (which it
+  // does not repeat).
   close() {
     if (this.fd === null) return;
     try {
-      this.flush();
+      if (this.failure === null) this.flush();
     } finally {
       if (this.ownsFd) fs.closeSync(this.fd);
       this.fd = null;
     }
   }
+}
+
+// How messages name the output: the file name, stdout, or the descriptor.
+function describeTarget(target) {
+  if (typeof target !== 'number') return `'${target}'`;
+  return target === 1 ? 'stdout' : `file descriptor ${target}`;
+}
+
+function createFile(target) {
+  if (typeof target !== 'string' || target === '') {
+    throw new IxyError('EINVAL', `a pcap file is a file name or an open file descriptor, got ${shown(target)}`);
+  }
+  try {
+    return fs.openSync(target, 'w');
+  } catch (err) {
+    throw new IxyError(err.code === 'EACCES' ? 'EACCES' : 'EPCAP', `cannot create pcap file '${target}': ${err.code || err.message}`);
+  }
+}
+
+function checkFd(fd) {
+  if (!Number.isInteger(fd) || fd < 0) {
+    throw new IxyError('EINVAL', `a pcap file descriptor is an integer of at least 0, got ${shown(fd)}`);
+  }
+  try {
+    fs.fstatSync(fd);
+  } catch (err) {
+    throw new IxyError('EBADF', `cannot write pcap to file descriptor ${fd}: ${err.code === 'EBADF' ? 'it is not open' : err.code}`);
+  }
+  return fd;
 }
 
 // Wall-clock timestamps for captures without a BigInt or an array per read: the wall time

@@ -7,10 +7,10 @@ const assert = require('assert');
 const fs = require('fs');
 const os = require('os');
 const path = require('path');
-const { execFileSync } = require('child_process');
+const { execFileSync, spawnSync } = require('child_process');
 const { PcapWriter, CaptureClock, readPcap, MAGIC_NANOSECONDS, MAGIC_MICROSECONDS } = require('../lib/pcap');
 const packet = require('../lib/packet');
-const { runIxy, tsharkFields, suiteTmpDir } = require('./helpers');
+const { IXY, runIxy, tsharkFields, suiteTmpDir } = require('./helpers');
 
 // tshark exits non-zero (and says why on stderr) for a truncated or corrupt file.
 function tsharkCount(file) {
@@ -112,6 +112,26 @@ describe('pcap files', function () {
   it('fails with a clear error when the file cannot be created', function () {
     assert.throws(() => new PcapWriter(path.join(tmpDir(), 'no', 'such', 'dir.pcap')), { name: 'IxyError', code: 'EPCAP', message: /cannot create pcap file .*ENOENT/ });
   });
+
+  it('refuses a descriptor that is not open, or a target that is neither name nor descriptor', function () {
+    assert.throws(() => new PcapWriter(999), { name: 'IxyError', code: 'EBADF', message: /file descriptor 999: it is not open/ });
+    assert.throws(() => new PcapWriter(-1), { name: 'IxyError', code: 'EINVAL', message: /got -1$/ });
+    assert.throws(() => new PcapWriter({ fd: 1 }), { name: 'IxyError', code: 'EINVAL', message: /file name or an open file descriptor, got \{ fd: 1 \} \(an object\)/ });
+  });
+
+  it('a writer whose header cannot be written says so and keeps no file descriptor', function () {
+    const open = () => fs.readdirSync('/proc/self/fd').length;
+    const before = open();
+    assert.throws(() => new PcapWriter('/dev/full'), { name: 'IxyError', code: 'ENOSPC', message: /^cannot write to '\/dev\/full' \(ENOSPC\): it holds the first 0 frames/ });
+    assert.strictEqual(open(), before, 'the writer leaked its file descriptor');
+  });
+
+  it('writeUdpFrame() refuses a wrong size or a missing buffer with IxyError EINVAL', function () {
+    assert.throws(() => packet.writeUdpFrame({ size: 10 }), { name: 'IxyError', code: 'EINVAL', message: /writes into a Uint8Array/ });
+    assert.throws(() => packet.writeUdpFrame(new Uint8Array(100), { size: 10 }), { name: 'IxyError', code: 'EINVAL', message: /^frame size must be 60\.\.1514, got 10$/ });
+    assert.throws(() => packet.writeUdpFrame(new Uint8Array(100), { size: 200 }), { code: 'EINVAL', message: /at least 200 bytes, got 100 bytes/ });
+    assert.throws(() => packet.writeUdpFrame(new Uint8Array(100), { dst: 'ff:ff' }), { code: 'EINVAL', message: /not a MAC address/ });
+  });
 });
 
 describe('ixy pcap on the device model', function () {
@@ -191,6 +211,28 @@ describe('ixy pcap on the device model', function () {
     const { frames } = readPcap(file); // throws on a truncated record
     assert.strictEqual(frames.length, captured);
     frames.forEach((f, i) => assert.strictEqual(f.data.readUInt32BE(packet.SEQ_OFFSET), i, `frame ${i}: sequence number`));
+  });
+
+  it('a full disk cuts the file back to its last whole record, and the error names the file and its frames', async function () {
+    await model.clear(0);
+    await model.source(0, { rate: 200000, size: 60 });
+    const kept = path.join(tmp, 'full-disk.pcap');
+    // A 1.5 MiB tmpfs in a private mount namespace: the first 1 MiB flush fits, the second
+    // stops part-way. The file is copied out before the namespace (and the tmpfs) goes.
+    const disk = fs.mkdtempSync(path.join(tmp, 'disk-'));
+    const script = `mount -t tmpfs -o size=1536k ixy-full "${disk}" && "$NODE" "$IXY" pcap ${model.addresses[0]} "${disk}/x.pcap" --seconds 30; ` +
+      `rc=$?; cp "${disk}/x.pcap" "${kept}"; exit $rc`;
+    const run = spawnSync('unshare', ['-m', 'sh', '-c', script], { env: { ...process.env, ...env, NODE: process.execPath, IXY }, encoding: 'utf8' });
+    await model.sourceOff(0);
+    assert.notStrictEqual(run.status, 0);
+    const lines = run.stderr.trim().split('\n');
+    assert.strictEqual(lines.filter((l) => l.startsWith('ixy: ')).length, 1, run.stderr);
+    const m = /^ixy: cannot write to '.*\/x\.pcap' \(ENOSPC\): it holds the first (\d+) frames, ending on a whole record$/m.exec(run.stderr);
+    assert.ok(m, run.stderr);
+    const { frames } = readPcap(kept); // throws on a record cut in half
+    assert.strictEqual(frames.length, Number(m[1]));
+    assert.ok(frames.length > 1000, `${frames.length} frames`);
+    assert.ok(fs.statSync(kept).size <= 24 + (1 << 20), 'more than one flush of 1 MiB was kept');
   });
 
   it('a bad address or a missing device fails in one line and creates no file', async function () {
