@@ -81,6 +81,7 @@ program
   .argument('[n]', 'stop after n frames, with a progress bar on a terminal', integer('n', 1, 2 ** 32 - 1))
   .option('--ns', 'nanosecond timestamps (the default)')
   .option('--us', 'microsecond timestamps, for tools that only read the original format')
+  .option('-U, --packet-buffered', 'write every batch at once, not 1 MiB at a time (always so to a pipe), like tcpdump -U')
   .option('-b, --batch <n>', 'packets per batch (1..512)', integer('--batch', 1, 512), 32)
   .option('-t, --seconds <s>', 'stop after this many seconds', integer('--seconds', 0, 1e9), 0)
   .option('--ring <n>', 'RX descriptors (power of two, 64..8192): more absorb longer pauses', integer('--ring', 64, 8192), 512)
@@ -89,7 +90,7 @@ program
     if (opts.ns && opts.us) throw new InvalidArgumentError('--ns and --us exclude each other');
     const { pcap } = require('../lib/apps/pcap');
     await pcap(pci, file, {
-      count: n || 0, batchSize: opts.batch, nanoseconds: !opts.us, seconds: opts.seconds,
+      count: n || 0, batchSize: opts.batch, nanoseconds: !opts.us, seconds: opts.seconds, packetBuffered: Boolean(opts.packetBuffered),
       deviceOptions: { linkTimeout: opts.linkTimeout, rxRingSize: opts.ring },
     });
   }));

@@ -213,6 +213,43 @@ describe('ixy pcap on the device model', function () {
     frames.forEach((f, i) => assert.strictEqual(f.data.readUInt32BE(packet.SEQ_OFFSET), i, `frame ${i}: sequence number`));
   });
 
+  it('to a pipe every batch is written at once, so a reader sees frames as they come', async function () {
+    await model.clear(0);
+    const stdout = [];
+    let seenLive = 0;
+    const run = await runIxy(['pcap', model.addresses[0], '-', '--seconds', '30'], {
+      env,
+      onStart: (child) => {
+        child.stdout.on('data', (d) => stdout.push(d));
+        child.stderr.once('data', async () => {
+          // Frames trickle in at 1 kpps: far from the 1 MiB a file buffers before writing.
+          await model.source(0, { rate: 1000, size: 60 });
+          await model.waitFor(0, (m) => m.rxDelivered >= 200, 20000);
+          setTimeout(() => {
+            seenLive = Buffer.concat(stdout).length;
+            child.kill('SIGINT');
+          }, 200);
+        });
+      },
+    });
+    await model.sourceOff(0);
+    assert.strictEqual(run.code, 0, run.stderr);
+    assert.ok(seenLive >= 24 + 100 * 76, `only ${seenLive} bytes reached the pipe while capturing`);
+    const captured = Number(/captured (\d+) frames/.exec(run.stderr)[1]);
+    assert.strictEqual(readPcap(Buffer.concat(stdout)).frames.length, captured);
+  });
+
+  it('a reader that closes the pipe (| head -c 100) ends the capture quietly, with exit 0', async function () {
+    await model.clear(0);
+    await model.source(0, { rate: 10000, size: 60 });
+    const script = `set -o pipefail; "$NODE" "$IXY" pcap ${model.addresses[0]} - --seconds 30 | head -c 100 > /dev/null`;
+    const run = spawnSync('bash', ['-c', script], { env: { ...process.env, ...env, NODE: process.execPath, IXY }, encoding: 'utf8' });
+    await model.sourceOff(0);
+    assert.strictEqual(run.status, 0, run.stderr);
+    assert.match(run.stderr, /captured \d+ frames \(\d+ bytes\) to stdout \(the reader closed the pipe\)/);
+    assert.doesNotMatch(run.stderr, /^ixy: /m);
+  });
+
   it('a full disk cuts the file back to its last whole record, and the error names the file and its frames', async function () {
     await model.clear(0);
     await model.source(0, { rate: 200000, size: 60 });

@@ -4,7 +4,9 @@
 // frames, after `seconds`, or on SIGINT/SIGTERM; in every case the file is closed whole.
 //
 // Human-readable output (progress, rates, the final line) goes to stderr, so that the file
-// may be stdout ('-'): `ixy pcap 0000:03:00.0 - | tshark -r -`.
+// may be stdout ('-'): `ixy pcap 0000:03:00.0 - | tshark -r -`. To a pipe (or with
+// packetBuffered, like tcpdump -U) every batch is written at once, so that the reader sees
+// frames as they come; a reader that goes away (EPIPE) ends the capture like Ctrl-C.
 const { open } = require('../index');
 const { PacketBatch } = require('../batch');
 const { PcapWriter, CaptureClock } = require('../pcap');
@@ -13,7 +15,7 @@ const { formatTotals } = require('../stats');
 const { ProgressBar } = require('./progress');
 
 async function pcap(address, file, {
-  count = 0, batchSize = 32, nanoseconds = true, seconds = 0, err = process.stderr, deviceOptions = {},
+  count = 0, batchSize = 32, nanoseconds = true, seconds = 0, packetBuffered = false, err = process.stderr, deviceOptions = {},
 } = {}) {
   const batch = new PacketBatch(batchSize);
   // The device first: a bad address or a link that stays down must not leave an empty file.
@@ -26,6 +28,7 @@ async function pcap(address, file, {
     throw e;
   }
   const name = file === '-' ? 'stdout' : file;
+  const flushEachBatch = packetBuffered || writer.isPipe;
   const rxQueue = dev.rxQueues[0];
   const clock = new CaptureClock();
   const progress = count > 0 && err.isTTY ? new ProgressBar(err, count) : null;
@@ -42,6 +45,7 @@ async function pcap(address, file, {
     const frames = b.count;
     b.count = wanted;
     writer.writeBatch(b, clock.sec, clock.nsec);
+    if (flushEachBatch) writer.flush();
     b.count = frames;
     b.freeFrom(0);
     return count > 0 && writer.frames >= count;
@@ -51,7 +55,7 @@ async function pcap(address, file, {
   let stats;
   try {
     // The per-second rate report only when no progress bar shares the terminal.
-    reason = await runLoop({ devices: [dev], step, seconds, report: progress === null && count === 0, out: err });
+    reason = await captureUntilDone({ devices: [dev], step, seconds, report: progress === null && count === 0, out: err }, writer);
     stats = dev.stats();
   } finally {
     if (ticker) clearInterval(ticker);
@@ -63,8 +67,24 @@ async function pcap(address, file, {
   }
   if (progress) progress.finish(writer.frames);
   err.write(`${formatTotals(dev.address, stats)}\n`);
-  err.write(`captured ${writer.frames} frames (${writer.bytes} bytes) to ${name}${reason === 'signal' ? ' (interrupted)' : ''}\n`);
+  const why = { signal: ' (interrupted)', 'pipe closed': ' (the reader closed the pipe)' }[reason] || '';
+  err.write(`captured ${writer.frames} frames (${writer.bytes} bytes) to ${name}${why}\n`);
   return { reason, frames: writer.frames, bytes: writer.bytes, stats, pools: dev.pools };
+}
+
+// Runs the capture loop and writes the last frames; resolves with why it ended. A reader
+// that closed the pipe (EPIPE) ends it as Ctrl-C does: 'pipe closed'. Any other write
+// error (a full disk) rejects with the writer's message, which names the file and how many
+// frames it holds.
+async function captureUntilDone(loopOptions, writer) {
+  try {
+    const reason = await runLoop(loopOptions);
+    writer.flush();
+    return reason;
+  } catch (err) {
+    if (err === writer.failure && err.code === 'EPIPE') return 'pipe closed';
+    throw err;
+  }
 }
 
 module.exports = { pcap };
