@@ -1,7 +1,9 @@
 'use strict';
 
-// stampFrames(), the per-packet work of `ixy generate`: what it writes into each frame.
+// The library's generate(): stampFrames(), its per-packet work (what it writes into each
+// frame), and what it leaves behind when it fails.
 const assert = require('assert');
+const fs = require('fs');
 const { Mempool } = require('../lib/mempool');
 const { PacketBatch } = require('../lib/batch');
 const { stampFrames } = require('../lib/apps/generate');
@@ -37,5 +39,34 @@ describe('stampFrames', function () {
     assert.deepStrictEqual(Array.from(pool.buffers[batch.ids[1]].subarray(SEQ_OFFSET, SEQ_OFFSET + 4)), [1, 2, 4, 0]);
     assert.strictEqual(batch.lengths[1], 60);
     pool.freeMany(batch.ids, 0, got);
+  });
+});
+
+describe('generate() on the device model', function () {
+  const { generate } = require('../lib/apps/generate');
+  const { Model } = require('../lib/model');
+  let model;
+
+  before(async function () {
+    model = await Model.start({ ports: 1 });
+    process.env.IXY_PCI_ROOT = model.dir;
+  });
+
+  after(async function () {
+    delete process.env.IXY_PCI_ROOT;
+    if (model) await model.stop();
+  });
+
+  // This process's mappings of hugetlbfs files: DMA memory it still holds.
+  function hugepageMappings() {
+    return fs.readFileSync('/proc/self/maps', 'utf8').split('\n').filter((l) => l.includes('/mnt/huge/')).length;
+  }
+
+  it('a pool that cannot be made (2 GiB of buffers) closes the device and returns its hugepages', async function () {
+    const before = hugepageMappings();
+    await assert.rejects(generate(model.addresses[0], { poolEntries: 1 << 20, count: 1, out: { write() {} } }), { name: 'IxyError', code: 'ENOHUGEPAGES' });
+    assert.strictEqual(hugepageMappings(), before, 'DMA memory still mapped');
+    // The model's truth: bus mastering off and no queue left enabled.
+    await model.waitFor(0, (s) => !s.busMaster && !s.rxQueueActive && s.txQueuesActive === 0, 2000);
   });
 });

@@ -29,20 +29,32 @@ function stampFrames(batch, n, seq, size) {
   }
 }
 
+// The generator's own buffers (poolEntries of them), each holding the frame once. A pool
+// that cannot be made (no hugepages left) closes the device again: nothing is left open.
+function framePool(dev, entries, frame) {
+  try {
+    const pool = new Mempool({ entries, bufferSize: 2048 });
+    for (const b of pool.buffers) b.set(frame);
+    return pool;
+  } catch (err) {
+    dev.close();
+    throw err;
+  }
+}
+
 async function generate(address, {
   batchSize = 32, size = 60, rate = 0, count = 0, seconds = 0, out = process.stdout, deviceOptions = {}, frame = {},
+  poolEntries = 4096,
 } = {}) {
   // Validate before touching the device.
   const template = new Uint8Array(packet.MAX_FRAME);
   packet.writeUdpFrame(template, { size, ...frame });
   const batch = new PacketBatch(batchSize);
   const dev = await open(address, { rxQueues: 1, ...deviceOptions });
-  const pool = new Mempool({ entries: 4096, bufferSize: 2048 });
-  for (const b of pool.buffers) b.set(template.subarray(0, size));
+  const pool = framePool(dev, poolEntries, template.subarray(0, size));
   const txQueue = dev.txQueues[0];
   let seq = 0;
   const start = performance.now();
-  out.write(`generating ${size}-byte frames on ${dev.address} (${dev.mac})${rate ? ` at ${rate} pps` : ''}${count ? `, ${count} frames` : ''}\n`);
 
   const step = () => {
     let want = batchSize;
@@ -66,6 +78,7 @@ async function generate(address, {
   };
 
   try {
+    out.write(`generating ${size}-byte frames on ${dev.address} (${dev.mac})${rate ? ` at ${rate} pps` : ''}${count ? `, ${count} frames` : ''}\n`);
     const reason = await runLoop({ devices: [dev], step, seconds, out });
     const stats = dev.stats();
     out.write(`${formatTotals(dev.address, stats)}\n`);
