@@ -31,6 +31,23 @@ function runSlice(step, pace) {
   return false;
 }
 
+// setTimeout waits at most 2^31 - 1 ms (about 24.8 days): a longer delay warns and fires
+// at once. So a longer run waits in chunks of at most that, each armed for what is left.
+const MAX_TIMER_MS = 2 ** 31 - 1;
+
+// Calls done() after `ms`; returns a function that cancels it.
+function afterMs(ms, done, chunkMs = MAX_TIMER_MS) {
+  const end = performance.now() + ms;
+  let timer = null;
+  const arm = () => {
+    const left = end - performance.now();
+    if (left <= 0) done();
+    else timer = setTimeout(arm, Math.min(left, chunkMs));
+  };
+  arm();
+  return () => clearTimeout(timer);
+}
+
 // devices: what to report on and watch each second; step(): returns true when the app is
 // done. Resolves with the reason it stopped: 'signal', 'time' or 'done'; rejects with the
 // device's error when a device is gone (EDEVICELOST). Each second every device is checked
@@ -53,7 +70,7 @@ async function runLoop({ devices, step, seconds = 0, report = true, out = proces
     }
     if (report) for (const m of meters) out.write(`${formatRates(m.device.address, m.sample())}\n`);
   }, 1000);
-  const timer = seconds > 0 ? setTimeout(() => { stopReason = stopReason || 'time'; }, seconds * 1000) : null;
+  const cancelTimer = seconds > 0 ? afterMs(seconds * 1000, () => { stopReason = stopReason || 'time'; }) : null;
 
   try {
     await new Promise((resolve, reject) => {
@@ -75,7 +92,7 @@ async function runLoop({ devices, step, seconds = 0, report = true, out = proces
     });
   } finally {
     clearInterval(reporter);
-    if (timer) clearTimeout(timer);
+    if (cancelTimer) cancelTimer();
     process.removeListener('SIGINT', onSignal);
     process.removeListener('SIGTERM', onSignal);
   }
@@ -83,4 +100,4 @@ async function runLoop({ devices, step, seconds = 0, report = true, out = proces
   return stopReason;
 }
 
-module.exports = { runLoop };
+module.exports = { runLoop, afterMs };
