@@ -258,6 +258,32 @@ describe('ixgbe driver on the device model', function () {
     pool.close();
   });
 
+  it('frames still on the TX ring when the queue stops are not counted as sent', async function () {
+    const dev = await ixy.open(model.addresses[0]);
+    const pool = new ixy.Mempool({ entries: 256 });
+    const batch = new ixy.PacketBatch(20);
+    try {
+      await model.clear(0);
+      fillBatch(batch, pool);
+      assert.strictEqual(dev.txBatch(0, batch), 20);
+      await model.waitFor(0, (s) => s.txFrames === 20, 5000);
+      await model.stall(0, 2000); // the model takes no TX descriptors meanwhile
+      fillBatch(batch, pool);
+      assert.strictEqual(dev.txBatch(0, batch), 20);
+      assert.strictEqual(dev.stats().txPackets, 40, 'a queued frame counts as sent while the queue runs');
+      dev.stop(); // lets the ring drain for 100 ms, then stops the queue: 20 frames discarded
+      const s = dev.stats();
+      assert.deepStrictEqual([s.txPackets, s.txBytes], [20, 20 * 60]);
+      await model.stall(0, 0);
+      assert.strictEqual((await model.stats(0)).txFrames, 20);
+    } finally {
+      await model.stall(0, 0);
+      dev.close();
+    }
+    assert.strictEqual(pool.freeCount, 256, 'the discarded frames\' buffers came back');
+    pool.close();
+  });
+
   it('send() leaves sent buffers on a roomy ring, but a pool smaller than the ring never runs dry', async function () {
     const dev = await ixy.open(model.addresses[0]); // TX ring of 512
     const big = new ixy.Mempool({ entries: 4096 });

@@ -227,18 +227,11 @@ class TxQueue {
   }
 
   // Recovers from a hang: disables the queue, takes back the buffers of every frame still
-  // on the ring (those frames are dropped and no longer counted as sent) and starts the
-  // queue again, empty (4.6.8.1). Returns how many frames were dropped.
+  // on the ring (the unsent ones are dropped and no longer counted as sent, see stop()) and
+  // starts the queue again, empty (4.6.8.1). Returns how many frames were dropped.
   reset(waitForClear, waitForSet) {
-    this.stop(waitForClear);
-    let dropped = 0;
-    for (let i = this.clean; i !== this.tail; i = (i + 1) & this.mask) {
-      const entry = this.bufferIds[i];
-      this.pools[entry >>> ID_BITS].free(entry & ID_MASK);
-      this.totals[BYTES] -= this.ring[(i << 2) + 2] & 0xffff;
-      dropped++;
-    }
-    this.totals[PACKETS] -= dropped;
+    const dropped = this.stop(waitForClear);
+    this.freeRing();
     this.ring.fill(0);
     this.tail = 0;
     this.clean = 0;
@@ -248,21 +241,44 @@ class TxQueue {
     return dropped;
   }
 
-  // 4.6.8.1.2 (disabling a queue): wait for the NIC to finish, then clear ENABLE.
+  // 4.6.8.1.2 (disabling a queue): wait for the NIC to finish, then clear ENABLE. What is
+  // still on the ring without DD the NIC never sent: those frames no longer count as sent
+  // (they are discarded with the ring). Returns how many there were.
   stop(waitForClear) {
     const R = this.layout;
     const q = this.index;
     this.regs[R.TXDCTL(q) >> 2] &= ~R.TXDCTL_ENABLE;
     waitForClear(R.TXDCTL(q), R.TXDCTL_ENABLE, `TX queue ${q} to stop (TXDCTL.ENABLE)`);
+    return this.uncountUnsent();
   }
 
-  // Gives every buffer still on the ring back to its pool and releases the ring memory.
-  close() {
+  // Takes the frames between clean and tail whose descriptor has no DD out of the packet
+  // and byte totals. (A descriptor the NIC has not written back still holds our length.)
+  uncountUnsent() {
+    let frames = 0;
+    let bytes = 0;
+    for (let i = this.clean; i !== this.tail; i = (i + 1) & this.mask) {
+      if ((this.ring[(i << 2) + 3] & TXD_STAT_DD) !== 0) continue;
+      frames++;
+      bytes += this.ring[(i << 2) + 2] & 0xffff;
+    }
+    this.totals[PACKETS] -= frames;
+    this.totals[BYTES] -= bytes;
+    return frames;
+  }
+
+  // Gives every buffer still on the ring back to its pool.
+  freeRing() {
     for (let i = this.clean; i !== this.tail; i = (i + 1) & this.mask) {
       const entry = this.bufferIds[i];
       this.pools[entry >>> ID_BITS].free(entry & ID_MASK);
     }
     this.clean = this.tail;
+  }
+
+  // Gives every buffer still on the ring back to its pool and releases the ring memory.
+  close() {
+    this.freeRing();
     releaseRing(this.span);
   }
 }
