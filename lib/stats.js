@@ -37,13 +37,26 @@ function computeRates(before, after, seconds) {
   };
 }
 
+// One report line; the fields keep their width whatever their unit, so lines align.
 function formatRates(address, r) {
-  const f = (x, d) => x.toFixed(d).padStart(8);
-  return `[${address}] RX: ${f(r.rxMpps, 2)} Mpps ${f(r.rxMbits, 0)} Mbit/s | TX: ${f(r.txMpps, 2)} Mpps ${f(r.txMbits, 0)} Mbit/s`;
+  const rate = (mpps, mbits) => `${formatPacketRate(mpps * 1e6).padStart(11)} ${formatBitRate(mbits).padStart(13)}`;
+  return `[${address}] RX: ${rate(r.rxMpps, r.rxMbits)} | TX: ${rate(r.txMpps, r.txMbits)}`;
+}
+
+// Packets per second in the unit that keeps three digits or more: a rate of a few kpps
+// would be "0.00 Mpps". (The bounds are where rounding would show 1000.00 of the smaller.)
+function formatPacketRate(pps) {
+  if (pps >= 999995) return `${(pps / 1e6).toFixed(2)} Mpps`;
+  if (pps >= 999.5) return `${(pps / 1e3).toFixed(2)} kpps`;
+  return `${pps.toFixed(0)} pps`;
+}
+
+function formatBitRate(mbits) {
+  return `${mbits.toFixed(mbits >= 100 ? 0 : 2)} Mbit/s`;
 }
 
 function formatTotals(address, s) {
   return `[${address}] total RX ${s.rxPackets} packets ${s.rxBytes} bytes, TX ${s.txPackets} packets ${s.txBytes} bytes, RX missed ${s.rxMissed}`;
 }
 
-module.exports = { RateMeter, computeRates, formatRates, formatTotals, WIRE_OVERHEAD };
+module.exports = { RateMeter, computeRates, formatRates, formatPacketRate, formatTotals, WIRE_OVERHEAD };

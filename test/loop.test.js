@@ -1,6 +1,7 @@
 'use strict';
 
-// The run loop's timer: `--seconds` of any length ends the run when it should.
+// The run loop's timer (`--seconds` of any length ends the run when it should) and the
+// rate lines it prints every second.
 const assert = require('assert');
 const { runLoop, afterMs } = require('../lib/apps/loop');
 
@@ -33,5 +34,25 @@ describe('run loop timer', function () {
     await new Promise((resolve) => setTimeout(resolve, 250));
     assert.strictEqual(calls, 1);
     assert.ok(at >= 120 && at < 240, `done() after ${at.toFixed(0)} ms`);
+  });
+});
+
+describe('rate lines', function () {
+  const { formatRates, computeRates } = require('../lib/stats');
+  const zero = { rxPackets: 0, rxBytes: 0, txPackets: 0, txBytes: 0, rxMissed: 0 };
+  // The line for `pps` 60-byte frames a second each way.
+  const line = (pps) => formatRates('0000:ff:00.0', computeRates(zero, { ...zero, rxPackets: pps, rxBytes: pps * 60, txPackets: pps, txBytes: pps * 60 }, 1));
+
+  it('show rates under 10 kpps in kpps or pps, not as 0.00 Mpps', function () {
+    assert.match(line(5000), /RX: +5\.00 kpps +3\.36 Mbit\/s \| TX: +5\.00 kpps +3\.36 Mbit\/s$/);
+    assert.match(line(12), /RX: +12 pps +0\.01 Mbit\/s/);
+    assert.match(line(0), /RX: +0 pps +0\.00 Mbit\/s/);
+    assert.match(line(999999), /RX: +1\.00 Mpps +672 Mbit\/s/);
+    assert.match(line(14880952), /RX: +14\.88 Mpps +10000 Mbit\/s/);
+  });
+
+  it('keep their columns whatever the unit', function () {
+    const lengths = [0, 12, 5000, 999999, 14880952].map((pps) => line(pps).indexOf('|'));
+    assert.deepStrictEqual(new Set(lengths).size, 1, lengths.join(' '));
   });
 });

@@ -2,6 +2,8 @@
 
 // A one-line progress bar for a terminal: redrawn in place with a carriage return, so it
 // is only for TTYs (a log file would get every redraw). `draw` is cheap enough for a timer.
+const { formatPacketRate } = require('../stats');
+
 const WIDTH = 30;
 
 class ProgressBar {
@@ -20,7 +22,7 @@ class ProgressBar {
     const seconds = (performance.now() - this.start) / 1000;
     const rate = seconds > 0 ? done / seconds : 0;
     this.stream.write(`\r[${'#'.repeat(filled)}${'.'.repeat(WIDTH - filled)}] ${done}/${this.total} frames ` +
-      `${(fraction * 100).toFixed(0).padStart(3)}% ${formatRate(rate)}\x1b[K`);
+      `${(fraction * 100).toFixed(0).padStart(3)}% ${formatPacketRate(rate)}\x1b[K`);
   }
 
   // The last state, and a newline so that what follows starts on its own line.
@@ -29,12 +31,6 @@ class ProgressBar {
     this.draw(done);
     this.stream.write('\n');
   }
-}
-
-function formatRate(perSecond) {
-  if (perSecond >= 1e6) return `${(perSecond / 1e6).toFixed(2)} Mpps`;
-  if (perSecond >= 1e3) return `${(perSecond / 1e3).toFixed(1)} kpps`;
-  return `${perSecond.toFixed(0)} pps`;
 }
 
 module.exports = { ProgressBar };
