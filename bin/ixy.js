@@ -48,7 +48,7 @@ program
   .argument('<pci1>', 'PCI address of the first port, e.g. 0000:03:00.0')
   .argument('<pci2>', 'PCI address of the second port')
   .option('-b, --batch <n>', 'packets per batch (1..512)', integer('--batch', 1, 512), 32)
-  .option('-t, --seconds <s>', 'stop after this many seconds (default: until Ctrl-C)', integer('--seconds', 0, 1e9), 0)
+  .option('-t, --seconds <s>', 'stop after this many seconds (0: run until Ctrl-C)', integer('--seconds', 0, 1e9), 0)
   .option('--link-timeout <ms>', 'how long to wait for link', integer('--link-timeout', 1, 600000), 10000)
   .action(action(async (pci1, pci2, opts) => {
     const { forward } = require('../lib/apps/forward');
@@ -61,9 +61,9 @@ program
   .argument('<pci>', 'PCI address of the port')
   .option('-b, --batch <n>', 'packets per batch (1..512)', integer('--batch', 1, 512), 32)
   .option('-s, --size <bytes>', 'frame size without FCS (60..1514)', integer('--size', 60, 1514), 60)
-  .option('-r, --rate <pps>', 'packets per second (default: as fast as possible)', integer('--rate', 1, 1e9), 0)
-  .option('-n, --count <n>', 'stop after sending this many frames', integer('--count', 1, 2 ** 32 - 1), 0)
-  .option('-t, --seconds <s>', 'stop after this many seconds', integer('--seconds', 0, 1e9), 0)
+  .option('-r, --rate <pps>', 'packets per second (0: as fast as the NIC takes them)', integer('--rate', 0, 1e9), 0)
+  .option('-n, --count <n>', 'stop after sending this many frames (0: no limit)', integer('--count', 0, 2 ** 32 - 1), 0)
+  .option('-t, --seconds <s>', 'stop after this many seconds (0: run until Ctrl-C)', integer('--seconds', 0, 1e9), 0)
   .option('--link-timeout <ms>', 'how long to wait for link', integer('--link-timeout', 1, 600000), 10000)
   .action(action(async (pci, opts) => {
     const { generate } = require('../lib/apps/generate');
@@ -78,12 +78,12 @@ program
   .description('capture received frames to a pcap file (tcpdump, tshark and Wireshark read it)')
   .argument('<pci>', 'PCI address of the port')
   .argument('<file>', "pcap file to write ('-': stdout)")
-  .argument('[n]', 'stop after n frames, with a progress bar on a terminal', integer('n', 1, 2 ** 32 - 1))
+  .argument('[n]', 'stop after n frames, with a progress bar on a terminal (none or 0: no limit)', integer('n', 0, 2 ** 32 - 1))
   .option('--ns', 'nanosecond timestamps (the default)')
   .option('--us', 'microsecond timestamps, for tools that only read the original format')
   .option('-U, --packet-buffered', 'write every batch at once, not 1 MiB at a time (always so to a pipe), like tcpdump -U')
   .option('-b, --batch <n>', 'packets per batch (1..512)', integer('--batch', 1, 512), 32)
-  .option('-t, --seconds <s>', 'stop after this many seconds', integer('--seconds', 0, 1e9), 0)
+  .option('-t, --seconds <s>', 'stop after this many seconds (0: run until Ctrl-C)', integer('--seconds', 0, 1e9), 0)
   .option('--ring <n>', 'RX descriptors (power of two, 64..8192): more absorb longer pauses', integer('--ring', 64, 8192), 512)
   .option('--link-timeout <ms>', 'how long to wait for link', integer('--link-timeout', 1, 600000), 10000)
   .action(action(async (pci, file, n, opts) => {

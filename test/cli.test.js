@@ -83,6 +83,26 @@ describe('ixy command', function () {
     await failsWith(['generate', model.addresses[0], '--size', 'big'], /--size must be a whole number/, env);
   });
 
+  it('help shows each default once and says where 0 means no limit', function () {
+    for (const command of ['forward', 'generate', 'pcap', 'demo']) {
+      const help = execFileSync(process.execPath, [IXY, command, '--help'], { encoding: 'utf8' });
+      // One entry per option or argument: its first line and the indented lines under it.
+      const entries = help.split(/\n(?= {2}\S)/).map((e) => e.replace(/\s+/g, ' '));
+      for (const entry of entries) {
+        assert.ok((entry.match(/default/g) || []).length <= 1, `${command}: '${entry}' names a default twice`);
+      }
+      for (const name of ['--seconds', '--rate', '--count']) {
+        const entry = entries.find((e) => e.includes(`${name} <`));
+        if (entry) assert.match(entry, /\b0: /, `${command} ${name}: what 0 means`);
+      }
+    }
+  });
+
+  it('takes 0 for unlimited where the help says so', async function () {
+    const run = await runIxy(['generate', model.addresses[0], '--rate', '0', '--count', '0', '--seconds', '1'], { env });
+    assert.strictEqual(run.code, 0, run.stderr);
+  });
+
   it('says so when the link does not come up in time', async function () {
     await model.link(0, false);
     try {
