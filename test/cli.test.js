@@ -145,14 +145,30 @@ describe('ixy command', function () {
     assert.match(run.stdout, /total RX \d+ packets/);
   });
 
-  it('runs the demo: model, traffic, forwarding and a report', async function () {
-    const run = await runIxy(['demo', '--seconds', '2']);
+  it('runs the demo: model, traffic, forwarding and a report whose numbers add up', async function () {
+    const run = await runIxy(['demo', '--seconds', '2', '--rate', '300000']);
     assert.strictEqual(run.code, 0, run.stderr);
     assert.match(run.stdout, /forwarding 0000:ff:00\.0/);
-    assert.match(run.stdout, /what the model saw/);
-    const delivered = [...run.stdout.matchAll(/delivered to the driver (\d+)/g)].map((m) => Number(m[1]));
-    assert.strictEqual(delivered.length, 2);
-    for (const n of delivered) assert.ok(n > 0, 'the model delivered frames to the driver');
+    // Each total is followed by the = and + lines that add up to it, each explained.
+    const rows = [...run.stdout.matchAll(/^ +([=+]?) ?([A-Za-z ]+?) +(\d+)( {2}\S.*)?$/gm)];
+    assert.strictEqual(rows.filter((r) => r[2] === 'offered').length, 2, run.stdout);
+    let total = null;
+    let sum = 0;
+    const check = () => { if (total) assert.strictEqual(sum, Number(total[3]), `'${total[2]}' does not add up in:\n${run.stdout}`); };
+    for (const row of rows) {
+      if (row[1] === '') {
+        check();
+        total = row;
+        sum = 0;
+      } else {
+        assert.ok(row[4], `'${row[2]}' is not explained`);
+        assert.ok(Number(row[3]) >= 0);
+        sum += Number(row[3]);
+      }
+    }
+    check();
+    for (const m of run.stdout.matchAll(/= delivered +(\d+)/g)) assert.ok(Number(m[1]) > 0, 'the model delivered frames to the driver');
+    assert.match(run.stdout, /sink on 0000:ff:00\.1: \d+ frames checked, \d+ sequence gaps \(places where frames went missing/);
   });
 
   it('leaves no hugepages or hugetlbfs files behind', async function () {

@@ -21,16 +21,46 @@ async function demo({ seconds = 5, batchSize = 32, rate = 0, out = process.stdou
     const result = await forward(a, b, { batchSize, seconds, out });
     for (const port of [0, 1]) await model.sourceOff(port);
     const truth = await model.stats();
-    out.write('what the model saw:\n');
-    for (const s of truth) {
-      out.write(`[${s.address}] offered ${s.rxOffered}, delivered to the driver ${s.rxDelivered}, dropped (ring full) ${s.rxDropNoDesc}; ` +
-        `transmitted by the driver ${s.txFrames}, sink sequence errors ${s.sinkSeqErrors}, bad frames ${s.sinkBadFrames}\n`);
+    out.write("where each port's frames went (the model's counts, and the driver's):\n");
+    for (const [from, to] of [[truth[0], truth[1]], [truth[1], truth[0]]]) {
+      out.write(directionReport(from, to, result.stats[from.address], result.stats[to.address]));
     }
     return { ...result, model: truth };
   } finally {
     delete process.env.IXY_PCI_ROOT;
     await model.stop();
   }
+}
+
+// The account of one direction: the frames of the source on port `from`, forwarded by the
+// driver out of port `to`, to the sink there. from/to: the model's stats of the two ports
+// (native/model/README.md); driverFrom/driverTo: the forwarder's totals for them. Each
+// total is followed by the lines (= and +) that add up to it.
+function directionReport(from, to, driverFrom, driverTo) {
+  const arrived = from.rxDelivered + from.rxDropNoDesc + from.sourceBacklog + from.rxDropDisabled;
+  const received = driverFrom.rxPackets;
+  const rows = [
+    ['offered', from.rxOffered, `by the model's source on ${from.address}`],
+    ['= delivered', from.rxDelivered, "written by the NIC into the driver's RX ring"],
+    ['+ ring full', from.rxDropNoDesc, 'dropped by the NIC: no free RX descriptor'],
+    ['+ waiting', from.sourceBacklog, "still in the NIC's packet buffer when the source stopped"],
+    ['+ too late', from.rxDropDisabled, 'offered after the driver had stopped receiving'],
+  ];
+  // Filtered or broken frames, or frames for released memory: none in the demo's traffic.
+  if (arrived !== from.rxOffered) rows.push(['+ other', from.rxOffered - arrived, 'dropped for another reason (see native/model/README.md)']);
+  rows.push(
+    ['delivered', from.rxDelivered, ''],
+    ['= received', received, 'taken from that ring by the driver'],
+    ['+ on the ring', from.rxDelivered - received, 'still there when the driver stopped'],
+    ['received', received, ''],
+    ['= sent', to.txFrames, `taken by the NIC from ${to.address}'s TX ring, to the sink there`],
+    ['+ TX ring full', driverTo.txDropped, 'dropped by the driver: that TX ring had no room'],
+    ['+ unsent', received - driverTo.txDropped - to.txFrames, 'still on that TX ring when the driver stopped: discarded'],
+  );
+  const lines = rows.map(([label, n, what]) => `${label.padStart(15)} ${String(n).padStart(11)}  ${what}`.trimEnd());
+  return `${from.address} -> ${to.address}:\n${lines.join('\n')}\n` +
+    `  sink on ${to.address}: ${to.sinkFrames} frames checked, ${to.sinkSeqErrors} sequence gaps ` +
+    `(places where frames went missing: the drops above), ${to.sinkBadFrames} broken frames\n`;
 }
 
 module.exports = { demo };
