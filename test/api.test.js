@@ -456,6 +456,36 @@ describe('the examples on the device model', function () {
   });
 });
 
+describe('ES modules', function () {
+  const fs = require('fs');
+  const os = require('os');
+
+  it("import { ... } from 'ixy' gives every name index.d.ts declares: the objects require('ixy') gives", function () {
+    const declared = fs.readFileSync(path.join(__dirname, '..', 'index.d.ts'), 'utf8');
+    const names = [...declared.matchAll(/^export (?:class|function|namespace|const) (\w+)/gm)].map((m) => m[1]);
+    assert.ok(names.includes('Model') && names.includes('IxgbeDevice'), names.join(' '));
+    // A project that depends on ixy: node_modules/ixy is this package.
+    const project = fs.mkdtempSync(path.join(os.tmpdir(), 'ixy-esm-'));
+    try {
+      fs.mkdirSync(path.join(project, 'node_modules'));
+      fs.symlinkSync(path.join(__dirname, '..'), path.join(project, 'node_modules', 'ixy'));
+      const script = path.join(project, 'names.mjs');
+      fs.writeFileSync(script, [
+        `import ixy, { ${names.join(', ')} } from 'ixy';`,
+        "import { createRequire } from 'module';",
+        "const cjs = createRequire(import.meta.url)('ixy');",
+        `const imported = { ${names.join(', ')} };`,
+        'const wrong = Object.keys(imported).filter((n) => imported[n] === undefined || imported[n] !== cjs[n]);',
+        'process.stdout.write(JSON.stringify({ wrong, sameDefault: ixy === cjs }));',
+      ].join('\n'));
+      const out = execFileSync(process.execPath, [script], { encoding: 'utf8', stdio: ['ignore', 'pipe', 'pipe'] });
+      assert.deepStrictEqual(JSON.parse(out), { wrong: [], sameDefault: true });
+    } finally {
+      fs.rmSync(project, { recursive: true, force: true });
+    }
+  });
+});
+
 describe('TypeScript declarations', function () {
   it('declare what the library exports at run time', function () {
     const declared = require('fs').readFileSync(path.join(__dirname, '..', 'index.d.ts'), 'utf8');
