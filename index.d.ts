@@ -379,9 +379,16 @@ export interface ModelPortStats {
  * IXY_PCI_ROOT), wired to traffic sources, sinks, cables and pcap files.
  */
 export class Model {
-  static start(options?: { ports?: number }): Promise<Model>;
+  /** config: control commands to run before the model starts, e.g. ['source 0 rate=1000', 'sink 1']. */
+  static start(options?: { ports?: number; config?: string[]; dir?: string; device?: string | string[]; iommu?: string }): Promise<Model>;
+  /**
+   * Connects to a model that runs already (started by another process, e.g. `ixy model`) by its
+   * directory: its control socket is dir/control.sock unless given. IxyError ENOMODEL if none answers.
+   */
+  static attach(dir: string, options?: { socket?: string }): Promise<Model>;
   readonly pid: number;
   readonly dir: string;
+  readonly socket: string;
   readonly addresses: string[];
   readonly ports: { address: string; mac: string }[];
   source(port: number, options?: { rate?: number; size?: number; count?: number; flows?: number; dst?: string }): Promise<unknown>;
@@ -395,5 +402,8 @@ export class Model {
   stats(): Promise<ModelPortStats[]>;
   stats(port: number): Promise<ModelPortStats>;
   waitFor(port: number, predicate: (stats: ModelPortStats) => boolean, timeoutMs?: number): Promise<ModelPortStats>;
+  /** Closes this process's connection to the model; the model runs on. */
+  close(): void;
+  /** Stops the model and removes its directory; an attached model is asked to quit. */
   stop(): Promise<unknown>;
 }

@@ -1,5 +1,6 @@
 'use strict';
-// Start and control the 82599 device model (native/model, build/Release/ixy-model).
+// Start and control the 82599 device model (native/model, build/Release/ixy-model), or
+// attach to one that runs already (Model.attach(dir): `ixy model` started it, say).
 // The model prints one JSON "ready" line, then answers one JSON line per
 // command line on its UNIX control socket. See native/model/README.md.
 
@@ -7,6 +8,7 @@ const childProcess = require('child_process');
 const fs = require('fs');
 const net = require('net');
 const path = require('path');
+const { IxyError } = require('./errors');
 
 const running = new Set();
 
@@ -19,20 +21,20 @@ process.on('exit', () => {
 });
 
 function modelError(message, code) {
-  const err = new Error(message);
-  err.code = code;
-  return err;
+  return new IxyError(code, message);
 }
 
 class Model {
-  constructor(ready, child) {
-    this.pid = ready.pid;
-    this.dir = ready.dir;
-    this.socket = ready.socket;
-    this.ports = ready.ports;
-    this.addresses = ready.ports.map((p) => p.address);
+  // where: the model's ready line or its reply to `info` (pid, dir, socket, ports);
+  // child: the model's process when this one started it, else null (attached).
+  constructor(where, child) {
+    this.pid = where.pid;
+    this.dir = where.dir;
+    this.socket = where.socket;
+    this.ports = where.ports;
+    this.addresses = where.ports.map((p) => p.address);
     this._child = child;
-    this._exited = new Promise((resolve) => child.once('exit', resolve));
+    this._exited = child ? new Promise((resolve) => child.once('exit', resolve)) : null;
     this._conn = null;
     this._pending = [];   // { resolve, reject } in command order
     this._buffer = '';
@@ -96,6 +98,22 @@ class Model {
     });
   }
 
+  // Connects to the model that runs at `dir` (its control socket, `socket` if it was
+  // started with --socket), to read its stats and send it commands from another process.
+  // close() lets go of it; stop() asks it to quit.
+  static async attach(dir, { socket = path.join(String(dir), 'control.sock') } = {}) {
+    const model = new Model({ pid: null, dir, socket, ports: [] }, null);
+    let where;
+    try {
+      where = await model.command('info');
+    } catch (err) {
+      model.close();
+      const why = err.message.replace(/^model connection lost: /, '');
+      throw modelError(`no device model answers at ${socket}: ${why} (is 'ixy model' running?)`, 'ENOMODEL');
+    }
+    return new Model({ ...where, dir, socket }, null);
+  }
+
   _connect() {
     if (this._conn) return;
     this._conn = net.connect(this.socket);
@@ -118,6 +136,8 @@ class Model {
       const line = this._buffer.slice(0, nl);
       this._buffer = this._buffer.slice(nl + 1);
       const p = this._pending.shift();
+      // An idle connection does not keep the process alive (an attached script may end).
+      if (this._pending.length === 0) this._conn.unref();
       if (!p) continue;
       let reply;
       try {
@@ -135,6 +155,7 @@ class Model {
   command(line) {
     if (this._stopped) return Promise.reject(modelError('model is stopped', 'EMODEL'));
     this._connect();
+    this._conn.ref();
     return new Promise((resolve, reject) => {
       this._pending.push({ resolve, reject });
       this._conn.write(`${line}\n`);
@@ -186,11 +207,19 @@ class Model {
     try { fs.rmSync(this.dir, { recursive: true, force: true }); } catch { /* best effort */ }
   }
 
-  // SIGTERM, wait for the exit, remove the directory if the model could not.
+  // Closes this process's connection to the model; the model runs on.
+  close() {
+    if (this._conn) this._conn.destroy();
+    this._conn = null;
+  }
+
+  // Stops the model: SIGTERM, wait for the exit, remove the directory if the model could
+  // not. An attached model is asked to quit, and this waits until it has let go.
   async stop() {
+    if (this._child === null) return this._quit();
     if (this._stopped) return this._exited;
     this._stopped = true;
-    if (this._conn) this._conn.destroy();
+    this.close();
     if (this._child.exitCode === null && this._child.signalCode === null) {
       this._child.kill('SIGTERM');
       const timer = setTimeout(() => this._child.kill('SIGKILL'), 5000);
@@ -199,6 +228,17 @@ class Model {
     }
     this._removeDir();
     running.delete(this);
+  }
+
+  // stop() of an attached model: `quit`, then wait for the model to close the connection
+  // (it does so when it exits, after removing its directory).
+  async _quit() {
+    if (this._stopped) return;
+    await this.command('quit');
+    const conn = this._conn;
+    this._stopped = true;
+    if (conn && !conn.destroyed) await new Promise((resolve) => { conn.ref(); conn.once('close', resolve); });
+    this._conn = null;
   }
 }
 

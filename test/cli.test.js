@@ -171,6 +171,38 @@ describe('ixy command', function () {
     assert.match(run.stdout, /sink on 0000:ff:00\.1: \d+ frames checked, \d+ sequence gaps \(places where frames went missing/);
   });
 
+  for (const signal of ['SIGINT', 'SIGTERM']) {
+    it(`ixy model starts ports with a config, says where they are, and leaves nothing behind on ${signal}`, async function () {
+      let printed = '';
+      let attached = null;
+      const run = await runIxy(['model', '--ports', '3', '--config', 'source 0 rate=1000; sink 1'], {
+        onStart: (child) => {
+          child.stdout.on('data', async (d) => {
+            printed += d;
+            if (attached !== null || !/Ctrl-C stops the model/.test(printed)) return;
+            const dir = /^ {2}export IXY_PCI_ROOT=(\S+)$/m.exec(printed)[1];
+            attached = await Model.attach(dir);
+            await attached.waitFor(0, (s) => s.rxOffered > 0, 5000); // the config's source runs
+            attached.close();
+            child.kill(signal);
+          });
+        },
+      });
+      assert.strictEqual(run.code, 0, run.stderr);
+      assert.strictEqual(run.stderr, '');
+      assert.deepStrictEqual(attached.addresses, ['0000:ff:00.0', '0000:ff:00.1', '0000:ff:00.2']);
+      assert.match(run.stdout, /^ {2}0000:ff:00\.2 {2}MAC 02:00:00:00:ff:02$/m);
+      assert.match(run.stdout, new RegExp(`^control socket: ${attached.socket} `, 'm'));
+      assert.match(run.stdout, /device model stopped\n$/);
+      assert.ok(!fs.existsSync(attached.dir), `${attached.dir} is still there`);
+      assert.throws(() => process.kill(attached.pid, 0), { code: 'ESRCH' }, 'the model process is still running');
+    });
+  }
+
+  it('ixy model says in one line what is wrong with a config', async function () {
+    await failsWith(['model', '--config', 'source 9'], /^ixy: .*--config 'source 9': bad port/);
+  });
+
   it('leaves no hugepages or hugetlbfs files behind', async function () {
     await model.stop();
     model = null;

@@ -38,6 +38,39 @@ describe('device model', function () {
       assert.ok(fs.readdirSync('/sys/bus/pci/devices').every((a) => !a.startsWith('0000:ff:')), 'host sysfs untouched');
     });
 
+    it('--help prints the usage and exits 0', () => {
+      const r = childProcess.spawnSync(BIN, ['--help'], { encoding: 'utf8' });
+      assert.strictEqual(r.status, 0, r.stderr);
+      assert.match(r.stdout, /^usage: ixy-model \[--ports N\]/);
+      assert.match(r.stdout, /--config "CMD; \.\."/);
+      assert.strictEqual(r.stderr, '');
+    });
+
+    it('Model.attach(dir) reaches a running model from another process; stop() asks it to quit', async () => {
+      const model = await Model.start({ ports: 2, config: ['source 1 rate=1000'] });
+      try {
+        const child = childProcess.spawnSync(process.execPath, ['-e', `
+          const { Model } = require(${JSON.stringify(path.join(__dirname, '..', 'lib', 'model'))});
+          Model.attach(${JSON.stringify(model.dir)}).then(async (m) => {
+            const s = await m.waitFor(1, (p) => p.rxOffered > 0, 5000);
+            console.log(JSON.stringify({ pid: m.pid, addresses: m.addresses, mac: m.ports[1].mac, offered: s.rxOffered }));
+            m.close(); // and the process ends by itself: an idle connection keeps nothing alive
+          });`], { encoding: 'utf8', timeout: 10000 });
+        assert.strictEqual(child.status, 0, child.stderr);
+        const seen = JSON.parse(child.stdout);
+        assert.deepStrictEqual([seen.pid, seen.addresses, seen.mac], [model.pid, model.addresses, model.ports[1].mac]);
+        assert.ok(seen.offered > 0);
+
+        const attached = await Model.attach(model.dir);
+        await attached.stop();
+        await model._exited;
+        assert.ok(!fs.existsSync(model.dir), 'the model left its directory');
+      } finally {
+        await model.stop();
+      }
+      await assert.rejects(Model.attach(model.dir), { name: 'IxyError', code: 'ENOMODEL', message: /no device model answers at .*control\.sock/ });
+    });
+
     it('start fails with the model error line', async () => {
       await assert.rejects(Model.start({ ports: 0 }), /ixy-model: --ports must be 1\.\.8/);
     });

@@ -174,6 +174,20 @@ static void uncable(int a)
 	M.ports[a].cable = -1;
 }
 
+/* Where the model is: "pid":..,"dir":..,"socket":..,"ports":[{"address":..,"mac":..},..]
+ * (no braces), for the ready line and the `info` command. */
+int model_info(char *out, size_t n)
+{
+	int o = snprintf(out, n, "\"pid\":%d,\"dir\":\"%s\",\"socket\":\"%s\",\"ports\":[",
+			 getpid(), M.dir, M.sock_path);
+	for (int i = 0; i < M.nports; i++) {
+		const uint8_t *m = M.ports[i].mac;
+		o += snprintf(out + o, n - o, "%s{\"address\":\"%s\",\"mac\":\"%02x:%02x:%02x:%02x:%02x:%02x\"}",
+			      i ? "," : "", M.ports[i].address, m[0], m[1], m[2], m[3], m[4], m[5]);
+	}
+	return o + snprintf(out + o, n - o, "]");
+}
+
 /* Execute one command line; returns 0 on success. */
 int command_exec(char *line, char *reply, size_t n)
 {
@@ -187,6 +201,12 @@ int command_exec(char *line, char *reply, size_t n)
 	if (!strcmp(c, "quit")) {
 		kill(getpid(), SIGTERM);   /* the main thread cleans up */
 		return ok(reply, n);
+	}
+	if (!strcmp(c, "info") && nt == 1) {
+		int o = snprintf(reply, n, "{\"ok\":true,");
+		o += model_info(reply + o, n - o);
+		snprintf(reply + o, n - o, "}");
+		return 0;
 	}
 	long long pi = nt > 1 ? num(tok[1]) : -1;
 	if (!strcmp(c, "stats") && nt == 1)

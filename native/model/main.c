@@ -6,7 +6,8 @@
  *             [run -- COMMAND ARGS...]
  *
  * Creates one PCI device directory per port under DIR, starts the data
- * thread and the control socket, prints one JSON "ready" line and waits
+ * thread and the control socket, prints one JSON "ready" line (the same
+ * as the `info` command's reply, commands.c) and waits
  * for SIGTERM/SIGINT (or for the command of `run --` to exit).  With
  * --parent, also for process PID (the one that started the model) to die:
  * a parent killed outright must not leave a model spinning on a core.
@@ -31,6 +32,27 @@ pid_t runner_start(char **argv, int *go_fd);       /* run.c */
 struct model M;
 static pthread_t data_tid;
 static int data_started, dir_made;
+
+static const char usage[] =
+	"usage: ixy-model [--ports N] [--dir DIR] [--socket PATH] [--config \"CMD; CMD\"]\n"
+	"                 [--parent PID] [--device ID[,ID...]] [--iommu TYPE] [run -- COMMAND...]\n"
+	"\n"
+	"A register-level model of the Intel 82599 10 GbE NIC. It makes one PCI device\n"
+	"directory per port under DIR (point a driver at it with IXY_PCI_ROOT=DIR), prints\n"
+	"one JSON line saying where everything is, and runs until SIGINT or SIGTERM.\n"
+	"\n"
+	"  --ports N          ports, 1..8 (default 2): DIR/0000:ff:00.0, 0000:ff:00.1, ...\n"
+	"  --dir DIR          where the ports go (default /dev/shm/ixy-model-PID)\n"
+	"  --socket PATH      the control socket (default DIR/control.sock)\n"
+	"  --config \"CMD; ..\" control commands to run first, e.g. \"source 0 rate=1000; sink 1\"\n"
+	"  --parent PID       stop when process PID dies\n"
+	"  --device ID[,ID]   PCI device ID of each port, in hex (default 10fb)\n"
+	"  --iommu TYPE       iommu_group/type of each port: identity, DMA, DMA-FQ or none\n"
+	"  run -- COMMAND     run COMMAND with the ports at /sys/bus/pci/devices (private\n"
+	"                     mount namespace) and exit with its status\n"
+	"  -h, --help         this text\n"
+	"\n"
+	"The control commands and what is modelled: native/model/README.md.\n";
 
 static void usage_error(const char *fmt, const char *arg)
 {
@@ -104,14 +126,9 @@ static int dir_is_empty(const char *path)
 
 static void print_ready(void)
 {
-	printf("{\"ready\":true,\"pid\":%d,\"dir\":\"%s\",\"socket\":\"%s\",\"ports\":[",
-	       getpid(), M.dir, M.sock_path);
-	for (int i = 0; i < M.nports; i++) {
-		const uint8_t *m = M.ports[i].mac;
-		printf("%s{\"address\":\"%s\",\"mac\":\"%02x:%02x:%02x:%02x:%02x:%02x\"}",
-		       i ? "," : "", M.ports[i].address, m[0], m[1], m[2], m[3], m[4], m[5]);
-	}
-	printf("]}\n");
+	char where[4096];
+	model_info(where, sizeof where);
+	printf("{\"ready\":true,%s}\n", where);
 	fflush(stdout);
 }
 
@@ -172,7 +189,10 @@ int main(int argc, char **argv)
 
 	for (int i = 1; i < argc; i++) {
 		const char *a = argv[i];
-		if (!strcmp(a, "--ports") && i + 1 < argc) {
+		if (!strcmp(a, "--help") || !strcmp(a, "-h")) {
+			fputs(usage, stdout);
+			return 0;
+		} else if (!strcmp(a, "--ports") && i + 1 < argc) {
 			char *end;
 			long v = strtol(argv[++i], &end, 10);
 			if (*end || v < 1 || v > MAX_PORTS)
@@ -203,9 +223,7 @@ int main(int argc, char **argv)
 			run_argv = argv + i + 2;
 			break;
 		} else {
-			usage_error("bad argument '%s' (usage: ixy-model [--ports N] [--dir DIR] "
-				    "[--socket PATH] [--config \"CMD; ...\"] [--parent PID] [--device ID[,ID...]] "
-				    "[--iommu TYPE] [run -- COMMAND...])", a);
+			usage_error("bad argument '%s' ('ixy-model --help' shows the usage)", a);
 		}
 	}
 	if (dir)

@@ -247,6 +247,7 @@ void pcap_write(FILE *f, const uint8_t *frame, uint32_t len);
 int pcap_load(struct replay *r, const char *file, char *err, size_t errlen);
 
 /* control.c: the socket and the commands */
+int model_info(char *out, size_t n);  /* commands.c: where the model is, as JSON members */
 int control_start(void);
 void control_poll(void);             /* data thread: run a pending command */
 void control_stop(void);
