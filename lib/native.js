@@ -14,7 +14,8 @@ function native() {
     try {
       addon = require(ADDON_PATH);
     } catch (err) {
-      throw new IxyError('ENOADDON', `the ixy addon is not built (${err.code || err.message}): run 'npm install' in ${path.dirname(path.dirname(ADDON_PATH))}`);
+      throw new IxyError('ENOADDON', `the ixy addon is not built (${err.code || err.message}): run 'npm install' in ${path.dirname(path.dirname(ADDON_PATH))}, ` +
+        "or in a project that depends on ixy 'npm install-scripts approve ixy && npm rebuild ixy' (npm 12 skips install scripts not approved)");
     }
   }
   return addon;

@@ -456,6 +456,28 @@ describe('the examples on the device model', function () {
   });
 });
 
+describe('the package', function () {
+  const fs = require('fs');
+  const root = path.join(__dirname, '..');
+  const read = (file) => fs.readFileSync(path.join(root, file), 'utf8');
+
+  it('holds a LICENSE and every file the README and index.d.ts point at', function () {
+    this.timeout(30000);
+    const packed = JSON.parse(execFileSync('npm', ['pack', '--dry-run', '--json'], { cwd: root, encoding: 'utf8', stdio: ['ignore', 'pipe', 'pipe'] }))[0].files.map((f) => f.path);
+    assert.ok(packed.includes('LICENSE'));
+    assert.match(read('LICENSE'), new RegExp(`^${JSON.parse(read('package.json')).license} License`));
+    // Paths of this repository named in the text (`lib/jit.js`, [..](test/vm/README.md)),
+    // except build/, which npm install makes.
+    const named = new Set();
+    for (const m of (read('README.md') + read('index.d.ts')).matchAll(/[`(\s]((?:\.?[\w-]+\/)+[\w.-]*)/g)) {
+      if (!m[1].startsWith('build/') && fs.existsSync(path.join(root, m[1]))) named.add(m[1].replace(/\/$/, ''));
+    }
+    assert.ok(named.has('native/model/README.md') && named.has('examples/reflector.js'), [...named].join(' '));
+    const missing = [...named].filter((p) => !packed.some((f) => f === p || f.startsWith(`${p}/`)));
+    assert.deepStrictEqual(missing, [], 'named in README.md or index.d.ts but not in the package (package.json "files")');
+  });
+});
+
 describe('ES modules', function () {
   const fs = require('fs');
   const os = require('os');
