@@ -461,6 +461,30 @@ describe('the package', function () {
   const root = path.join(__dirname, '..');
   const read = (file) => fs.readFileSync(path.join(root, file), 'utf8');
 
+  // Every .js file under lib/, with its path.
+  function libFiles(dir = path.join(root, 'lib')) {
+    return fs.readdirSync(dir, { withFileTypes: true }).flatMap((e) => {
+      const p = path.join(dir, e.name);
+      if (e.isDirectory()) return libFiles(p);
+      return e.name.endsWith('.js') ? [p] : [];
+    });
+  }
+
+  it('the README lists every error code the library and the addon throw', function () {
+    const codes = new Set();
+    for (const file of libFiles()) {
+      const text = fs.readFileSync(file, 'utf8');
+      for (const m of text.matchAll(/IxyError\('(E[A-Z]+)'/g)) codes.add(m[1]);
+      for (const m of text.matchAll(/modelError\([^;]*'(E[A-Z]+)'\)/g)) codes.add(m[1]);
+    }
+    for (const m of read('native/addon.cc').matchAll(/ThrowCode\([^;]*"(E[A-Z]+)"\);/g)) codes.add(m[1]);
+    assert.ok(codes.has('ECLOSED') && codes.has('ENOHUGEPAGES') && codes.has('ENOMODEL'), [...codes].join(' '));
+    const readme = read('README.md');
+    const errors = readme.slice(readme.indexOf('### Errors'), readme.indexOf('\n### ', readme.indexOf('### Errors') + 1));
+    const missing = [...codes].filter((code) => !errors.includes(`\`${code}\``));
+    assert.deepStrictEqual(missing, [], 'codes missing from the README\'s Errors section');
+  });
+
   it('holds a LICENSE and every file the README and index.d.ts point at', function () {
     this.timeout(30000);
     const packed = JSON.parse(execFileSync('npm', ['pack', '--dry-run', '--json'], { cwd: root, encoding: 'utf8', stdio: ['ignore', 'pipe', 'pipe'] }))[0].files.map((f) => f.path);
