@@ -398,6 +398,9 @@ export class Model {
   pcapOut(port: number, file: string | null): Promise<unknown>;
   pcapIn(port: number, file: string, options?: { loop?: boolean; rate?: number }): Promise<unknown>;
   link(port: number, up: boolean): Promise<unknown>;
+  /** Wires the port to TAP interface `ifname` (made with `ip tuntap`), in network namespace `netns` if given. */
+  tap(port: number, ifname: string, options?: { netns?: string }): Promise<unknown>;
+  tapOff(port: number): Promise<unknown>;
   clear(port: number): Promise<unknown>;
   stats(): Promise<ModelPortStats[]>;
   stats(port: number): Promise<ModelPortStats>;

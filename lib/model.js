@@ -187,6 +187,10 @@ class Model {
 
   link(port, up) { return this.command(`link ${port} ${up ? 'up' : 'down'}`); }
   stall(port, ms) { return this.command(`stall ${port} ${ms}`); }
+  // Wires the port to TAP interface `ifname` (made with `ip tuntap`), in network
+  // namespace `netns` if given; tapOff() unwires it. See native/model/README.md.
+  tap(port, ifname, { netns } = {}) { return this.command(`tap ${port} ${ifname}${netns ? ` netns=${netns}` : ''}`); }
+  tapOff(port) { return this.command(`tap ${port} off`); }
   clear(port) { return this.command(`clear ${port}`); }
 
   // Poll the port's stats until predicate(stats) is true.

@@ -71,7 +71,7 @@ static int stats(char *reply, size_t n, int only)
 			"\"dmaOwnerPid\":%d,\"busMaster\":%s,\"rxQueueActive\":%s,\"txQueuesActive\":%d,"
 			"\"sourceSeq\":%lu,\"sourceBacklog\":%lu,\"loopMaxGapUs\":%lu,\"dmaWaits\":%lu,"
 			"\"dmaAfterRelease\":%lu,\"rxQueueReleased\":%s,\"txQueuesReleased\":%d,"
-			"\"sourcePausedUs\":%lu,\"deviceId\":\"%04x\",\"removed\":%s}",
+			"\"sourcePausedUs\":%lu,\"deviceId\":\"%04x\",\"removed\":%s,",
 			o > 20 ? "," : "", p->address, p->link_up ? "true" : "false",
 			t->rx_offered, t->rx_delivered, t->rx_bytes, t->rx_drop_nodesc,
 			t->rx_drop_disabled, t->rx_drop_filtered, t->rx_drop_oversize, t->rx_drop_crc,
@@ -82,6 +82,11 @@ static int stats(char *reply, size_t n, int only)
 			__builtin_popcountll(p->tx_active), p->src.seq, p->src.backlog, M.max_gap_ns / 1000,
 			t->dma_waits, t->dma_after_release, p->rxq.released ? "true" : "false",
 			__builtin_popcountll(p->tx_released), t->source_paused_ns / 1000, p->device_id, p->removed ? "true" : "false");
+		o += snprintf(reply + o, n - o,
+			"\"tap\":\"%s\",\"tapRxFrames\":%lu,\"tapRxBytes\":%lu,\"tapTxFrames\":%lu,"
+			"\"tapTxBytes\":%lu,\"tapTxDropped\":%lu}",
+			p->tap.name, t->tap_rx_frames, t->tap_rx_bytes, t->tap_tx_frames, t->tap_tx_bytes,
+			t->tap_tx_dropped);
 	}
 	snprintf(reply + o, n - o, "]}");
 	return 0;
@@ -166,6 +171,24 @@ static int cmd_pcap_in(struct port *p, char **tok, int nt, char *reply, size_t n
 	return ok(reply, n);
 }
 
+/* tap PORT IFNAME [netns=NAME|PATH] | tap PORT off (tap.c) */
+static int cmd_tap(struct port *p, char **tok, int nt, char *reply, size_t n)
+{
+	if (nt == 3 && !strcmp(tok[2], "off")) {
+		tap_detach(p);
+		return ok(reply, n);
+	}
+	const char *netns = nt == 4 && !strncmp(tok[3], "netns=", 6) ? tok[3] + 6 : NULL;
+	if (nt != 3 && !netns)
+		return fail(reply, n, "usage: tap PORT IFNAME [netns=NAME|PATH] | tap PORT off", NULL);
+	if (p->cable >= 0)
+		return fail(reply, n, "port is cabled to another port (cable PORT off first)", tok[1]);
+	char err[300];
+	if (tap_attach(p, tok[2], netns, err, sizeof err) < 0)
+		return fail(reply, n, err, NULL);
+	return ok(reply, n);
+}
+
 static void uncable(int a)
 {
 	int b = M.ports[a].cable;
@@ -245,6 +268,8 @@ int command_exec(char *line, char *reply, size_t n)
 		}
 		if (b < 0 || b >= M.nports)
 			return fail(reply, n, "usage: cable A B", NULL);
+		if (p->tap.fd >= 0 || M.ports[b].tap.fd >= 0)
+			return fail(reply, n, "port has a TAP (tap PORT off first)", p->tap.fd >= 0 ? tok[1] : tok[2]);
 		uncable((int)pi);
 		uncable((int)b);
 		p->cable = (int)b;
@@ -263,6 +288,8 @@ int command_exec(char *line, char *reply, size_t n)
 	}
 	if (!strcmp(c, "pcap-in"))
 		return cmd_pcap_in(p, tok, nt, reply, n);
+	if (!strcmp(c, "tap"))
+		return cmd_tap(p, tok, nt, reply, n);
 	if (!strcmp(c, "link") && nt == 3 && (!strcmp(tok[2], "up") || !strcmp(tok[2], "down"))) {
 		int up = !strcmp(tok[2], "up");
 		p->link_forced_down = !up;

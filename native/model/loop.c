@@ -7,9 +7,11 @@
  * 0.5 ms and after 50 us without work (port_publish).  Slow work every 0.5 ms: control registers, control
  * commands, DMA rescans, driver liveness.  With nothing to do the thread
  * backs off: it spins 20 us, yields until 2 ms, then sleeps 50 us, after
- * 100 ms idle 1 ms.
+ * 100 ms idle 1 ms.  It sleeps in ppoll() on the ports' TAPs (tap.c), so a
+ * frame from the kernel wakes it at once.
  */
 #define _GNU_SOURCE
+#include <poll.h>
 #include <sched.h>
 #include <sys/prctl.h>
 #include <time.h>
@@ -42,6 +44,7 @@ static void slow_work(uint64_t now)
 	for (int i = 0; i < M.nports; i++) {
 		struct port *p = &M.ports[i];
 		regs_scan(p, now);
+		tap_sync(p);
 		if (p->stats_left && !p->removed)
 			stats_publish(p);        /* counts waiting for a register read as 0 */
 	}
@@ -49,10 +52,12 @@ static void slow_work(uint64_t now)
 	dma_check_owners(now);
 }
 
+/* Sleep ns, or less when a TAP has a frame (no TAPs: a plain sleep). */
 static void nap(uint64_t ns)
 {
+	struct pollfd fds[MAX_PORTS];
 	struct timespec ts = { 0, (long)ns };
-	nanosleep(&ts, NULL);
+	ppoll(fds, (nfds_t)tap_pollfds(fds), &ts, NULL);
 }
 
 void *data_thread(void *arg)

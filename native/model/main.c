@@ -73,6 +73,7 @@ static void cleanup(void)
 		if (M.ports[i].pcap_out)
 			fclose(M.ports[i].pcap_out);
 		M.ports[i].pcap_out = NULL;
+		tap_detach(&M.ports[i]);
 		/* The device goes away: a driver that still maps resource0 reads
 		 * all-ones, as after a surprise removal (regs.c port_remove). */
 		if (M.ports[i].regs && M.ports[i].config && !M.ports[i].removed)
@@ -269,6 +270,7 @@ int main(int argc, char **argv)
 		struct port *p = &M.ports[i];
 		p->idx = i;
 		p->cable = -1;
+		p->tap.fd = -1;
 		p->sink_last_seq = -1;
 		snprintf(p->address, sizeof p->address, "0000:ff:00.%d", i);
 		const uint8_t mac[6] = { 0x02, 0, 0, 0, 0xff, (uint8_t)i };

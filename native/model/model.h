@@ -36,6 +36,9 @@ struct truth {
 	uint64_t dma_waits;   /* translation misses that waited for a rescan */
 	uint64_t dma_after_release;  /* frames/descriptors DMA'd into released memory */
 	uint64_t source_paused_ns;   /* source time skipped while the model was away */
+	uint64_t tap_rx_frames, tap_rx_bytes;   /* read from the TAP (the kernel sent) */
+	uint64_t tap_tx_frames, tap_tx_bytes;   /* written to the TAP (the kernel received) */
+	uint64_t tap_tx_dropped;                /* refused by the TAP (e.g. it is down) */
 };
 
 /*
@@ -94,6 +97,13 @@ struct replay {
 	uint64_t last_ns;
 };
 
+/* A TAP interface wired to the port (tap.c). */
+struct tap {
+	int fd;              /* -1: none */
+	char name[16];       /* IFNAMSIZ */
+	int carrier;         /* what the TAP was last told: the port's link */
+};
+
 struct port {
 	int idx;
 	char address[16];
@@ -135,6 +145,7 @@ struct port {
 	struct source src;
 	struct replay rep;
 	int sink, sink_check, cable;  /* cable = peer port index or -1 */
+	struct tap tap;
 	int64_t sink_last_seq;        /* -1 = no base yet */
 	FILE *pcap_out;
 
@@ -245,6 +256,15 @@ void sink_check(struct port *p, const uint8_t *f, uint32_t len);
 FILE *pcap_open_out(const char *file);
 void pcap_write(FILE *f, const uint8_t *frame, uint32_t len);
 int pcap_load(struct replay *r, const char *file, char *err, size_t errlen);
+
+/* tap.c: a port wired to a Linux TAP interface */
+struct pollfd;
+int tap_attach(struct port *p, const char *name, const char *netns, char *err, size_t n);
+void tap_detach(struct port *p);
+int tap_rx(struct port *p);
+void tap_tx(struct port *p, const uint8_t *f, uint32_t len, int pad);
+void tap_sync(struct port *p);
+int tap_pollfds(struct pollfd *fds);
 
 /* control.c: the socket and the commands */
 int model_info(char *out, size_t n);  /* commands.c: where the model is, as JSON members */

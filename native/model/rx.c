@@ -337,7 +337,7 @@ static int rx_frame(struct port *p, const uint8_t *f, uint32_t len, uint32_t fcs
 	return 1;
 }
 
-/* Offer one frame (from a cable or a pcap file).  Returns 1 if delivered. */
+/* Offer one frame (from a cable, a pcap file or a TAP).  Returns 1 if delivered. */
 int rx_put(struct port *p, const uint8_t *f, uint32_t len)
 {
 	p->t.rx_offered++;
@@ -525,10 +525,10 @@ static int rx_replay(struct port *p, uint64_t now)
 	return work;
 }
 
-/* One visit of a port's RX side: source and replay. */
+/* One visit of a port's RX side: source, replay and TAP. */
 int rx_visit(struct port *p, uint64_t now)
 {
-	if (!p->src.on && !p->rep.on)
+	if (!p->src.on && !p->rep.on && p->tap.fd < 0)
 		return 0;
 	rx_begin(p);
 	int work = 0;
@@ -536,6 +536,8 @@ int rx_visit(struct port *p, uint64_t now)
 		work |= rx_source(p, now);
 	if (p->rep.on)
 		work |= rx_replay(p, now);
+	if (p->tap.fd >= 0)
+		work |= tap_rx(p);
 	rx_end(p);
 	return work;
 }

@@ -5,7 +5,7 @@
  *
  * Per visit the model reads TDT once, walks the descriptors from its head
  * to TDT, hands each complete frame (up to EOP) to the port's wiring
- * (sink, pcap file, cable), writes DD back into descriptors that ask for it
+ * (sink, pcap file, cable, TAP), writes DD back into descriptors that ask for it
  * (RS).  TDH and the statistics registers are published by port_publish()
  * (every 0.5 ms and when idle, see rx.c).  Legacy descriptors (DEXT = 0)
  * have CMD/EOP/RS at the same bit positions and are handled alike.
@@ -45,6 +45,8 @@ static void tx_deliver(struct port *p, struct port *peer, const uint8_t *f, uint
 	}
 	if (peer)
 		rx_put(peer, f, len);
+	if (p->tap.fd >= 0)
+		tap_tx(p, f, len, (REG(p, HLREG0) & HLREG0_TXPADEN) != 0);
 }
 
 /* DD write-back (7.2.3.5) for the descriptors of one frame that have RS. */
@@ -64,7 +66,7 @@ static int tx_ring(struct port *p, int q, struct port *peer)
 	uint32_t head = r->head, count = r->count;
 	if (tail >= count || head == tail)
 		return 0;
-	int need_data = p->sink_check || p->pcap_out || peer;
+	int need_data = p->sink_check || p->pcap_out || peer || p->tap.fd >= 0;
 	uint32_t start = head, glen = 0, nsegs = 0;
 	/* lengths outside TX_MIN_LEN..tx_max_len: len - TX_MIN_LEN > span (unsigned) */
 	uint32_t span = p->tx_max_len > TX_MIN_LEN ? p->tx_max_len - TX_MIN_LEN : 0;

@@ -1,0 +1,88 @@
+'use strict';
+
+// Network namespaces with a TAP interface in each, for wiring the device model's ports to
+// the kernel's network stack (native/model/README.md, "TAP interfaces"): made and removed
+// with iproute2, their counters read as `ip -s link` shows them. lib/apps/real-net.js
+// builds the two-namespace set-up of `ixy demo --real` from these; test/tap.test.js uses
+// one namespace.
+const { execFileSync } = require('child_process');
+const fs = require('fs');
+const path = require('path');
+const { IxyError } = require('../errors');
+
+const TAP = 'ixy0'; // the TAP's name inside each namespace
+// Frames of at most 1514 bytes, 1518 with FCS: the most an 82599 port takes on RX and
+// sends on TX without jumbo frames (MAXFRS after reset, 8.2.3.22.13), and what the
+// driver's 2 KiB buffers hold.
+const MTU = 1500;
+const TOOLS = { ip: 'iproute2', ping: 'iputils-ping', curl: 'curl', python3: 'python3', setpriv: 'util-linux' };
+
+function run(file, args) {
+  return execFileSync(file, args, { encoding: 'utf8', stdio: ['ignore', 'pipe', 'pipe'] });
+}
+
+// Throws one line naming what is missing (and the Debian package) unless all is there.
+function checkTools(names = Object.keys(TOOLS)) {
+  if (process.getuid && process.getuid() !== 0) {
+    throw new IxyError('ENOTROOT', 'real traffic needs root (network namespaces, TAP interfaces, the model\'s DMA): run as root');
+  }
+  const paths = (process.env.PATH || '').split(':');
+  const missing = names.filter((n) => !paths.some((dir) => fs.existsSync(path.join(dir, n))));
+  if (missing.length) {
+    throw new IxyError('ENOTOOL', `real traffic needs ${missing.join(', ')}: install them (apt-get install ${missing.map((n) => TOOLS[n]).join(' ')})`);
+  }
+}
+
+// The name of a namespace of this process: ixy-PID-SUFFIX.
+function namespaceName(suffix) {
+  return `ixy-${process.pid}-${suffix}`;
+}
+
+// Namespaces named by namespaceName() whose process is gone (it was killed with SIGKILL).
+function removeStaleNamespaces() {
+  let names = [];
+  try { names = fs.readdirSync('/run/netns'); } catch { return; }
+  for (const name of names) {
+    const m = /^ixy-(\d+)-[a-z]+$/.exec(name);
+    if (!m) continue;
+    try {
+      process.kill(Number(m[1]), 0);
+    } catch (err) {
+      if (err.code === 'ESRCH') try { run('ip', ['netns', 'del', name]); } catch { /* raced */ }
+    }
+  }
+}
+
+// A namespace with a loopback and TAP `TAP` (no IPv6, so that the kernel sends nothing on
+// its own: no router solicitations, no MLD), address `address`/24, up. The TAP has no
+// carrier until the model attaches to it and the port's link is up.
+function makeNamespace(ns, address) {
+  run('ip', ['netns', 'add', ns]);
+  run('ip', ['-n', ns, 'link', 'set', 'lo', 'up']);
+  try {
+    run('ip', ['netns', 'exec', ns, 'sysctl', '-qw', 'net.ipv6.conf.all.disable_ipv6=1', 'net.ipv6.conf.default.disable_ipv6=1']);
+  } catch { /* a kernel without IPv6 sends none anyway */ }
+  run('ip', ['-n', ns, 'tuntap', 'add', 'dev', TAP, 'mode', 'tap']);
+  run('ip', ['-n', ns, 'link', 'set', TAP, 'mtu', String(MTU), 'up']);
+  run('ip', ['-n', ns, 'addr', 'add', `${address}/24`, 'dev', TAP]);
+}
+
+function deleteNamespace(ns) {
+  try { run('ip', ['netns', 'del', ns]); } catch { /* not there */ }
+}
+
+// The kernel's counters of the TAP in namespace ns (what `ip -s link` shows) and whether
+// it is up: { rxPackets, rxBytes, rxDropped, txPackets, txBytes, txDropped, up }. `up` is
+// the operational state, which the kernel sets after the carrier came (its link watch
+// runs up to a second later) and with it starts to send.
+function tapCounters(ns, tap = TAP) {
+  const [link] = JSON.parse(run('ip', ['-n', ns, '-s', '-j', 'link', 'show', 'dev', tap]));
+  const { rx, tx } = link.stats64;
+  return {
+    rxPackets: rx.packets, rxBytes: rx.bytes, rxDropped: rx.dropped,
+    txPackets: tx.packets, txBytes: tx.bytes, txDropped: tx.dropped,
+    up: link.operstate === 'UP',
+  };
+}
+
+module.exports = { TAP, MTU, checkTools, namespaceName, removeStaleNamespaces, makeNamespace, deleteNamespace, tapCounters };
