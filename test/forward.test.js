@@ -128,29 +128,37 @@ describe('ixy forward, from its first frame', function () {
   const HOT = ['runSlice', 'step', 'forwardBatch', 'receive', 'touchFrames', 'send', 'reclaim', 'reclaimMixed', 'tagOf', 'freeMany', 'freeFrom'];
   let run;
 
-  // Idle for half a second, then FRAMES frames at 100 kpps into port 0, checked in order
-  // at port 1's sink; stopped (SIGINT) once they are through. V8 prints each deoptimisation (--trace-deopt) to stdout.
+  // Idle until the loop has printed its first rate line (a second), then FRAMES frames at
+  // 100 kpps into port 0, checked in order at port 1's sink; stopped (SIGINT) once they are
+  // through. V8 prints each deoptimisation (--trace-deopt) to stdout, through C stdio:
+  // stdbuf makes that line-buffered, so the file holds V8's lines and the app's in the
+  // order they happened, and what follows the offset at which the traffic started is what
+  // the traffic caused. (Deoptimisations while idle are harmless: V8 compiles early and
+  // corrects itself before any frame waits.)
   before(async function () {
     const model = await Model.start({ ports: 2, config: ['sink 0', 'sink 1 check=1'] });
     try {
       const outFile = path.join(tmpDir(), 'deopt.txt');
       const out = fs.openSync(outFile, 'w');
-      const args = ['--trace-deopt', IXY, 'forward', ...model.addresses];
-      const child = spawn(process.execPath, args, { env: { ...process.env, IXY_PCI_ROOT: model.dir }, stdio: ['ignore', out, 'pipe'] });
+      const args = ['-oL', process.execPath, '--trace-deopt', IXY, 'forward', ...model.addresses];
+      const child = spawn('stdbuf', args, { env: { ...process.env, IXY_PCI_ROOT: model.dir }, stdio: ['ignore', out, 'pipe'] });
       fs.closeSync(out);
       let stderr = '';
       child.stderr.on('data', (d) => { stderr += d; });
       const exited = new Promise((resolve) => child.on('exit', resolve));
-      // Both ports up: the model sees the RX queues enabled.
-      await model.waitFor(1, (s) => s.rxQueueActive, 10000);
-      await model.waitFor(0, (s) => s.rxQueueActive, 10000);
-      await sleep(500);
+      const deadline = Date.now() + 20000;
+      while (!/\] RX: /.test(fs.readFileSync(outFile, 'utf8'))) {
+        if (Date.now() > deadline || child.exitCode !== null) throw new Error(`ixy forward printed no rate line: ${stderr}`);
+        await sleep(50);
+      }
+      const trafficAt = fs.statSync(outFile).size;
       await model.source(0, { rate: 100000, count: FRAMES });
       await model.waitFor(0, (s) => s.rxOffered === FRAMES, 30000);
       await sleep(200); // the last frames through to the sink
       child.kill('SIGINT');
       const code = await exited;
-      run = { code, stderr, trace: fs.readFileSync(outFile, 'utf8'), ports: await model.stats() };
+      const trace = fs.readFileSync(outFile, 'utf8');
+      run = { code, stderr, idleTrace: trace.slice(0, trafficAt), trafficTrace: trace.slice(trafficAt), ports: await model.stats() };
     } finally {
       await model.stop();
     }
@@ -158,7 +166,8 @@ describe('ixy forward, from its first frame', function () {
 
   it('does not deoptimise the step when the first frames arrive', function () {
     assert.strictEqual(run.code, 0, run.stderr);
-    const bailouts = run.trace.split('\n').filter((l) => l.includes('bailout (')).map((l) => (/deoptimizing 0x[0-9a-f]+ <JSFunction (\w+)/.exec(l) || [])[1]);
+    assert.match(run.idleTrace, /forwarding .* <-> /, 'the app\'s lines are in the file, in order');
+    const bailouts = run.trafficTrace.split('\n').filter((l) => l.includes('bailout (')).map((l) => (/deoptimizing 0x[0-9a-f]+ <JSFunction (\w+)/.exec(l) || [])[1]);
     const hot = bailouts.filter((f) => HOT.includes(f));
     assert.deepStrictEqual(hot, [], `deoptimised: ${hot.join(', ')}`);
   });
