@@ -267,8 +267,9 @@ export function readPcap(source: string | Uint8Array): PcapFile;
 /**
  * Raises V8's inlining budget for the whole process (lib/jit.js), so that a tight loop of
  * rxBatch/txBatch compiles with the driver's receive and send inlined. Call once at start.
+ * Returns the flags V8 refused (none on Node 20 to 26); the first refusal is told once on stderr.
  */
-export function tuneJit(): void;
+export function tuneJit(): string[];
 
 export interface UdpFrameOptions {
   size?: number;
