@@ -16,6 +16,7 @@
 // queues are those of ixgbe and igb (lib/advanced); virtio's have classes of their own
 // and are not warmed.
 const { openPort, standInNic, closeQueues } = require('./advanced/stand-in');
+const { Mempool } = require('./mempool');
 
 const RING = 64;
 // Enough for TurboFan to have optimised the per-batch function and what it calls (about
@@ -28,15 +29,21 @@ const LENGTHS = [60, 1514, 590]; // frame lengths, in turn
 
 // work(rxQueue, txQueue): the app's per-batch function, called as its loop calls it, for
 // both directions of two stand-in ports. bufferSize: the app's mempool buffer size.
+// Returns the stand-ins, for close() when the app ends and not before: freeing DMA memory
+// detaches its ArrayBuffer, and after the first detach in a process V8 checks on every
+// typed array access whether its buffer is gone (half again as many instructions per
+// packet); freeing the last ring would also make the ring memory anew (lib/ring-memory.js).
 function warmUp(work, { steps = STEPS, bufferSize = 2048 } = {}) {
-  for (let round = 0; round < ROUNDS; round++) warmUpRound(work, steps / ROUNDS, bufferSize);
-}
-
-function warmUpRound(work, steps, bufferSize) {
-  const a = openPort(RING, { entries: 4 * RING, bufferSize });
-  const b = openPort(RING, { entries: 4 * RING, bufferSize });
-  try {
-    for (let k = 0; k < steps; k++) {
+  const pools = [0, 1].map(() => new Mempool({ entries: 4 * RING, bufferSize }));
+  let ports = null;
+  for (let round = 0; round < ROUNDS; round++) {
+    // Fresh queues each round, on the same pools; the last round's close only once the
+    // new ones hold their rings.
+    const fresh = pools.map((pool) => openPort(RING, { pool }));
+    if (ports !== null) ports.forEach(closeQueues);
+    ports = fresh;
+    const [a, b] = ports;
+    for (let k = 0; k < steps / ROUNDS; k++) {
       const rxLimit = k % (LONGEST_BURST + 1);
       const holdTx = (k & 63) < 4; // four steps in 64 complete no TX descriptor: the ring fills
       const length = LENGTHS[k % LENGTHS.length];
@@ -44,17 +51,15 @@ function warmUpRound(work, steps, bufferSize) {
       standInNic(b, length, rxLimit, holdTx);
       work(a.rx, b.tx);
       work(b.rx, a.tx);
-      // Now and then a port sends its own frames: each TX queue then holds buffers of two
-      // pools.
-      if ((k & 7) === 0) work(a.rx, a.tx);
     }
-  } finally {
-    // Queues first: each TX ring holds the other port's buffers.
-    closeQueues(a);
-    closeQueues(b);
-    a.pool.close();
-    b.pool.close();
   }
+  return {
+    close() {
+      // Queues first: each TX ring holds the other port's buffers.
+      ports.forEach(closeQueues);
+      for (const pool of pools) pool.close();
+    },
+  };
 }
 
 module.exports = { warmUp };

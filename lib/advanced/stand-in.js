@@ -16,11 +16,12 @@ const GOOD_FRAME = D.RXD_STAT_DD | D.RXD_STAT_EOP;
 const REGISTER_BYTES = 0x80000; // the 82599's 512 KiB of registers, enough for the 82576's
 
 // An RX and a TX queue of `ring` descriptors on registers in plain memory, started, with
-// a mempool of `entries` buffers of `bufferSize` bytes; RX descriptors go back in groups
-// of rxFree, as `ixy forward` opens them. layout: the driver's register table.
-function openPort(ring, { entries = 4096, rxFree = ring / 4, bufferSize = 2048, layout = ixgbeLayout } = {}) {
+// a mempool of `entries` buffers of `bufferSize` bytes (or `pool`, which stays its
+// owner's); RX descriptors go back in groups of rxFree, as `ixy forward` opens them.
+// layout: the driver's register table.
+function openPort(ring, { entries = 4096, rxFree = ring / 4, bufferSize = 2048, layout = ixgbeLayout, pool = null } = {}) {
   const regs = new Uint32Array(REGISTER_BYTES / 4);
-  const pool = new Mempool({ entries, bufferSize });
+  if (pool === null) pool = new Mempool({ entries, bufferSize });
   const rx = new RxQueue(regs, layout, 0, ring, pool, rxFree);
   const tx = new TxQueue(regs, layout, 0, ring);
   rx.start(() => {});

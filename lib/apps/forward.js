@@ -51,14 +51,16 @@ async function forward(addressA, addressB, { batchSize = 32, seconds = 0, out = 
   }
   const batch = new PacketBatch(batchSize);
   // Before the ports go live, so that their first frames find the step optimised for
-  // frames (lib/warm-up.js).
-  warmUp((rx, tx) => forwardBatch(rx, tx, batch), { bufferSize: deviceOptions.bufferSize });
-  const a = await open(addressA, deviceOptions);
+  // frames; its stand-ins are closed with the ports (lib/warm-up.js says why).
+  const standIns = warmUp((rx, tx) => forwardBatch(rx, tx, batch), { bufferSize: deviceOptions.bufferSize });
+  let a;
   let b;
   try {
+    a = await open(addressA, deviceOptions);
     b = await open(addressB, deviceOptions);
   } catch (err) {
-    a.close();
+    if (a) a.close();
+    standIns.close();
     throw err;
   }
   const rxA = a.rxQueues[0];
@@ -93,6 +95,7 @@ async function forward(addressA, addressB, { batchSize = 32, seconds = 0, out = 
     b.stop();
     a.close();
     b.close();
+    standIns.close();
   }
 }
 
