@@ -271,6 +271,23 @@ export function readPcap(source: string | Uint8Array): PcapFile;
  */
 export function tuneJit(): string[];
 
+/** Receive and send queues, as `work` gets them from warmUp(). */
+export interface WarmUpQueues {
+  receive(batch: PacketBatch): number;
+  send(batch: PacketBatch): number;
+}
+
+/**
+ * Runs `work(rxQueue, txQueue)`, a program's per-batch function, on stand-in ixgbe/igb
+ * queues against a NIC played in memory (lib/warm-up.js), so that V8 has compiled it for
+ * frames before the first real frame arrives. Call before opening the devices; close the
+ * result when the program ends (freeing it earlier slows every typed array access).
+ */
+export function warmUp(
+  work: (rxQueue: WarmUpQueues, txQueue: WarmUpQueues) => unknown,
+  options?: { bufferSize?: number },
+): { close(): void };
+
 export interface UdpFrameOptions {
   size?: number;
   dst?: string;

@@ -10,6 +10,7 @@ export const {
   open,
   listDevices,
   tuneJit,
+  warmUp,
   Device,
   IxgbeDevice,
   IgbDevice,

@@ -20,6 +20,7 @@ const { checkDevice, CheckedMempool, envDebug } = require('./ownership');
 const { PcapWriter, CaptureClock, readPcap } = require('./pcap');
 const { Device } = require('./device');
 const { tuneJit } = require('./jit');
+const { warmUp } = require('./warm-up');
 
 // Picks the driver from the device's vendor and device IDs, initialises the device and
 // resolves once its link is up. Options go to the driver (queues, ring sizes, ...).
@@ -57,6 +58,7 @@ module.exports = {
   CaptureClock,
   readPcap,
   tuneJit,
+  warmUp,
   CHECKSUM_IP_GOOD,
   CHECKSUM_IP_BAD,
   CHECKSUM_L4_GOOD,

@@ -218,3 +218,27 @@ describe('ixy forward, its memory', function () {
     assert.deepStrictEqual(hugetlbfsFiles(), [], 'no DMA file left');
   });
 });
+
+describe('ixy.warmUp', function () {
+  it('runs the per-batch function on stand-in queues with frames, and close() frees it all', function () {
+    const ixy = require('../lib/index');
+    const batch = new PacketBatch(32);
+    let calls = 0;
+    let received = 0;
+    let sent = 0;
+    const standIns = ixy.warmUp((rx, tx) => {
+      calls++;
+      const n = rx.receive(batch);
+      received += n;
+      const s = tx.send(batch);
+      sent += s;
+      batch.freeFrom(s);
+    });
+    assert.ok(calls > 1000, `${calls} calls`);
+    assert.ok(received > 100000 && sent > 0 && sent <= received, `received ${received}, sent ${sent}`);
+    const hugeMappings = () => fs.readFileSync('/proc/self/maps', 'utf8').split('\n').filter((l) => l.includes('/mnt/huge/')).length;
+    assert.ok(hugeMappings() > 0, 'the stand-ins hold their DMA memory until close()');
+    standIns.close();
+    assert.strictEqual(hugeMappings(), 0);
+  });
+});
