@@ -21,6 +21,7 @@ const { Model } = require('../../lib/model');
 const { startDriver, sleep } = require('./run-one');
 const { buildCForward } = require('./c-build');
 const { machine } = require('./summary');
+const { eachOption } = require('./args');
 
 const FRAME_SIZE = 60; // 64 bytes on the wire with the FCS
 
@@ -179,16 +180,8 @@ function parseLossArgs(argv) {
     rates: [0.1, 1, 5, 'half'], runs: 5, idle: 1, seconds: 5, intervalMs: 250, batch: 32, ring: 512,
     helpers: 'model', c: true, results: path.join(__dirname, 'results'),
   };
-  for (let i = 0; i < argv.length; i++) {
-    const a = argv[i];
-    const next = () => {
-      if (i + 1 >= argv.length) throw new Error(`${a} needs a value`);
-      return argv[++i];
-    };
-    if (a === '--help' || a === '-h') {
-      process.stdout.write(`${USAGE}\n`);
-      process.exit(0);
-    } else if (a === '--rates') o.rates = next().split(',').map(parseRate);
+  eachOption(argv, USAGE, (a, next) => {
+    if (a === '--rates') o.rates = next().split(',').map(parseRate);
     else if (a === '--runs') o.runs = Number(next());
     else if (a === '--idle') o.idle = Number(next());
     else if (a === '--seconds') o.seconds = Number(next());
@@ -198,8 +191,9 @@ function parseLossArgs(argv) {
     else if (a === '--helpers') o.helpers = next();
     else if (a === '--no-c') o.c = false;
     else if (a === '--results') o.results = next();
-    else throw new Error(`unknown option ${a} (--help lists them)`);
-  }
+    else return false;
+    return true;
+  });
   if (!Number.isInteger(o.runs) || o.runs < 1) throw new Error('--runs must be a positive integer');
   if (!(o.idle >= 0) || !(o.seconds >= 1)) throw new Error('--idle must be 0 or more and --seconds at least 1');
   if (!Number.isInteger(o.intervalMs) || o.intervalMs < 20 || o.intervalMs > 1000) throw new Error('--interval must be 20..1000 ms');

@@ -21,6 +21,7 @@ const { runOne, runStandIn } = require('./run-one');
 const { sideBySide } = require('./side-by-side');
 const { buildCForward, buildLineTrip } = require('./c-build');
 const { plotSvg } = require('./plot');
+const { eachOption } = require('./args');
 const { spread, summarize, machine, tripsBetween, byPhase } = require('./summary');
 
 const ALL_BATCHES = [1, 2, 4, 8, 16, 32, 64, 128, 256];
@@ -46,16 +47,8 @@ function parseArgs(argv) {
     quick: false, seconds: 3, warmup: 1, runs: 3, batches: ALL_BATCHES, ring: 512, rounds: 12, window: 300, c: true,
     results: path.join(__dirname, 'results'), latest: null, node: process.execPath,
   };
-  for (let i = 0; i < argv.length; i++) {
-    const a = argv[i];
-    const next = () => {
-      if (i + 1 >= argv.length) throw new Error(`${a} needs a value`);
-      return argv[++i];
-    };
-    if (a === '--help' || a === '-h') {
-      process.stdout.write(`${USAGE}\n`);
-      process.exit(0);
-    } else if (a === '--quick') o.quick = true;
+  eachOption(argv, USAGE, (a, next) => {
+    if (a === '--quick') o.quick = true;
     else if (a === '--seconds') o.seconds = Number(next());
     else if (a === '--warmup') o.warmup = Number(next());
     else if (a === '--runs') o.runs = Number(next());
@@ -68,8 +61,9 @@ function parseArgs(argv) {
     else if (a === '--latest') o.latest = true;
     else if (a === '--no-latest') o.latest = false;
     else if (a === '--node') o.node = next();
-    else throw new Error(`unknown option ${a} (--help lists them)`);
-  }
+    else return false;
+    return true;
+  });
   if (o.quick) {
     if (!argv.includes('--seconds')) o.seconds = 1;
     if (!argv.includes('--warmup')) o.warmup = 0.5;
