@@ -183,6 +183,26 @@ describe('TAP ports (device model)', function () {
     assert.strictEqual(d.rxDesc(mem, 3).dd, false);
   });
 
+  it('delivers a frame into a buffer the driver mapped after the model last looked (no drop)', async () => {
+    await wired();
+    // New hugepage memory, unknown to the model until it rescans the driver's mappings; a
+    // NIC's DMA would not notice, so the frame must arrive, not count as missed.
+    const late = d.dmaMemory();
+    try {
+      const addr = late.phys(0);
+      mem.u32[0] = addr % 2 ** 32;
+      mem.u32[1] = Math.floor(addr / 2 ** 32);
+      const frame = udpFrame(200);
+      sendFromKernel([frame]);
+      const s = await model.waitFor(0, (x) => x.tapRxFrames === 1);
+      assert.strictEqual(s.rxDropNoDesc, 0, 'lost while the model looked for the memory');
+      assert.strictEqual(s.rxDelivered, 1);
+      assert.deepStrictEqual(Buffer.from(late.bytes.subarray(0, 200)), frame);
+    } finally {
+      late.free();
+    }
+  });
+
   it('writes what the driver transmits to the TAP, short frames padded (HLREG0.TXPADEN)', async () => {
     await wired();
     const before = tapCounters(NS);

@@ -349,6 +349,15 @@ int rx_put(struct port *p, const uint8_t *f, uint32_t len)
 	uint32_t fcs = p->strip_crc ? 0 : crc32_eth(f, len);
 	if (rx_frame(p, f, len, fcs, lo, st | (uint32_t)err))
 		return 1;
+	/* A buffer in memory the driver mapped after the model's last scan: a NIC's
+	 * DMA does not wait for the model to find it, and this frame has no queue
+	 * to wait in (a source's frames do), so scan now and try again instead of
+	 * losing it as if the ring were full. */
+	if (p->rxq.miss_gen) {
+		dma_maybe_scan(now_ns(), 1);
+		if (rx_frame(p, f, len, fcs, lo, st | (uint32_t)err))
+			return 1;
+	}
 	rx_no_desc(p, 1);
 	return 0;
 }
