@@ -38,18 +38,22 @@ function namespaceName(suffix) {
   return `ixy-${process.pid}-${suffix}`;
 }
 
+function isAlive(pid) {
+  try {
+    process.kill(pid, 0);
+    return true;
+  } catch (err) {
+    return err.code !== 'ESRCH';
+  }
+}
+
 // Namespaces named by namespaceName() whose process is gone (it was killed with SIGKILL).
 function removeStaleNamespaces() {
   let names = [];
   try { names = fs.readdirSync('/run/netns'); } catch { return; }
   for (const name of names) {
     const m = /^ixy-(\d+)-[a-z]+$/.exec(name);
-    if (!m) continue;
-    try {
-      process.kill(Number(m[1]), 0);
-    } catch (err) {
-      if (err.code === 'ESRCH') try { run('ip', ['netns', 'del', name]); } catch { /* raced */ }
-    }
+    if (m && !isAlive(Number(m[1]))) deleteNamespace(name);
   }
 }
 
@@ -85,4 +89,4 @@ function tapCounters(ns, tap = TAP) {
   };
 }
 
-module.exports = { TAP, MTU, checkTools, namespaceName, removeStaleNamespaces, makeNamespace, deleteNamespace, tapCounters };
+module.exports = { TAP, MTU, checkTools, namespaceName, removeStaleNamespaces, makeNamespace, deleteNamespace, tapCounters, isAlive };
