@@ -109,9 +109,12 @@ program
   .option('-t, --seconds <s>', 'how long to forward (0: until Ctrl-C)', integer('--seconds', 0, 1e9), 5)
   .option('-b, --batch <n>', 'packets per batch (1..512)', integer('--batch', 1, 512), 32)
   .option('-r, --rate <pps>', 'frames per second the model offers on each port (0: as many as fit)', integer('--rate', 0, 1e9), 0)
-  .action(action(async (opts) => {
+  .option('--real', 'real traffic instead: ping and an HTTP download between two network namespaces whose TAPs are wired to the ports (root; ip, ping, curl, python3); with --seconds the set-up then stays that long')
+  .action(action(async (opts, cmd) => {
     const { demo } = require('../lib/apps/demo');
-    await demo({ seconds: opts.seconds, batchSize: opts.batch, rate: opts.rate });
+    const given = (name) => cmd.getOptionValueSource(name) === 'cli';
+    if (opts.real && (given('rate') || given('batch'))) throw new InvalidArgumentError('--real takes only --seconds: its traffic comes from ping and curl');
+    await demo({ seconds: opts.real && !given('seconds') ? null : opts.seconds, batchSize: opts.batch, rate: opts.rate, real: Boolean(opts.real) });
   }));
 
 program
