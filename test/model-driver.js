@@ -65,6 +65,22 @@ function dmaMemory() {
   return { raw: m, bytes, u32: new Uint32Array(m.buffer), phys, free: () => addon.free(m.buffer) };
 }
 
+// A fresh two-port model with port PORT mapped, one hugepage of DMA memory and bus
+// mastering on: what most model tests start from. stopPort() undoes it.
+async function startPort(port = 0) {
+  const { Model } = require('../lib/model');
+  const model = await Model.start({ ports: 2 });
+  const dev = open(model, port);
+  const mem = dmaMemory();
+  busMaster(dev, true);
+  return { model, dev, mem };
+}
+
+async function stopPort({ model, mem }) {
+  if (mem) mem.free();
+  if (model) await model.stop();
+}
+
 const RX_RING = 0;
 const TX_RING = 64 * 1024;
 const rxBuf = (i) => 128 * 1024 + i * 2048;
@@ -152,6 +168,15 @@ function txDesc(mem, i, len, addr, eop = true) {
   mem.u32[d + 3] = (len << 14) >>> 0;
 }
 
+// Frames of `size` bytes with sequence numbers 0..count-1 (buildFrame) in TX descriptors
+// 0..count-1; the caller moves TDT.
+function queueTxFrames(mem, count, size) {
+  for (let i = 0; i < count; i++) {
+    buildFrame(mem.bytes.subarray(txBuf(i)), { size, seq: i });
+    txDesc(mem, i, size);
+  }
+}
+
 const txDone = (mem, i) => (mem.u32[(TX_RING + i * 16) / 4 + 3] & 1) !== 0;
 
 // A frame in the model's source layout (see native/model/traffic.c).
@@ -178,6 +203,6 @@ function csumAdd(buf, start, end, sum = 0) {
 const csumFold = (sum) => { while (sum > 0xffff) sum = (sum & 0xffff) + Math.floor(sum / 0x10000); return sum; };
 
 module.exports = {
-  R, RXD, addon, open, busMaster, reset, linkUp, dmaMemory, setupRx, refillRx, rxDesc, setupTx, txDesc, txDone,
+  R, RXD, addon, open, busMaster, reset, linkUp, dmaMemory, startPort, stopPort, setupRx, refillRx, rxDesc, setupTx, txDesc, queueTxFrames, txDone,
   buildFrame, rxBuf, txBuf, sleep, waitReg, readStat, collectStat, csumAdd, csumFold,
 };

@@ -78,16 +78,8 @@ describe('device model', function () {
 
   describe('registers and data path', () => {
     let model, dev, mem;
-    beforeEach(async () => {
-      model = await Model.start({ ports: 2 });
-      dev = d.open(model, 0);
-      mem = d.dmaMemory();
-      d.busMaster(dev, true);
-    });
-    afterEach(async () => {
-      if (mem) mem.free();
-      await model.stop();
-    });
+    beforeEach(async () => { ({ model, dev, mem } = await d.startPort(0)); });
+    afterEach(() => d.stopPort({ model, mem }));
 
     it('creates the PCI device files', () => {
       const cfg = fs.readFileSync(path.join(dev.dir, 'config'));

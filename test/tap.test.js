@@ -90,16 +90,8 @@ describe('TAP ports (device model)', function () {
   });
   after(() => deleteNamespace(NS));
 
-  beforeEach(async () => {
-    model = await Model.start({ ports: 2 });
-    dev = d.open(model, 0);
-    mem = d.dmaMemory();
-    d.busMaster(dev, true);
-  });
-  afterEach(async () => {
-    if (mem) mem.free();
-    await model.stop();
-  });
+  beforeEach(async () => { ({ model, dev, mem } = await d.startPort(0)); });
+  afterEach(() => d.stopPort({ model, mem }));
 
   // Port 0 attached to the TAP, link up, RX and TX rings running; the TAP up.
   async function wired() {
@@ -229,10 +221,7 @@ describe('TAP ports (device model)', function () {
     ip('-n', NS, 'link', 'set', TAP, 'down');
     try {
       const before = tapCounters(NS);
-      for (let i = 0; i < 3; i++) {
-        d.buildFrame(mem.bytes.subarray(d.txBuf(i)), { size: 80, seq: i });
-        d.txDesc(mem, i, 80);
-      }
+      d.queueTxFrames(mem, 3, 80);
       dev.write(d.R.TDT, 3);
       const s = await model.waitFor(0, (x) => x.txFrames === 3);
       assert.strictEqual(s.tapTxFrames, 0);
