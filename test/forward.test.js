@@ -162,7 +162,8 @@ describe('ixy forward, from its first frame', function () {
       const trafficAt = fs.statSync(outFile).size;
       await model.source(0, { rate: 100000, count: FRAMES });
       await model.waitFor(0, (s) => s.rxOffered === FRAMES, 30000);
-      await sleep(200); // the last frames through to the sink
+      // The last frames through to the sink (or, should some be lost, a while to show it).
+      await model.waitFor(1, (s) => s.sinkFrames === FRAMES, 5000).catch(() => {});
       child.kill('SIGINT');
       const code = await exited;
       const trace = fs.readFileSync(outFile, 'utf8');
