@@ -42,6 +42,12 @@ async function realDemo({ seconds = null, out = process.stdout } = {}) {
     out.write(`${got.bytes} bytes in ${got.seconds.toFixed(2)} s: ${got.mbits.toFixed(0)} Mbit/s, SHA-256 ${same ? 'equal' : 'DIFFERENT'} to the file served\n`);
 
     if (seconds !== null && await linger(net, seconds, url, out) === 'signal') {
+      // A Ctrl-C reached the model too, which then is gone: the forwarder's totals are all
+      // there is. (It may have had the signal already; a second one does no harm.)
+      net.forwarder.kill('SIGINT');
+      let timer;
+      await Promise.race([net.forwarder.exited, new Promise((r) => { timer = setTimeout(r, 5000); })]);
+      clearTimeout(timer);
       out.write('\nstopped by a signal; the forwarder said:\n');
       out.write(net.forwarderOutput.split('\n').filter((l) => / total RX /.test(l)).map((l) => `${l}\n`).join(''));
       return { ping, download: got, same };
