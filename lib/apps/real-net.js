@@ -102,7 +102,7 @@ class RealNet {
       if (this.namespaces.every((ns) => tapCounters(ns).up)) return;
       if (this.forwarder.exitCode !== null || this.forwarder.signalCode !== null) {
         const last = this.forwarderOutput.trim().split('\n').pop();
-        throw new IxyError('EFORWARD', `the forwarder ended before the links came up: ${last}`);
+        throw new IxyError('EREALNET', `the forwarder ended before the links came up: ${last}`);
       }
       if (Date.now() > end) throw new IxyError('ELINKTIMEOUT', `the TAPs were not up after ${timeoutMs} ms: the forwarder did not bring the links up`);
       await new Promise((r) => setTimeout(r, 50));
@@ -171,7 +171,7 @@ class RealNet {
       if (child.exitCode !== null || child.signalCode !== null || Date.now() > end) {
         child.kill('SIGKILL');
         const r = await child.done;
-        throw new IxyError('ESERVER', `python3 -m http.server did not start: ${r.stderr.trim().split('\n').pop() || 'timed out'}`);
+        throw new IxyError('EREALNET', `python3 -m http.server did not start: ${r.stderr.trim().split('\n').pop() || 'timed out'}`);
       }
       await new Promise((r) => setTimeout(r, 20));
     }
@@ -197,7 +197,7 @@ class RealNet {
     clearInterval(watch);
     const cpu = Object.fromEntries(Object.entries(pids).map(([k, pid]) => [k, cpuSeconds(pid) - before[k]]));
     cpu.client = clientCpu;
-    if (r.code !== 0) throw new IxyError('EDOWNLOAD', `curl ${url} failed: ${r.stderr.trim() || `exit ${r.code ?? r.signal}`}`);
+    if (r.code !== 0) throw new IxyError('EREALNET', `curl ${url} failed: ${r.stderr.trim() || `exit ${r.code ?? r.signal}`}`);
     const [bytes, seconds] = r.stdout.trim().split(' ').map(Number);
     return { bytes, seconds, mbits: (bytes * 8) / seconds / 1e6, file, cpu };
   }
@@ -238,7 +238,7 @@ class RealNet {
     const totals = parseTotals(this.forwarderOutput);
     if (exit.code !== 0 || Object.keys(totals).length !== 2) {
       const last = this.forwarderOutput.trim().split('\n').pop();
-      throw new IxyError('EFORWARD', `the forwarder ended with ${exit.code ?? exit.signal} and no totals: ${last}`);
+      throw new IxyError('EREALNET', `the forwarder ended with ${exit.code ?? exit.signal} and no totals: ${last}`);
     }
     return { totals, model: await this.model.stats(), kernel: this.counters() };
   }
