@@ -51,17 +51,17 @@ describe('forwardBatch', function () {
 
   // 1..9 frames: the four-at-a-time loop, its remainder, and both together.
   for (let n = 1; n <= 9; n++) {
-    it(`adds 1 to byte 1 of each of ${n} received frames and nothing else`, function () {
+    it(`sends each of ${n} received frames on unchanged`, function () {
       const ids = [];
       for (let i = 0; i < n; i++) ids.push(pool.alloc());
-      for (const id of ids) pool.buffers[id].fill(7, 0, 64);
+      for (const id of ids) pool.buffers[id].forEach((_, k, b) => { b[k] = k & 0xff; });
       const { rx, tx } = standIns(pool, ids, n);
       const dropped = forwardBatch(rx, tx, new PacketBatch(32));
       assert.strictEqual(dropped, 0);
       assert.deepStrictEqual(tx.sent, ids);
       for (const id of ids) {
         const b = pool.buffers[id];
-        assert.deepStrictEqual([b[0], b[1], b[2], b[63]], [7, 8, 7, 7], `buffer ${id}`);
+        assert.ok(b.every((v, k) => v === (k & 0xff)), `buffer ${id} changed`);
         pool.free(id);
       }
     });

@@ -16,8 +16,8 @@
  *  - TX like lib/advanced/tx-queue.js: once 3/4 of the ring is in flight (or
  *    the pool runs low), reclaim in groups of 32 by checking DD of a group's
  *    last descriptor; write the descriptors, one TDT write;
- *  - forwarding like lib/apps/forward.js: rx A -> touch one byte -> tx B and
- *    back; what TX cannot take is freed.
+ *  - forwarding like lib/apps/forward.js: rx A -> touch one byte (read and
+ *    written back) -> tx B and back; what TX cannot take is freed.
  * It is written to be as fast as C allows (64-bit descriptor stores, release
  * stores for the tails, which are plain stores on x86).
  *
@@ -215,9 +215,11 @@ static uint64_t forward_batch(struct rxq *rx, struct txq *tx, struct batch *b, u
 	rx_frames += n;
 	if (!n)
 		return 0;
-	if (touch)
-		for (uint32_t k = 0; k < n; k++)
-			b->pool->mem[(size_t)b->ids[k] * BUFSZ + 1]++;
+	if (touch)   /* read and write back byte 1, as touchFrames() does: the frame is unchanged */
+		for (uint32_t k = 0; k < n; k++) {
+			volatile uint8_t *byte = &b->pool->mem[(size_t)b->ids[k] * BUFSZ + 1];
+			*byte = *byte;
+		}
 	uint32_t sent = tx_batch(tx, b);
 	for (uint32_t k = sent; k < n; k++)      /* the other side is full: drop */
 		b->pool->free[b->pool->count++] = b->ids[k];
