@@ -12,7 +12,7 @@ const { PacketBatch } = require('../lib/batch');
 const { forward, forwardBatch } = require('../lib/apps/forward');
 const { native } = require('../lib/native');
 const { Model } = require('../lib/model');
-const { IXY, suiteTmpDir, hugetlbfsFiles } = require('./helpers');
+const { IXY, suiteTmpDir, hugetlbfsFiles, hugepageMappings } = require('./helpers');
 const { forwardTraffic } = require('./bench/run-one');
 const { sleep } = require('../lib/wait');
 
@@ -238,9 +238,8 @@ describe('ixy.warmUp', function () {
     });
     assert.ok(calls > 1000, `${calls} calls`);
     assert.ok(received > 100000 && sent > 0 && sent <= received, `received ${received}, sent ${sent}`);
-    const hugeMappings = () => fs.readFileSync('/proc/self/maps', 'utf8').split('\n').filter((l) => l.includes('/mnt/huge/')).length;
-    assert.ok(hugeMappings() > 0, 'the stand-ins hold their DMA memory until close()');
+    assert.ok(hugepageMappings() > 0, 'the stand-ins hold their DMA memory until close()');
     standIns.close();
-    assert.strictEqual(hugeMappings(), 0);
+    assert.strictEqual(hugepageMappings(), 0);
   });
 });

@@ -3,11 +3,11 @@
 // The library's generate(): stampFrames(), its per-packet work (what it writes into each
 // frame), and what it leaves behind when it fails.
 const assert = require('assert');
-const fs = require('fs');
 const { Mempool } = require('../lib/mempool');
 const { PacketBatch } = require('../lib/batch');
 const { stampFrames } = require('../lib/apps/generate');
 const { SEQ_OFFSET } = require('../lib/packet');
+const { hugepageMappings } = require('./helpers');
 
 describe('stampFrames', function () {
   let pool;
@@ -56,11 +56,6 @@ describe('generate() on the device model', function () {
     delete process.env.IXY_PCI_ROOT;
     if (model) await model.stop();
   });
-
-  // This process's mappings of hugetlbfs files: DMA memory it still holds.
-  function hugepageMappings() {
-    return fs.readFileSync('/proc/self/maps', 'utf8').split('\n').filter((l) => l.includes('/mnt/huge/')).length;
-  }
 
   it('a pool that cannot be made (2 GiB of buffers) closes the device and returns its hugepages', async function () {
     const before = hugepageMappings();

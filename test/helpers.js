@@ -39,6 +39,11 @@ function tsharkFields(file, fields) {
   return out.split('\n').filter((l) => l.length > 0).map((l) => l.split('|'));
 }
 
+// This process's mappings of hugetlbfs files: DMA memory it still holds.
+function hugepageMappings() {
+  return fs.readFileSync('/proc/self/maps', 'utf8').split('\n').filter((l) => l.includes('/mnt/huge/')).length;
+}
+
 function hugetlbfsFiles() {
   return fs.readdirSync('/mnt/huge').filter((f) => f.startsWith('ixy-'));
 }
@@ -75,4 +80,4 @@ function suiteTmpDir(prefix) {
   return () => dir;
 }
 
-module.exports = { IXY, runIxy, tsharkFields, freeHugepages, hugetlbfsFiles, runOptimising, suiteTmpDir };
+module.exports = { IXY, runIxy, tsharkFields, freeHugepages, hugetlbfsFiles, hugepageMappings, runOptimising, suiteTmpDir };

@@ -20,7 +20,7 @@ const path = require('path');
 const { Model } = require('../../lib/model');
 const { startDriver, sleep } = require('./run-one');
 const { buildCForward } = require('./c-build');
-const { machine } = require('./summary');
+const { machine, spread } = require('./summary');
 const { eachOption } = require('./args');
 
 const FRAME_SIZE = 60; // 64 bytes on the wire with the FCS
@@ -78,12 +78,6 @@ async function lossRun({ lang, rate, idle, seconds, intervalMs, batch, ring, hel
   }
 }
 
-function median(values) {
-  const s = [...values].sort((a, b) => a - b);
-  const m = s.length >> 1;
-  return s.length % 2 ? s[m] : (s[m - 1] + s[m]) / 2;
-}
-
 function print(line) {
   process.stdout.write(`${line}\n`);
 }
@@ -113,7 +107,7 @@ async function measureLoss(o, cForward) {
   if (o.rates.includes('half')) {
     for (const lang of langs) {
       result.maximumRuns[lang] = await maximum(o, lang, cForward);
-      result.maximum[lang] = median(result.maximumRuns[lang]);
+      result.maximum[lang] = spread(result.maximumRuns[lang]).median;
     }
     print(`maximum one way (source unlimited, median of ${o.runs}): ` +
       `${langs.map((l) => `${l} ${result.maximum[l].toFixed(2)} Mpps [${result.maximumRuns[l].join(' ')}]`).join(', ')}`);
