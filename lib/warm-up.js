@@ -6,8 +6,7 @@
 // traffic is optimised on its idle path alone (receive() returning 0), and every other
 // path is compiled as "deoptimise here". The first real frames then throw the optimised
 // code away; the loop runs in the interpreter until TurboFan has compiled it again, and
-// meanwhile frames pile up: on the model at 1 Mpps, tens of thousands of them were lost
-// (test/bench/PERFORMANCE.md, fifteenth round).
+// meanwhile frames pile up past what the ring and the NIC's packet buffer hold.
 //
 // warmUp() runs the app's own per-batch function first, on RX and TX queues of the
 // driver's classes against a NIC played in memory (lib/advanced/stand-in.js), through the
@@ -19,9 +18,9 @@ const { openPort, standInNic, closeQueues } = require('./advanced/stand-in');
 const { Mempool } = require('./mempool');
 
 const RING = 64;
-// Enough for TurboFan to have optimised the per-batch function and what it calls (about
-// 60 ms here). In ROUNDS rounds on fresh ports: V8 records what a function does only
-// from its first few calls on, and a fresh queue's first send takes a path of its own.
+// Enough for TurboFan to have optimised the per-batch function and what it calls. In
+// ROUNDS rounds on fresh ports: V8 records what a function does only from its first few
+// calls on, and a fresh queue's first send takes a path of its own.
 const STEPS = 12000;
 const ROUNDS = 4;
 const LONGEST_BURST = 40; // RX frames per step cycle through 0..LONGEST_BURST
@@ -31,8 +30,8 @@ const LENGTHS = [60, 1514, 590]; // frame lengths, in turn
 // both directions of two stand-in ports. bufferSize: the app's mempool buffer size.
 // Returns the stand-ins, for close() when the app ends and not before: freeing DMA memory
 // detaches its ArrayBuffer, and after the first detach in a process V8 checks on every
-// typed array access whether its buffer is gone (half again as many instructions per
-// packet); freeing the last ring would also make the ring memory anew (lib/ring-memory.js).
+// typed array access whether its buffer is gone; freeing the last ring would also make
+// the ring memory anew, no longer a constant (lib/ring-memory.js).
 function warmUp(work, { steps = STEPS, bufferSize = 2048 } = {}) {
   const pools = [0, 1].map(() => new Mempool({ entries: 4 * RING, bufferSize }));
   let ports = null;

@@ -193,7 +193,7 @@ describe('ixy forward, from its first frame', function () {
 // Freeing DMA memory detaches its ArrayBuffer (native/addon.cc), and after the first
 // detach in a process V8 checks on every typed array access whether its buffer is gone.
 // So nothing may be freed before the loop runs: not the warm-up's stand-ins, not a ring
-// memory made and freed again. (Measured: half again as many instructions per packet.)
+// memory made and freed again.
 describe('ixy forward, its memory', function () {
   this.timeout(30000);
 

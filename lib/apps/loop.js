@@ -75,9 +75,9 @@ async function runLoop({ devices, step, seconds = 0, report = true, out = proces
   try {
     await new Promise((resolve, reject) => {
       const pace = { stepsPerRead: 16 };
-      // One slice per turn of the event loop. A callback, not `await` in a loop: a turn
-      // then allocates a third as much (an Immediate, no promises), so the young-generation
-      // collections that pause this thread come a third as often.
+      // One slice per turn of the event loop, by a callback rather than an `await` loop:
+      // a turn then allocates one Immediate and no promises, and every young-generation
+      // collection pauses this thread.
       const turn = () => {
         try {
           if (stopReason === null && runSlice(step, pace)) stopReason = 'done';
