@@ -651,7 +651,11 @@ Napi::Value CaptureStderr(const Napi::CallbackInfo& info) {
   return Napi::String::New(env, text);
 }
 
+// The VFIO ioctls live in vfio.cc.
+void InitVfio(Napi::Env env, Napi::Object exports);
+
 Napi::Object Init(Napi::Env env, Napi::Object exports) {
+  InitVfio(env, exports);
   exports.Set("mapResource", Napi::Function::New(env, MapResource));
   exports.Set("allocDma", Napi::Function::New(env, AllocDma));
   exports.Set("free", Napi::Function::New(env, Free));
