@@ -36,6 +36,9 @@
 #include <sys/vfs.h>
 #include <unistd.h>
 
+// The VFIO ioctls live in vfio.cc.
+void InitVfio(Napi::Env env, Napi::Object exports);
+
 namespace {
 
 constexpr size_t kHugePageSize = 2 * 1024 * 1024;
@@ -650,9 +653,6 @@ Napi::Value CaptureStderr(const Napi::CallbackInfo& info) {
   if (env.IsExceptionPending()) return env.Undefined();
   return Napi::String::New(env, text);
 }
-
-// The VFIO ioctls live in vfio.cc.
-void InitVfio(Napi::Env env, Napi::Object exports);
 
 Napi::Object Init(Napi::Env env, Napi::Object exports) {
   InitVfio(env, exports);
