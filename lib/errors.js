@@ -12,15 +12,17 @@ class IxyError extends Error {
   }
 }
 
-// Errors from the addon carry errno names (ENOENT, EACCES) or ixy codes (ENOHUGEPAGES):
-// turn them into IxyErrors, keeping the code.
+// The one errno-to-IxyError mapping, for the addon's errors and Node's fs errors alike.
+// Not permitted (EACCES, EPERM) becomes ENOTROOT with the remedy; any other error keeps its
+// code (ENOENT, ENOSPC, or an ixy code the addon chose, such as ENOHUGEPAGES) and message.
+// `what` says what was being done, e.g. "cannot map /sys/.../resource0".
 function fromNative(err, what) {
   if (err instanceof IxyError) return err;
-  if (err && err.code === 'EACCES') {
+  const code = err && err.code;
+  if (code === 'EACCES' || code === 'EPERM') {
     return new IxyError('ENOTROOT', `${what}: permission denied: run as root`);
   }
-  const code = (err && err.code) || 'EIO';
-  return new IxyError(code, err && err.message ? err.message : `${what} failed`);
+  return new IxyError(code || 'EIO', err && err.message ? err.message : `${what} failed`);
 }
 
 // A value a caller passed, as a message shows it: strings quoted and called strings, so

@@ -46,7 +46,7 @@ function deviceDir(address) {
       if (err.code === 'ENOENT' || err.code === 'ENOTDIR') {
         throw new IxyError('ENODEV', `no PCI device ${address} (looked in ${pciRoot()}); 'ixy list' shows the devices there are`);
       }
-      throw permissionOr(err, `cannot resolve the device directory of ${address}`);
+      throw fromNative(err, `cannot resolve the device directory of ${address}`);
     }
     if (!fs.statSync(dir).isDirectory()) {
       throw new IxyError('ENODEV', `${path.join(pciRoot(), address)} is not a directory: not a PCI device`);
@@ -154,7 +154,7 @@ function driverDir(address) {
     fs.lstatSync(link);
   } catch (err) {
     if (err.code === 'ENOENT') return null;
-    throw permissionOr(err, `cannot look at ${link}`);
+    throw fromNative(err, `cannot look at ${link}`);
   }
   let target;
   try {
@@ -181,12 +181,12 @@ function unbindDriver(address) {
     fd = openPlain(unbind, O_WRONLY);
   } catch (err) {
     if (err.code === 'ENOENT') return;
-    throw permissionOr(err, `cannot unbind the kernel driver of ${address}`);
+    throw fromNative(err, `cannot unbind the kernel driver of ${address}`);
   }
   try {
     fs.writeSync(fd, address);
   } catch (err) {
-    throw permissionOr(err, `cannot unbind the kernel driver of ${address}`);
+    throw fromNative(err, `cannot unbind the kernel driver of ${address}`);
   } finally {
     fs.closeSync(fd);
   }
@@ -204,7 +204,7 @@ function checkIommu(address) {
     type = fs.readFileSync(file, 'latin1').trim();
   } catch (err) {
     if (err.code === 'ENOENT' || err.code === 'ENOTDIR') return; // no IOMMU group: no IOMMU
-    throw permissionOr(err, `cannot read ${file}`);
+    throw fromNative(err, `cannot read ${file}`);
   }
   if (type !== 'identity') {
     throw new IxyError('EIOMMU', `${address} is behind an IOMMU in ${JSON.stringify(type.slice(0, 32))} mode (${file}), where physical addresses do not work for DMA: boot with iommu=pt (or intel_iommu=off / amd_iommu=off); binding the NIC to vfio-pci is not supported by ixy yet`);
@@ -239,7 +239,7 @@ function openConfig(address, flags) {
   try {
     return openPlain(file, flags, 64);
   } catch (err) {
-    throw permissionOr(err, `cannot open the config space of ${address}`);
+    throw fromNative(err, `cannot open the config space of ${address}`);
   }
 }
 
@@ -268,7 +268,7 @@ function readConfigSpace(address) {
     for (let got; n < buf.length && (got = fs.readSync(fd, buf, n, buf.length - n, n)) > 0;) n += got;
     return buf.subarray(0, n);
   } catch (err) {
-    throw permissionOr(err, `cannot read the config space of ${address}`);
+    throw fromNative(err, `cannot read the config space of ${address}`);
   } finally {
     fs.closeSync(fd);
   }
@@ -281,7 +281,7 @@ function openResource(address, index) {
   try {
     return openPlain(file, O_RDWR);
   } catch (err) {
-    throw permissionOr(err, `cannot open ${file}`);
+    throw fromNative(err, `cannot open ${file}`);
   }
 }
 
@@ -293,15 +293,8 @@ function mapBar(address, index = 0, minBytes = 1) {
   try {
     return native().mapResource(file, minBytes);
   } catch (err) {
-    throw permissionOr(err, `cannot map ${file}`);
+    throw fromNative(err, `cannot map ${file}`);
   }
-}
-
-function permissionOr(err, what) {
-  if (err.code === 'EACCES' || err.code === 'EPERM') {
-    return new IxyError('ENOTROOT', `${what}: permission denied: run as root`);
-  }
-  return fromNative(err, what);
 }
 
 // Every PCI function under the root, with what sysfs says of it.
