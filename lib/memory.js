@@ -4,7 +4,7 @@
 // The addon allocates (hugetlbfs file, mmap shared, mlock, unlink) and translates
 // (/proc/self/pagemap); this class only keeps the result and answers "where is byte N".
 const fs = require('fs');
-const { IxyError, fromNative } = require('./errors');
+const { fromNative } = require('./errors');
 const { native } = require('./native');
 
 class DmaMemory {
@@ -15,7 +15,7 @@ class DmaMemory {
     try {
       result = addon.allocDma(size);
     } catch (err) {
-      throw explain(err);
+      throw fromNative(err, 'cannot allocate DMA memory in /mnt/huge');
     }
     this.buffer = result.buffer;
     this.size = result.buffer.byteLength;
@@ -36,17 +36,6 @@ class DmaMemory {
       this.buffer = null;
     }
   }
-}
-
-// Adds what to do to the addon's errors about hugepages.
-function explain(err) {
-  if (err.code === 'ENOHUGETLBFS' || err.code === 'ENOHUGEPAGES' || err.code === 'ENOTROOT') {
-    return new IxyError(err.code, err.message);
-  }
-  if (err.code === 'EACCES' || err.code === 'EPERM') {
-    return new IxyError('ENOTROOT', 'cannot allocate DMA memory in /mnt/huge: permission denied: run as root');
-  }
-  return fromNative(err, 'DMA allocation');
 }
 
 // Free hugepages right now, for messages and tests.
