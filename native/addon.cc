@@ -10,6 +10,8 @@
 //                      the fatal-signal guard: stop registered devices from a signal
 //                      handler, where no JavaScript can run (see below)
 //   captureStderr(fn)  call fn() with file descriptor 2 pointing into a pipe and return
+//   lockFile(fd)       flock(fd, LOCK_EX | LOCK_NB): true when taken, false when another
+//                      open file holds it (lib/claim.js: one owner per device)
 //                      what was written there (how lib/jit.js hears V8 refuse a flag)
 //
 // Everything else (sysfs files, config space, the driver itself) is JavaScript.
@@ -32,6 +34,7 @@
 #include <dlfcn.h>
 #include <fcntl.h>
 #include <sys/mman.h>
+#include <sys/file.h>
 #include <sys/stat.h>
 #include <sys/vfs.h>
 #include <unistd.h>
@@ -670,3 +673,24 @@ Napi::Object Init(Napi::Env env, Napi::Object exports) {
 }  // namespace
 
 NODE_API_MODULE(ixy, Init)
+// lockFile(fd): an exclusive flock on fd's open file, without waiting. The kernel drops it
+// when the last descriptor of that open file closes, and so with the process, however it
+// dies. Returns false when another open file holds it; throws on any other error.
+Napi::Value LockFile(const Napi::CallbackInfo& info) {
+  Napi::Env env = info.Env();
+  if (info.Length() < 1 || !info[0].IsNumber()) {
+    Napi::TypeError::New(env, "lockFile(fd): fd must be a number").ThrowAsJavaScriptException();
+    return env.Undefined();
+  }
+  const int fd = info[0].As<Napi::Number>().Int32Value();
+  int rc;
+  do {
+    rc = flock(fd, LOCK_EX | LOCK_NB);
+  } while (rc != 0 && errno == EINTR);
+  if (rc == 0) return Napi::Boolean::New(env, true);
+  if (errno == EWOULDBLOCK) return Napi::Boolean::New(env, false);
+  ThrowErrno(env, "flock", errno);
+  return env.Undefined();
+}
+
+  exports.Set("lockFile", Napi::Function::New(env, LockFile));
