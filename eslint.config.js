@@ -3,7 +3,7 @@
 const js = require('@eslint/js');
 
 module.exports = [
-  { ignores: ['build/', 'node_modules/', 'test/bench/results/', '**/*.0x/'] },
+  { ignores: ['build/', 'node_modules/', 'bench/results/', '**/*.0x/'] },
   js.configs.recommended,
   {
     files: ['**/*.js'],

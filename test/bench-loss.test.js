@@ -9,7 +9,7 @@ const fs = require('fs');
 const path = require('path');
 const { suiteTmpDir } = require('./helpers');
 
-const RUN = path.join(__dirname, 'bench', 'run.js');
+const RUN = path.join(__dirname, '..', 'bench', 'run.js');
 
 describe('npm run bench -- --loss', function () {
   this.timeout(60000);

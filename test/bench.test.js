@@ -10,7 +10,7 @@ const path = require('path');
 const { suiteTmpDir } = require('./helpers');
 const { sleep } = require('./bench/run-one');
 
-const RUN = path.join(__dirname, 'bench', 'run.js');
+const RUN = path.join(__dirname, '..', 'bench', 'run.js');
 
 function checkMeasurement(m, what) {
   for (const key of ['mpps', 'nsPerPacket']) {
@@ -105,7 +105,7 @@ describe('npm run bench (--quick)', function () {
 describe('npm run bench and npm run profile, asked for help or given a wrong option', function () {
   for (const script of ['run.js', 'profile.js']) {
     it(`${script}: --help lists the options and exits 0; an unknown option is one line and exit code 1`, function () {
-      const file = path.join(__dirname, 'bench', script);
+      const file = path.join(__dirname, '..', 'bench', script);
       const help = execFileSync(process.execPath, [file, '--help'], { encoding: 'utf8' });
       assert.match(help, /^usage: npm run \w+/);
       assert.match(help, /--seconds/);
@@ -121,9 +121,9 @@ describe('npm run bench and npm run profile, asked for help or given a wrong opt
   }
 });
 
-describe('test/bench/ab.js', function () {
+describe('bench/ab.js', function () {
   this.timeout(60000);
-  const AB = path.join(__dirname, 'bench', 'ab.js');
+  const AB = path.join(__dirname, '..', 'bench', 'ab.js');
   const LIB = path.join(__dirname, '..', 'lib');
 
   it('runs two driver versions in alternating windows on one model and reports both', function (done) {
@@ -179,7 +179,7 @@ describe('test/bench/ab.js', function () {
 
 describe('npm run profile', function () {
   this.timeout(60000);
-  const PROFILE = path.join(__dirname, 'bench', 'profile.js');
+  const PROFILE = path.join(__dirname, '..', 'bench', 'profile.js');
   const tmpDir = suiteTmpDir('ixy-profile-');
 
   it('forwards for the seconds asked, stops by itself and writes a flame graph of forward', function (done) {

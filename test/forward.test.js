@@ -13,8 +13,11 @@ const { forward, forwardBatch } = require('../lib/apps/forward');
 const { native } = require('../lib/native');
 const { Model } = require('../lib/model');
 const { IXY, suiteTmpDir, hugetlbfsFiles, hugepageMappings } = require('./helpers');
-const { forwardTraffic } = require('./bench/run-one');
 const { sleep } = require('../lib/wait');
+
+// The model's traffic for forwarding at full load: on both ports a source of 60-byte frames
+// that fills every free RX descriptor (rate 0), and a sink that counts.
+const FULL_LOAD = ['source 0 rate=0 size=60', 'sink 0', 'source 1 rate=0 size=60', 'sink 1'];
 
 // An RX queue that "receives" the given buffer ids, and a TX queue that takes `room` frames.
 function standIns(pool, ids, room) {
@@ -90,7 +93,7 @@ describe('ixy forward, compiled', function () {
   const tmpDir = suiteTmpDir('ixy-jit-');
 
   it('compiles the whole step (receive, touch, send, reclaim) into one function', async function () {
-    const model = await Model.start({ ports: 2, config: forwardTraffic([0, 1]) });
+    const model = await Model.start({ ports: 2, config: FULL_LOAD });
     try {
       // stdout into a file, not a pipe: Node makes a pipe non-blocking, and V8 prints
       // through C stdio, which drops what a full pipe refuses.
@@ -198,7 +201,7 @@ describe('ixy forward, its memory', function () {
   this.timeout(30000);
 
   it('frees no DMA memory before its loop runs, and all of it when it ends', async function () {
-    const model = await Model.start({ ports: 2, config: forwardTraffic([0, 1]) });
+    const model = await Model.start({ ports: 2, config: FULL_LOAD });
     const addon = native();
     const free = addon.free;
     const events = [];

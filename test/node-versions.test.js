@@ -104,14 +104,14 @@ describe('npm run bench -- --node', function () {
     const wrapper = path.join(tmpDir(), 'node');
     fs.writeFileSync(wrapper, `#!/bin/sh\necho "$*" >> '${log}'\nexec '${process.execPath}' "$@"\n`, { mode: 0o755 });
     const results = path.join(tmpDir(), 'results');
-    const args = [path.join(ROOT, 'test', 'bench', 'run.js'), '--quick', '--batches', '32', '--runs', '1', '--rounds', '1',
+    const args = [path.join(ROOT, 'bench', 'run.js'), '--quick', '--batches', '32', '--runs', '1', '--rounds', '1',
       '--window', '50', '--seconds', '0.3', '--warmup', '0.2', '--results', results, '--node', wrapper];
     execFile(process.execPath, args, { timeout: 80000 }, (err, stdout, stderr) => {
       if (err) return done(new Error(`bench failed: ${stderr || err.message}`));
       try {
         const calls = fs.readFileSync(log, 'utf8').split('\n').filter((l) => l !== '');
         assert.strictEqual(calls[0], '--version');
-        const children = (script) => calls.filter((c) => c.includes(`test/bench/${script}`));
+        const children = (script) => calls.filter((c) => c.includes(`bench/${script}`));
         // forward and generate runs, and one side-by-side session each, with js-child.js;
         // the drivers' own cost with stand-in.js.
         assert.strictEqual(children('js-child.js').length, 4, calls.join('\n'));
@@ -127,7 +127,7 @@ describe('npm run bench -- --node', function () {
   });
 
   it('refuses a binary that is not Node.js in one line', function () {
-    const r = spawnSync(process.execPath, [path.join(ROOT, 'test', 'bench', 'run.js'), '--node', '/bin/true'], { encoding: 'utf8' });
+    const r = spawnSync(process.execPath, [path.join(ROOT, 'bench', 'run.js'), '--node', '/bin/true'], { encoding: 'utf8' });
     assert.strictEqual(r.status, 1);
     assert.match(r.stderr, /^bench: --node \/bin\/true: not a Node.js binary \(--version said '[^\n]*'\)\n$/);
   });

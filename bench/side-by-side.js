@@ -7,7 +7,7 @@
 // in the order JS, C, C, JS, JS, C, ... Each window pair gives one JS/C ratio.
 //
 // Why: this host changes speed by itself, from one second to the next (other guests on
-// the same machine; see test/bench/PERFORMANCE.md, tenth round). A JS run and a C run of
+// the same machine; see bench/LOG.md, tenth round). A JS run and a C run of
 // a few seconds each, one after the other, often see different hosts: their ratios
 // spread from 0.6 to 1.1. Windows 300 ms apart nearly always see the same host. The
 // windows are spread over a few sessions, each with fresh processes (see sideBySide()).
@@ -20,7 +20,7 @@
 // (line-trip.c) tells which phase the host was in. The ratio differs between the phase
 // in which the two vCPUs share a cache and the one in which they do not (PERFORMANCE.md,
 // eleventh round), so it is also given for each phase.
-const { Model } = require('../../lib/model');
+const { Model } = require('../lib/model');
 const { startDriver, sample, sleep, forwardTraffic } = require('./run-one');
 const { spread, checkDescriptors, tripsBetween, byPhase } = require('./summary');
 

@@ -1,7 +1,7 @@
 #!/usr/bin/env node
 'use strict';
 
-// node test/bench/ab.js LIB_A LIB_B [--batch N] [--rounds N] [--window MS]
+// node bench/ab.js LIB_A LIB_B [--batch N] [--rounds N] [--window MS]
 // A/B of two versions of the driver in one process, against one model with four ports:
 // version A forwards between ports 0 and 1, version B between ports 2 and 3, in
 // alternating windows (A, B, A, B, ...). Prints each version's median rate and the
@@ -19,11 +19,11 @@
 // belong to the process, so a change to lib/jit.js cannot be measured here: it needs two
 // processes taking turns on one model, as side-by-side.js runs JavaScript and C.
 const path = require('path');
-const { Model } = require('../../lib/model');
+const { Model } = require('../lib/model');
 const { spread, total, checkDescriptors, tripsBetween, byPhase } = require('./summary');
 const { forwardTraffic } = require('./run-one');
 const { buildLineTrip } = require('./c-build');
-const { tuneJit } = require('../../lib/jit');
+const { tuneJit } = require('../lib/jit');
 
 function parseArgs(argv) {
   const o = { libs: [], batch: 32, rounds: 12, window: 300 };

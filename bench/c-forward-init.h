@@ -128,7 +128,7 @@ static void fill_frame(uint8_t *f)
 /* --mode stand-in: no model.  A port's registers are plain memory, set up so
  * that every wait of port_open() but the reset's (skipped) is met at once, and
  * stand_in_nic() plays the NIC between two forwarding steps, as
- * test/bench/stand-in.js does for the JavaScript driver: every RX descriptor the
+ * bench/stand-in.js does for the JavaScript driver: every RX descriptor the
  * driver has given back (up to RDT) becomes a completed 60-byte frame (the
  * buffer itself is not written), and every TX descriptor up to TDT is marked
  * done. */

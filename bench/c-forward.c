@@ -21,7 +21,7 @@
  * It is written to be as fast as C allows (64-bit descriptor stores, release
  * stores for the tails, which are plain stores on x86).
  *
- * Build: gcc -O2 -o build/c-forward test/bench/c-forward.c
+ * Build: gcc -O2 -o build/c-forward bench/c-forward.c
  * Usage: c-forward DIR [--seconds S] [--warmup S] [--batch N] [--touch 0|1]
  *                      [--ring N] [--rx-free N] [--mode forward|generate|stand-in]
  *                      [--first-port N]
@@ -31,7 +31,7 @@
  * ports are up, then one with the result.  generate: TX only on port N, 60-byte
  * frames with a sequence number (like `ixy generate`).  stand-in: forwarding
  * without the model (DIR is not used), against a NIC played in this process
- * (c-forward-init.h): the driver's own cost, as test/bench/stand-in.js measures
+ * (c-forward-init.h): the driver's own cost, as bench/stand-in.js measures
  * it for JavaScript.
  */
 #define _GNU_SOURCE

@@ -6,7 +6,7 @@
 // same counter for both languages, so the JS/C ratio compares like with like.
 const { spawn } = require('child_process');
 const path = require('path');
-const { Model } = require('../../lib/model');
+const { Model } = require('../lib/model');
 const { total, checkDescriptors } = require('./summary');
 
 const JS_CHILD = path.join(__dirname, 'js-child.js');

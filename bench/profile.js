@@ -15,10 +15,10 @@
 const { spawn } = require('child_process');
 const fs = require('fs');
 const path = require('path');
-const { Model } = require('../../lib/model');
+const { Model } = require('../lib/model');
 const { MODEL_CONFIG } = require('./run-one');
 
-const ROOT = path.join(__dirname, '..', '..');
+const ROOT = path.join(__dirname, '..');
 const ZERO_X = path.join(ROOT, 'node_modules', '0x', 'cmd.js');
 const IXY = path.join(ROOT, 'bin', 'ixy.js');
 

@@ -11,10 +11,10 @@
  * number.  On the hosts measured so far it takes two values that change from one
  * minute to the next, depending on whether the host has put the two vCPUs on
  * cores that share a cache (about 40 ns) or not (100-220 ns).  The JS/C ratio
- * differs between the two (test/bench/PERFORMANCE.md, eleventh round), so the
+ * differs between the two (bench/LOG.md, eleventh round), so the
  * bench reports it for each (side-by-side.js).
  *
- * Build: gcc -O2 -pthread -o build/line-trip test/bench/line-trip.c
+ * Build: gcc -O2 -pthread -o build/line-trip bench/line-trip.c
  */
 #define _GNU_SOURCE
 #include <pthread.h>

@@ -11,8 +11,8 @@
 // on one model in alternating windows (side-by-side.js: the JS/C ratio with both on the
 // same host); then the TX-only rate of `generate` (runs, and side by side), the drivers'
 // own cost without the model (stand-in.js), and the model's ceiling (the C yardstick
-// without touching packets). Writes test/bench/results/<time>.json and, for full runs,
-// test/bench/latest.json and latest.svg. See PERFORMANCE.md.
+// without touching packets). Writes bench/results/<time>.json and, for full runs,
+// bench/results/latest.json and the plot bench/latest.svg. See PERFORMANCE.md.
 const { execFileSync } = require('child_process');
 const fs = require('fs');
 const os = require('os');
@@ -38,7 +38,7 @@ const USAGE = `usage: npm run bench [-- options]
   --window MS         side-by-side window (default 300)
   --ring N            descriptors per ring, a power of two 64..4096 (default 512)
   --no-c              JavaScript only, without the C yardstick
-  --results DIR       where the results JSON goes (default test/bench/results)
+  --results DIR       where the results JSON goes (default bench/results)
   --latest, --no-latest  write latest.json and latest.svg (default: unless --quick)
   --node PATH         the Node.js binary that runs the JavaScript driver (default: this one)`;
 
@@ -236,11 +236,11 @@ async function main() {
   fs.writeFileSync(file, `${JSON.stringify(result, null, 2)}\n`);
   process.stdout.write(`results: ${file}\n`);
   if (o.latest) {
-    fs.writeFileSync(path.join(__dirname, 'latest.json'), `${JSON.stringify(result, null, 2)}\n`);
+    fs.writeFileSync(path.join(__dirname, 'results', 'latest.json'), `${JSON.stringify(result, null, 2)}\n`);
     fs.writeFileSync(path.join(__dirname, 'latest.svg'), plotSvg(result.forward.map((r) => ({
       batch: r.batch, js: r.js.mpps, c: r.c ? r.c.mpps : undefined,
     }))));
-    process.stdout.write(`latest: ${path.join(__dirname, 'latest.json')}, latest.svg\n`);
+    process.stdout.write(`latest: ${path.join(__dirname, 'results', 'latest.json')}, ${path.join(__dirname, 'latest.svg')}\n`);
   }
 }
 

@@ -17,7 +17,7 @@ const { execFileSync } = require('child_process');
 const fs = require('fs');
 const os = require('os');
 const path = require('path');
-const { Model } = require('../../lib/model');
+const { Model } = require('../lib/model');
 const { startDriver, sleep } = require('./run-one');
 const { buildCForward } = require('./c-build');
 const { machine, spread } = require('./summary');
@@ -160,7 +160,7 @@ const USAGE = `usage: npm run bench -- --loss [options]
   --ring N            RX and TX ring size of both drivers (default 512, as ixy forward)
   --helpers model|driver  the CPU of V8's own threads (default model, see loss.js)
   --no-c              JavaScript only
-  --results DIR       where the results JSON goes (default test/bench/results)`;
+  --results DIR       where the results JSON goes (default bench/results)`;
 
 function parseRate(text) {
   if (text === 'half') return text;

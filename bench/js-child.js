@@ -8,9 +8,9 @@
 // [ready + warmup, ready + warmup + seconds], and the app's own packet counts. The
 // runner (run-one.js) takes the packet rate from the model over the same window.
 const v8 = require('v8');
-const { tuneJit } = require('../../lib/jit');
-const { forward } = require('../../lib/apps/forward');
-const { generate } = require('../../lib/apps/generate');
+const { tuneJit } = require('../lib/jit');
+const { forward } = require('../lib/apps/forward');
+const { generate } = require('../lib/apps/generate');
 
 const cfg = JSON.parse(process.argv[2]);
 tuneJit(); // as the ixy command does (bin/ixy.js)
