@@ -10,7 +10,7 @@
 //   dev.close();
 const pci = require('./pci');
 const { driverFor, describeId } = require('./drivers');
-const { IxyError } = require('./errors');
+const { IxyError, shown } = require('./errors');
 const {
   PacketBatch, CHECKSUM_IP_GOOD, CHECKSUM_IP_BAD, CHECKSUM_L4_GOOD, CHECKSUM_L4_BAD,
 } = require('./batch');
@@ -23,7 +23,8 @@ const { tuneJit } = require('./jit');
 const { warmUp } = require('./warm-up');
 
 // Picks the driver from the device's vendor and device IDs, initialises the device and
-// resolves once its link is up. Options go to the driver (queues, ring sizes, ...).
+// resolves once its link is up. Options go to the driver (queues, ring sizes, ...);
+// `force: true` lets it take a NIC whose kernel interface is in use (lib/iface.js).
 async function open(address, options = {}) {
   pci.validateAddress(address);
   requireRoot();
@@ -32,7 +33,18 @@ async function open(address, options = {}) {
   if (driver === null) {
     throw new IxyError('EUNSUPPORTED', `${address} is ${describeId(id)}, which ixy does not support ('ixy list' shows what it does)`);
   }
-  const dev = await driver.load().open(address, options);
+  // One owner per device, before anything is written to it; the device's close() ends the
+  // claim (pci.forgetDevice), and so does the process's death.
+  const { force = false, ...driverOptions } = options;
+  if (typeof force !== 'boolean') throw new IxyError('EINVAL', `force must be true or false, got ${shown(force)}`);
+  pci.claimDevice(address, { force });
+  let dev;
+  try {
+    dev = await driver.load().open(address, driverOptions);
+  } catch (err) {
+    pci.releaseDevice(address);
+    throw err;
+  }
   // Buffer ownership checks (lib/ownership.js): off unless asked for, free when off.
   if (options.debug || (options.debug === undefined && envDebug())) checkDevice(dev);
   return dev;

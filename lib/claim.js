@@ -1,0 +1,71 @@
+'use strict';
+
+// One owner per device. A NIC driven by two programs at once (or by two Devices of one
+// program) is reset under the first one's feet and writes into memory its owner no longer
+// means. The owner holds an exclusive flock on the device's sysfs `config` file, opened
+// read-only, from before the first register write until close(): the kernel drops it when
+// that file is closed, and so when the process dies, SIGKILL included. It works for a normal
+// user (config is world-readable), whatever driver or backend drives the device, and in the
+// model's and the tests' device trees, where config is a plain file.
+//
+// flock locks belong to an open file, not to a process: a second open() of config in the
+// same process cannot take the lock either, so one check covers both cases. Who holds it
+// comes from /proc/locks, whose FLOCK lines give the pid that took the lock and the file's
+// device and inode.
+const fs = require('fs');
+const { IxyError } = require('./errors');
+const { native } = require('./native');
+
+// Takes the lock on fd (the device's config file, open) or throws EBUSY naming the holder.
+function lockDevice(fd, address) {
+  if (native().lockFile(fd)) return;
+  const holder = holderOf(fd);
+  let who = 'another program';
+  if (holder !== null) {
+    who = holder.pid === process.pid ? `this process (pid ${holder.pid}), through a Device not yet closed` : `pid ${holder.pid} (${holder.command})`;
+  }
+  throw new IxyError('EBUSY', `${address} is in use by ${who}: one program at a time drives a NIC; stop that one (or close() the other Device) first`);
+}
+
+// The lines of /proc/locks, read once for a whole listing.
+function readLocks() {
+  try {
+    return fs.readFileSync('/proc/locks', 'latin1').split('\n');
+  } catch {
+    return [];
+  }
+}
+
+// { pid, command } of whoever holds a flock on the file open as fd (or of which fs.Stats
+// with bigint fields are given), or null when nobody does.
+function holderOf(fdOrStat, locks = readLocks()) {
+  const st = typeof fdOrStat === 'number' ? fs.fstatSync(fdOrStat, { bigint: true }) : fdOrStat;
+  // /proc/locks writes the device as major:minor in hex and the inode in decimal; st.dev is
+  // the user-space encoding of dev_t (glibc's gnu_dev_major/gnu_dev_minor).
+  const major = ((st.dev >> 8n) & 0xfffn) | ((st.dev >> 32n) & ~0xfffn);
+  const minor = (st.dev & 0xffn) | ((st.dev >> 12n) & ~0xffn);
+  const id = `${major.toString(16).padStart(2, '0')}:${minor.toString(16).padStart(2, '0')}:${st.ino}`;
+  for (const line of locks) {
+    // "1: FLOCK  ADVISORY  WRITE 19005 fe:00:9978671 0 EOF"; waiters have "->" after "1:".
+    const f = line.trim().split(/\s+/);
+    if (f[1] !== 'FLOCK' || f[3] !== 'WRITE' || f[5] !== id) continue;
+    const pid = Number(f[4]);
+    return { pid, command: commandOf(pid) };
+  }
+  return null;
+}
+
+// A process's command line, shortened for one line of text. The pid that took a lock can
+// have exited while a child it forked with the file open still holds it.
+function commandOf(pid) {
+  let argv;
+  try {
+    argv = fs.readFileSync(`/proc/${pid}/cmdline`, 'latin1').split('\0').filter((a) => a !== '');
+  } catch {
+    return 'exited; a process it started may hold the lock';
+  }
+  const text = argv.join(' ').replace(/\s+/g, ' ');
+  return text.length > 100 ? `${text.slice(0, 97)}...` : text;
+}
+
+module.exports = { lockDevice, holderOf, readLocks };
