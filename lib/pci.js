@@ -5,6 +5,8 @@
 // Everything here is plain file I/O except mapping, which needs the addon.
 const fs = require('fs');
 const path = require('path');
+const claim = require('./claim');
+const iface = require('./iface');
 const { IxyError, fromNative } = require('./errors');
 const { native } = require('./native');
 
@@ -18,6 +20,11 @@ const PCI_COMMAND_BUS_MASTER = 1 << 2;
 // for example the one the device model creates; nothing else in the driver knows of it.
 function pciRoot() {
   return process.env.IXY_PCI_ROOT || '/sys/bus/pci/devices';
+}
+
+// The bus directory above it (/sys/bus/pci: drivers/, drivers_probe).
+function busDir() {
+  return path.dirname(pciRoot());
 }
 
 // Checked before any path is built from the address, so that "../x" never reaches fs.
@@ -56,9 +63,11 @@ function deviceDir(address) {
   return dir;
 }
 
-// Forgets the resolved directory (close() calls this): the next open resolves it again.
+// Lets go of the device (every close() calls this, last): forgets its resolved directory,
+// which the next open resolves again, and ends this process's claim of it.
 function forgetDevice(address) {
   resolvedDirs.delete(`${pciRoot()}\0${validateAddress(address)}`);
+  releaseDevice(address);
 }
 
 // The path of file `name` in the device's resolved directory.
@@ -162,7 +171,7 @@ function driverDir(address) {
   } catch (err) {
     throw new IxyError('EDEVFILE', `${link} leads nowhere (${err.code}): refusing to unbind through it; check what created ${dir}`);
   }
-  const inSysfs = path.dirname(target) === SYSFS_PCI_DRIVERS;
+  const inSysfs = path.dirname(target) === SYSFS_PCI_DRIVERS || path.dirname(target) === path.join(busDir(), 'drivers');
   const inDevice = target.startsWith(`${dir}${path.sep}`) && fs.statSync(target).isDirectory();
   if (!inSysfs && !inDevice) {
     throw new IxyError('EDEVFILE', `${link} leads to ${target}, not to a driver in ${SYSFS_PCI_DRIVERS}: refusing to write its unbind file; check what created ${dir}`);
@@ -175,6 +184,9 @@ function driverDir(address) {
 function unbindDriver(address) {
   const driver = driverDir(address);
   if (driver === null) return;
+  // Its owner may have said that the kernel's interfaces of the device may go (force).
+  const owner = claims.get(claimKey(address));
+  iface.checkInactive(address, deviceDir(address), owner !== undefined && owner.force);
   const unbind = path.join(driver, 'unbind');
   let fd;
   try {
@@ -297,7 +309,48 @@ function mapBar(address, index = 0, minBytes = 1) {
   }
 }
 
-// Every PCI function under the root, with what sysfs says of it.
+// Claims by this process: one owner per device (lib/claim.js), taken before the first
+// register write and let go by close() through forgetDevice(). key -> { fd, force }.
+const claims = new Map();
+const claimKey = (address) => `${pciRoot()}\0${validateAddress(address)}`;
+
+// Makes this process the device's one owner, or throws EBUSY naming the owner there is.
+// force: the kernel's interfaces of the device may be taken even if in use (unbindDriver).
+function claimDevice(address, { force = false } = {}) {
+  const key = claimKey(address);
+  if (claims.has(key)) {
+    throw new IxyError('EBUSY', `${address} is already open in this process (pid ${process.pid}): close() that Device first`);
+  }
+  const fd = openConfig(address, O_RDONLY);
+  try {
+    claim.lockDevice(fd, address);
+  } catch (err) {
+    fs.closeSync(fd);
+    throw err;
+  }
+  claims.set(key, { fd, force: Boolean(force) });
+}
+
+// Lets go of a claim of this process; nothing when there is none.
+function releaseDevice(address) {
+  const key = claimKey(address);
+  const held = claims.get(key);
+  if (held === undefined) return;
+  claims.delete(key);
+  fs.closeSync(held.fd);
+}
+
+// Who holds the device ({ pid, command }), or null. `locks`: claim.readLocks(), for a listing.
+function deviceHolder(address, locks = claim.readLocks()) {
+  try {
+    return claim.holderOf(fs.statSync(deviceFile(address, 'config'), { bigint: true }), locks);
+  } catch {
+    return null;
+  }
+}
+
+// Every PCI function under the root, with what sysfs says of it: its kernel driver, the
+// kernel's interfaces of it (lib/iface.js) and who holds it.
 function listDevices() {
   let names;
   try {
@@ -305,18 +358,29 @@ function listDevices() {
   } catch (err) {
     throw new IxyError('ENODEV', `cannot list PCI devices in ${pciRoot()}: ${err.code}`);
   }
+  const tables = iface.readTables();
+  const locks = claim.readLocks();
   return names
     .filter((name) => ADDRESS_FORMAT.test(name))
     .sort()
-    .map((address) => ({ ...readIdentity(address), driver: boundDriver(address) }));
+    .map((address) => ({
+      ...readIdentity(address),
+      driver: boundDriver(address),
+      interfaces: iface.interfacesOf(deviceDir(address), tables),
+      holder: deviceHolder(address, locks),
+    }));
 }
 
 module.exports = {
   pciRoot,
+  busDir,
   validateAddress,
   deviceDir,
   deviceFile,
   forgetDevice,
+  claimDevice,
+  releaseDevice,
+  deviceHolder,
   readIdentity,
   boundDriver,
   unbindDriver,
