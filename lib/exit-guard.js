@@ -17,6 +17,7 @@
 //     device when the last fd on it closes), which ixy does not use yet.
 const { native } = require('./native');
 const pci = require('./pci');
+const vfio = require('./vfio');
 const { fromNative } = require('./errors');
 
 const FATAL_SIGNALS = ['SIGINT', 'SIGTERM', 'SIGHUP', 'SIGQUIT', 'SIGSEGV', 'SIGBUS', 'SIGILL', 'SIGFPE', 'SIGABRT'];
@@ -45,7 +46,10 @@ function guard(device, { bar = null, stopBits = [] } = {}) {
   const pairs = Uint32Array.from(stopBits.flat());
   let id;
   try {
-    id = native().guardDevice(bar, pci.deviceFile(device.address, 'config'), pairs);
+    // Bus Master is cleared through the config space: the VFIO device's region, or sysfs.
+    const viaVfio = vfio.deviceOf(device.address);
+    id = viaVfio ? native().guardDevice(bar, viaVfio.fd, pairs, viaVfio.configOffset)
+      : native().guardDevice(bar, pci.deviceFile(device.address, 'config'), pairs);
   } catch (err) {
     throw fromNative(err, `cannot open the config space of ${device.address}`);
   }

@@ -1,11 +1,15 @@
 'use strict';
 
-// DMA memory: hugepages the NIC can read and write, with their physical addresses.
-// The addon allocates (hugetlbfs file, mmap shared, mlock, unlink) and translates
+// DMA memory: hugepages the NIC can read and write, with the address the NIC uses for each.
+// The addon allocates (hugetlbfs file, mmap shared, unlink) and translates
 // (/proc/self/pagemap); this class only keeps the result and answers "where is byte N".
+// That address is the physical one when this process can read it (root); otherwise an
+// I/O virtual address that only the IOMMU knows (lib/vfio.js), which only a device bound
+// to vfio-pci can use.
 const fs = require('fs');
 const { fromNative } = require('./errors');
 const { native } = require('./native');
+const vfio = require('./vfio');
 
 class DmaMemory {
   // size: bytes wanted, rounded up to whole 2 MiB hugepages by the addon.
@@ -20,10 +24,18 @@ class DmaMemory {
     this.buffer = result.buffer;
     this.size = result.buffer.byteLength;
     this.pageSize = addon.HUGE_PAGE_SIZE;
-    this.pagePhys = result.phys; // physical address of each hugepage
+    // Device address of each hugepage.
+    this.pagePhys = result.phys || vfio.iovasFor(this.size, this.pageSize);
+    this.iommuMapped = false;
+    try {
+      vfio.track(this);
+    } catch (err) {
+      this.free();
+      throw err;
+    }
   }
 
-  // Physical address of byte `offset`. Bytes are physically contiguous only within a
+  // Device address of byte `offset`. Bytes are physically contiguous only within a
   // hugepage, so a ring or buffer must never straddle a page boundary.
   physOf(offset) {
     const page = Math.floor(offset / this.pageSize);
@@ -32,6 +44,7 @@ class DmaMemory {
 
   free() {
     if (this.buffer !== null) {
+      vfio.untrack(this);
       native().free(this.buffer);
       this.buffer = null;
     }

@@ -9,6 +9,7 @@ const claim = require('./claim');
 const iface = require('./iface');
 const { IxyError, fromNative } = require('./errors');
 const { native } = require('./native');
+const vfio = require('./vfio');
 
 const ADDRESS_FORMAT = /^[0-9a-f]{4}:[0-9a-f]{2}:[0-9a-f]{2}\.[0-7]$/;
 
@@ -66,6 +67,7 @@ function deviceDir(address) {
 // Lets go of the device (every close() calls this, last): forgets its resolved directory,
 // which the next open resolves again, and ends this process's claim of it.
 function forgetDevice(address) {
+  vfio.close(address);
   resolvedDirs.delete(`${pciRoot()}\0${validateAddress(address)}`);
   releaseDevice(address);
 }
@@ -179,11 +181,17 @@ function driverDir(address) {
   return target;
 }
 
-// Writing our address to driver/unbind detaches the kernel driver, which would otherwise
-// fight us for the device. No driver bound: nothing to do.
+// Takes the device from the kernel. Bound to vfio-pci: open it through VFIO (lib/vfio.js),
+// and from then on its registers, config space and DMA go through there. Any other driver:
+// writing our address to driver/unbind detaches it, as it would otherwise fight us for the
+// device. No driver bound: nothing to do.
 function unbindDriver(address) {
   const driver = driverDir(address);
   if (driver === null) return;
+  if (vfio.isVfioBound(path.basename(driver))) {
+    vfio.open(address, deviceDir(address));
+    return;
+  }
   // Its owner may have said that the kernel's interfaces of the device may go (force).
   const owner = claims.get(claimKey(address));
   iface.checkInactive(address, deviceDir(address), owner !== undefined && owner.force);
@@ -208,8 +216,10 @@ function unbindDriver(address) {
 // translates (Linux group types DMA and DMA-FQ, Documentation/ABI/testing/
 // sysfs-kernel-iommu_groups) the device's addresses are I/O virtual addresses: its DMA to
 // physical addresses faults or lands in the wrong place. Only no IOMMU, or a group in
-// identity (passthrough) mode, work. Checked before the device is touched.
+// identity (passthrough) mode, work. Checked before the device is touched. A device bound
+// to vfio-pci uses the IOMMU instead (lib/vfio.js).
 function checkIommu(address) {
+  if (vfio.isVfioBound(boundDriver(address))) return;
   const file = path.join(deviceDir(address), 'iommu_group', 'type');
   let type;
   try {
@@ -219,11 +229,13 @@ function checkIommu(address) {
     throw fromNative(err, `cannot read ${file}`);
   }
   if (type !== 'identity') {
-    throw new IxyError('EIOMMU', `${address} is behind an IOMMU in ${JSON.stringify(type.slice(0, 32))} mode (${file}), where physical addresses do not work for DMA: boot with iommu=pt (or intel_iommu=off / amd_iommu=off); binding the NIC to vfio-pci is not supported by ixy yet`);
+    throw new IxyError('EIOMMU', `${address} is behind an IOMMU in ${JSON.stringify(type.slice(0, 32))} mode (${file}), where physical addresses do not work for DMA: bind it to vfio-pci ('ixy bind ${address}'), or boot with iommu=pt`);
   }
 }
 
 function readConfig16(address, offset) {
+  const viaVfio = vfio.deviceOf(address);
+  if (viaVfio) return viaVfio.readConfig(offset, 2).readUInt16LE(0);
   const buf = Buffer.alloc(2);
   const fd = openConfig(address, O_RDONLY);
   try {
@@ -237,6 +249,8 @@ function readConfig16(address, offset) {
 function writeConfig16(address, offset, value) {
   const buf = Buffer.alloc(2);
   buf.writeUInt16LE(value, 0);
+  const viaVfio = vfio.deviceOf(address);
+  if (viaVfio) return viaVfio.writeConfig(offset, buf);
   const fd = openConfig(address, O_RDWR);
   try {
     fs.writeSync(fd, buf, 0, 2, offset);
@@ -273,6 +287,8 @@ function disableBusMastering(address) {
 // The whole config space as sysfs gives it (256 bytes, or 4 KiB for PCIe as root): for
 // walking capability lists (virtio finds its register blocks that way).
 function readConfigSpace(address) {
+  const viaVfio = vfio.deviceOf(address);
+  if (viaVfio) return viaVfio.readConfig(0, 4096);
   const fd = openConfig(address, O_RDONLY);
   try {
     const buf = Buffer.alloc(4096);
@@ -301,6 +317,8 @@ function openResource(address, index) {
 // file must hold at least minBytes (the highest register the driver touches, rounded up):
 // anything smaller is not the device the driver thinks it is.
 function mapBar(address, index = 0, minBytes = 1) {
+  const viaVfio = vfio.deviceOf(address);
+  if (viaVfio) return viaVfio.mapBar(index, minBytes);
   const file = deviceFile(address, `resource${index}`);
   try {
     return native().mapResource(file, minBytes);

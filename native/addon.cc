@@ -4,14 +4,15 @@
 //                      ArrayBuffer; refuses a symlink, a non-regular file, or one smaller
 //                      than minBytes
 //   allocDma(bytes)    allocate hugepage memory for DMA, return it with the physical
-//                      address of each hugepage
+//                      address of each hugepage (null where this process may not know them)
+//   vfio*              the VFIO ioctls, in vfio.cc
 //   free(arrayBuffer)  unmap either of the above now instead of at garbage collection
-//   guardDevice(bar, configPath, stopBits) / unguardDevice(id) / armSignals()
+//   guardDevice(bar, config, stopBits) / unguardDevice(id) / armSignals()
 //                      the fatal-signal guard: stop registered devices from a signal
 //                      handler, where no JavaScript can run (see below)
-//   captureStderr(fn)  call fn() with file descriptor 2 pointing into a pipe and return
 //   lockFile(fd)       flock(fd, LOCK_EX | LOCK_NB): true when taken, false when another
 //                      open file holds it (lib/claim.js: one owner per device)
+//   captureStderr(fn)  call fn() with file descriptor 2 pointing into a pipe and return
 //                      what was written there (how lib/jit.js hears V8 refuse a flag)
 //
 // Everything else (sysfs files, config space, the driver itself) is JavaScript.
@@ -33,20 +34,20 @@
 
 #include <dlfcn.h>
 #include <fcntl.h>
-#include <sys/mman.h>
 #include <sys/file.h>
+#include <sys/mman.h>
 #include <sys/stat.h>
 #include <sys/vfs.h>
 #include <unistd.h>
 
-// The VFIO ioctls live in vfio.cc.
-void InitVfio(Napi::Env env, Napi::Object exports);
+#include "addon.h"
 
-namespace {
+// glibc names MFD_HUGETLB but not the page-size flags (linux/memfd.h): log2(2 MiB) << 26.
+#ifndef MFD_HUGE_2MB
+#define MFD_HUGE_2MB (21U << 26)
+#endif
 
-constexpr size_t kHugePageSize = 2 * 1024 * 1024;
-constexpr const char* kHugeMount = "/mnt/huge";
-constexpr long kHugetlbfsMagic = 0x958458f6;
+namespace ixy {
 
 // Throws a JS Error with message "what: strerror(errno)" and code = errno name.
 void ThrowErrno(Napi::Env env, const std::string& what, int err) {
@@ -62,6 +63,17 @@ void ThrowCode(Napi::Env env, const std::string& message, const char* code) {
   e.Set("code", Napi::String::New(env, code));
   e.ThrowAsJavaScriptException();
 }
+
+}  // namespace ixy
+
+namespace {
+
+using ixy::ThrowCode;
+using ixy::ThrowErrno;
+
+using ixy::kHugePageSize;
+constexpr const char* kHugeMount = "/mnt/huge";
+constexpr long kHugetlbfsMagic = 0x958458f6;
 
 // ---------------------------------------------------------------------------------------
 // The fatal-signal guard.
@@ -96,6 +108,7 @@ struct GuardSlot {
   std::atomic<int> state{kSlotFree};
   volatile uint32_t* bar = nullptr;
   int config_fd = -1;
+  off_t config_base = 0;  // where config space starts in config_fd (VFIO: region 7)
   int nbits = 0;
   StopBit bits[kMaxStopBits];
 };
@@ -112,9 +125,9 @@ void StopSlot(GuardSlot& slot) {
   std::atomic_thread_fence(std::memory_order_seq_cst);
   if (slot.config_fd >= 0) {
     uint8_t command = 0;
-    if (pread(slot.config_fd, &command, 1, kPciCommand) == 1 && (command & kPciCommandBusMaster)) {
+    if (pread(slot.config_fd, &command, 1, slot.config_base + kPciCommand) == 1 && (command & kPciCommandBusMaster)) {
       command &= static_cast<uint8_t>(~kPciCommandBusMaster);
-      (void)!pwrite(slot.config_fd, &command, 1, kPciCommand);
+      (void)!pwrite(slot.config_fd, &command, 1, slot.config_base + kPciCommand);
     }
   }
 }
@@ -268,14 +281,36 @@ Napi::Value ArmSignals(const Napi::CallbackInfo& info) {
 
 bool IsOurMapping(void* addr, size_t* size);
 
-// guardDevice(bar, configPath, stopBits): registers a device; returns its id for
-// unguardDevice. bar: an ArrayBuffer from mapResource, or null (a device stopped only by
+// The sysfs config file at `path`, opened read-write, or -1 with a JS error thrown.
+int OpenConfigFile(Napi::Env env, const std::string& path) {
+  int fd = open(path.c_str(), O_RDWR | O_NOFOLLOW | O_CLOEXEC | O_NONBLOCK);
+  if (fd < 0) {
+    int err = errno;
+    if (err == ELOOP) {
+      ThrowCode(env, path + " is a symbolic link; sysfs makes none there: refusing to follow it", "EDEVFILE");
+    } else {
+      ThrowErrno(env, "cannot open " + path, err);
+    }
+    return -1;
+  }
+  struct stat st;
+  if (fstat(fd, &st) != 0 || !S_ISREG(st.st_mode)) {
+    close(fd);
+    ThrowCode(env, path + " is not a regular file as sysfs makes it: refusing to use it", "EDEVFILE");
+    return -1;
+  }
+  return fd;
+}
+
+// guardDevice(bar, config, stopBits[, configOffset]): registers a device; returns its id for
+// unguardDevice. config: the sysfs config file's path, or a VFIO device fd (kept as a
+// duplicate) whose config region starts at configOffset. bar: an ArrayBuffer from mapResource, or null (a device stopped only by
 // clearing Bus Master). stopBits: a Uint32Array of (offset, bits) pairs cleared in order.
 Napi::Value GuardDevice(const Napi::CallbackInfo& info) {
   Napi::Env env = info.Env();
-  if (info.Length() < 3 || !(info[0].IsArrayBuffer() || info[0].IsNull()) || !info[1].IsString() ||
+  if (info.Length() < 3 || !(info[0].IsArrayBuffer() || info[0].IsNull()) || !(info[1].IsString() || info[1].IsNumber()) ||
       !info[2].IsTypedArray() || info[2].As<Napi::TypedArray>().TypedArrayType() != napi_uint32_array) {
-    Napi::TypeError::New(env, "guardDevice(bar, configPath, stopBits): bar an ArrayBuffer from mapResource or null, configPath a string, stopBits a Uint32Array")
+    Napi::TypeError::New(env, "guardDevice(bar, config, stopBits[, configOffset]): bar an ArrayBuffer from mapResource or null, config the config file's path or a VFIO device fd, stopBits a Uint32Array")
         .ThrowAsJavaScriptException();
     return env.Undefined();
   }
@@ -303,22 +338,19 @@ Napi::Value GuardDevice(const Napi::CallbackInfo& info) {
       return env.Undefined();
     }
   }
-  std::string path = info[1].As<Napi::String>();
-  int fd = open(path.c_str(), O_RDWR | O_NOFOLLOW | O_CLOEXEC | O_NONBLOCK);
-  if (fd < 0) {
-    int err = errno;
-    if (err == ELOOP) {
-      ThrowCode(env, path + " is a symbolic link; sysfs makes none there: refusing to follow it", "EDEVFILE");
-    } else {
-      ThrowErrno(env, "cannot open " + path, err);
+  int fd = -1;
+  off_t config_base = 0;
+  if (info[1].IsNumber()) {
+    // A VFIO device fd: config space is its region at byte `configOffset`.
+    fd = fcntl(info[1].As<Napi::Number>().Int32Value(), F_DUPFD_CLOEXEC, 0);
+    if (fd < 0) {
+      ThrowErrno(env, "cannot keep the VFIO device's fd", errno);
+      return env.Undefined();
     }
-    return env.Undefined();
-  }
-  struct stat st;
-  if (fstat(fd, &st) != 0 || !S_ISREG(st.st_mode)) {
-    close(fd);
-    ThrowCode(env, path + " is not a regular file as sysfs makes it: refusing to use it", "EDEVFILE");
-    return env.Undefined();
+    if (info.Length() >= 4 && info[3].IsNumber()) config_base = static_cast<off_t>(info[3].As<Napi::Number>().DoubleValue());
+  } else {
+    fd = OpenConfigFile(env, info[1].As<Napi::String>());
+    if (fd < 0) return env.Undefined();
   }
   for (int id = 0; id < kMaxGuarded; id++) {
     GuardSlot& slot = guard_slots[id];
@@ -326,6 +358,7 @@ Napi::Value GuardDevice(const Napi::CallbackInfo& info) {
     if (!slot.state.compare_exchange_strong(expected, kSlotFilling, std::memory_order_acquire)) continue;
     slot.bar = static_cast<volatile uint32_t*>(bar);
     slot.config_fd = fd;
+    slot.config_base = config_base;
     slot.nbits = static_cast<int>(count);
     for (size_t i = 0; i < count; i++) slot.bits[i] = StopBit{pairs[2 * i], pairs[2 * i + 1]};
     slot.state.store(kSlotLive, std::memory_order_release);  // from here a handler may use it
@@ -352,16 +385,17 @@ Napi::Value UnguardDevice(const Napi::CallbackInfo& info) {
     return env.Undefined();
   }
   const bool clear_bus_master = info.Length() >= 2 && info[1].ToBoolean().Value();
+  const off_t base = guard_slots[id].config_base;  // TakeSlot leaves it as it was
   const int fd = TakeSlot(id);
   if (fd < 0) return env.Undefined();
   int err = 0;
   if (clear_bus_master) {
     uint8_t command = 0;
-    if (pread(fd, &command, 1, kPciCommand) != 1) {
+    if (pread(fd, &command, 1, base + kPciCommand) != 1) {
       err = errno ? errno : EIO;
     } else if (command & kPciCommandBusMaster) {
       command &= static_cast<uint8_t>(~kPciCommandBusMaster);
-      if (pwrite(fd, &command, 1, kPciCommand) != 1) err = errno ? errno : EIO;
+      if (pwrite(fd, &command, 1, base + kPciCommand) != 1) err = errno ? errno : EIO;
     }
   }
   close(fd);
@@ -493,11 +527,55 @@ bool VirtToPhys(int pagemap, const void* virt, uint64_t* phys) {
   return true;
 }
 
+// A hugetlbfs file of `size` bytes, already unlinked, or -1 with a JS error thrown. The file
+// lives in /mnt/huge (where the device model finds the pages of its clients); a user who
+// may not write there gets an anonymous hugetlbfs file from memfd_create instead.
+int OpenHugeFile(Napi::Env env, size_t size) {
+  static unsigned counter = 0;
+  struct statfs fs;
+  bool mounted = statfs(kHugeMount, &fs) == 0 && fs.f_type == kHugetlbfsMagic;
+  int fd = -1;
+  int err = 0;
+  if (mounted) {
+    std::string path = std::string(kHugeMount) + "/ixy-" + std::to_string(getpid()) + "-" + std::to_string(counter++);
+    fd = open(path.c_str(), O_CREAT | O_RDWR | O_EXCL | O_CLOEXEC, 0600);
+    err = errno;
+    if (fd >= 0) unlink(path.c_str());  // the open fd and later the mapping keep the pages alive
+  }
+  if (fd < 0 && (!mounted || err == EACCES || err == EPERM)) {
+    fd = memfd_create("ixy-dma", MFD_CLOEXEC | MFD_HUGETLB | MFD_HUGE_2MB);
+    if (fd < 0 && !mounted) {
+      ThrowCode(env, "hugetlbfs is not mounted at /mnt/huge: run 'sudo ./setup-hugetlbfs.sh'", "ENOHUGETLBFS");
+      return -1;
+    }
+    err = errno;
+  }
+  if (fd < 0) {
+    ThrowErrno(env, "cannot create a hugepage file in " + std::string(kHugeMount), err);
+    return -1;
+  }
+  if (ftruncate(fd, size) != 0) {
+    err = errno;
+    close(fd);
+    if (err == EINVAL || err == ENOMEM) {
+      ThrowCode(env, "not enough free hugepages for " + std::to_string(size >> 20) +
+                     " MiB of DMA memory: reserve more with 'sudo ./setup-hugetlbfs.sh PAGES'",
+                "ENOHUGEPAGES");
+    } else {
+      ThrowErrno(env, "cannot size DMA memory", err);
+    }
+    return -1;
+  }
+  return fd;
+}
+
 // allocDma(bytes): hugepage memory for descriptor rings and packet buffers.
-// A file on hugetlbfs sized to whole hugepages, mapped shared (so the device model can map
-// the same pages), locked so it never moves, unlinked at once so nothing is left behind if
-// the process dies. Returns { buffer, phys } where phys[i] is the physical address of
-// hugepage i. Hugepages are physically contiguous inside themselves, not with each other.
+// A hugetlbfs file sized to whole hugepages, mapped shared (so the device model can map
+// the same pages), unlinked at once so nothing is left behind if the process dies.
+// Returns { buffer, phys } where phys[i] is the physical address of hugepage i, or
+// phys = null when this process may not read physical addresses (not root): then only an
+// IOMMU (VFIO) can give the device addresses for it. Hugepages are physically contiguous
+// inside themselves, not with each other.
 Napi::Value AllocDma(const Napi::CallbackInfo& info) {
   Napi::Env env = info.Env();
   if (info.Length() < 1 || !info[0].IsNumber() || info[0].As<Napi::Number>().DoubleValue() <= 0) {
@@ -506,28 +584,8 @@ Napi::Value AllocDma(const Napi::CallbackInfo& info) {
   }
   const size_t want = static_cast<size_t>(info[0].As<Napi::Number>().DoubleValue());
   const size_t size = (want + kHugePageSize - 1) / kHugePageSize * kHugePageSize;
-
-  struct statfs fs;
-  if (statfs(kHugeMount, &fs) != 0 || fs.f_type != kHugetlbfsMagic) {
-    ThrowCode(env, "hugetlbfs is not mounted at /mnt/huge: run 'sudo ./setup-hugetlbfs.sh'", "ENOHUGETLBFS");
-    return env.Undefined();
-  }
-
-  static unsigned counter = 0;
-  std::string path = std::string(kHugeMount) + "/ixy-" + std::to_string(getpid()) + "-" +
-                     std::to_string(counter++);
-  int fd = open(path.c_str(), O_CREAT | O_RDWR | O_EXCL, 0600);
-  if (fd < 0) {
-    ThrowErrno(env, "cannot create " + path, errno);
-    return env.Undefined();
-  }
-  unlink(path.c_str());  // the open fd and later the mapping keep the pages alive
-  if (ftruncate(fd, size) != 0) {
-    int err = errno;
-    close(fd);
-    ThrowErrno(env, "cannot size DMA memory", err);
-    return env.Undefined();
-  }
+  int fd = OpenHugeFile(env, size);
+  if (fd < 0) return env.Undefined();
   // hugetlbfs reserves the pages at mmap time: ENOMEM here means not enough free hugepages.
   void* addr = mmap(nullptr, size, PROT_READ | PROT_WRITE, MAP_SHARED | MAP_POPULATE, fd, 0);
   int err = errno;
@@ -542,40 +600,26 @@ Napi::Value AllocDma(const Napi::CallbackInfo& info) {
     }
     return env.Undefined();
   }
-  if (mlock(addr, size) != 0) {
-    err = errno;
-    munmap(addr, size);
-    ThrowErrno(env, "cannot lock DMA memory", err);
-    return env.Undefined();
-  }
+  // Hugepages are never swapped out; mlock only makes that explicit, so a locked-memory
+  // limit that refuses it (a normal user's) is not an error.
+  (void)mlock(addr, size);
   memset(addr, 0, size);
 
-  int pagemap = open("/proc/self/pagemap", O_RDONLY);
-  if (pagemap < 0) {
-    err = errno;
-    munmap(addr, size);
-    ThrowErrno(env, "cannot open /proc/self/pagemap", err);
-    return env.Undefined();
-  }
+  Napi::Object result = Napi::Object::New(env);
+  result.Set("buffer", WrapMapping(env, addr, size));
+  result.Set("phys", env.Null());
+  int pagemap = open("/proc/self/pagemap", O_RDONLY | O_CLOEXEC);
+  if (pagemap < 0) return result;
   Napi::Array phys = Napi::Array::New(env, size / kHugePageSize);
-  for (size_t i = 0; i < size / kHugePageSize; i++) {
+  bool known = true;
+  for (size_t i = 0; i < size / kHugePageSize && known; i++) {
     uint64_t p = 0;
-    if (!VirtToPhys(pagemap, static_cast<char*>(addr) + i * kHugePageSize, &p)) {
-      close(pagemap);
-      munmap(addr, size);
-      ThrowCode(env, "cannot translate virtual to physical addresses (/proc/self/pagemap shows no "
-                     "frame numbers): run as root",
-                "ENOTROOT");
-      return env.Undefined();
-    }
+    known = VirtToPhys(pagemap, static_cast<char*>(addr) + i * kHugePageSize, &p);
     // Physical addresses fit a double exactly (well below 2^53).
     phys.Set(i, Napi::Number::New(env, static_cast<double>(p)));
   }
   close(pagemap);
-
-  Napi::Object result = Napi::Object::New(env);
-  result.Set("buffer", WrapMapping(env, addr, size));
-  result.Set("phys", phys);
+  if (known) result.Set("phys", phys);
   return result;
 }
 
@@ -657,22 +701,6 @@ Napi::Value CaptureStderr(const Napi::CallbackInfo& info) {
   return Napi::String::New(env, text);
 }
 
-Napi::Object Init(Napi::Env env, Napi::Object exports) {
-  InitVfio(env, exports);
-  exports.Set("mapResource", Napi::Function::New(env, MapResource));
-  exports.Set("allocDma", Napi::Function::New(env, AllocDma));
-  exports.Set("free", Napi::Function::New(env, Free));
-  exports.Set("guardDevice", Napi::Function::New(env, GuardDevice));
-  exports.Set("unguardDevice", Napi::Function::New(env, UnguardDevice));
-  exports.Set("armSignals", Napi::Function::New(env, ArmSignals));
-  exports.Set("captureStderr", Napi::Function::New(env, CaptureStderr));
-  exports.Set("HUGE_PAGE_SIZE", Napi::Number::New(env, kHugePageSize));
-  return exports;
-}
-
-}  // namespace
-
-NODE_API_MODULE(ixy, Init)
 // lockFile(fd): an exclusive flock on fd's open file, without waiting. The kernel drops it
 // when the last descriptor of that open file closes, and so with the process, however it
 // dies. Returns false when another open file holds it; throws on any other error.
@@ -693,4 +721,26 @@ Napi::Value LockFile(const Napi::CallbackInfo& info) {
   return env.Undefined();
 }
 
+Napi::Object Init(Napi::Env env, Napi::Object exports) {
+  ixy::InitVfio(env, exports);
+  exports.Set("mapResource", Napi::Function::New(env, MapResource));
+  exports.Set("allocDma", Napi::Function::New(env, AllocDma));
+  exports.Set("free", Napi::Function::New(env, Free));
+  exports.Set("guardDevice", Napi::Function::New(env, GuardDevice));
+  exports.Set("unguardDevice", Napi::Function::New(env, UnguardDevice));
+  exports.Set("armSignals", Napi::Function::New(env, ArmSignals));
+  exports.Set("captureStderr", Napi::Function::New(env, CaptureStderr));
   exports.Set("lockFile", Napi::Function::New(env, LockFile));
+  exports.Set("HUGE_PAGE_SIZE", Napi::Number::New(env, kHugePageSize));
+  return exports;
+}
+
+}  // namespace
+
+namespace ixy {
+
+Napi::Value WrapMappedMemory(Napi::Env env, void* addr, size_t size) { return WrapMapping(env, addr, size); }
+
+}  // namespace ixy
+
+NODE_API_MODULE(ixy, Init)

@@ -1,7 +1,261 @@
-// VFIO backend: see lib/vfio.js.
+// The VFIO ioctls (Linux Documentation/driver-api/vfio.rst), for a device bound to vfio-pci.
+//
+//   vfioOpenDevice(group, address)   the device's fd; joins its IOMMU group to the process's
+//                      container first (one container per process, like DPDK's default)
+//   vfioRegionInfo(fd, index)        { offset, size, mappable } of region `index` (the BARs
+//                      are regions 0-5, config space is region 7)
+//   vfioMapRegion(fd, index, minBytes)  mmap a BAR region: an ArrayBuffer like mapResource's
+//   vfioMapDma(buffer, offset, bytes, iova)  let the device reach those bytes of `buffer`
+//                      at I/O virtual address `iova` through the IOMMU (read and write)
+//   vfioUnmapDma(iova, bytes)        take that back
+//
+// The IOMMU translates every address the device uses: it can reach only what was mapped
+// here, so a wrong descriptor address faults instead of writing someone else's memory.
+// When the process dies the kernel closes the fds, which resets the device and drops the
+// mappings. lib/vfio.js is the JavaScript side (group lookup, IOVAs, messages).
+
 #include <napi.h>
 
-void InitVfio(Napi::Env env, Napi::Object exports) {
-  (void)env;
-  (void)exports;
+#include <cerrno>
+#include <cstdint>
+#include <map>
+#include <string>
+
+#include <fcntl.h>
+#include <linux/vfio.h>
+#include <sys/ioctl.h>
+#include <sys/mman.h>
+#include <unistd.h>
+
+#include "addon.h"
+
+namespace {
+
+using ixy::ThrowCode;
+using ixy::ThrowErrno;
+
+int container_fd = -1;
+bool iommu_set = false;
+std::map<int, int> group_fds;  // IOMMU group number -> its open fd (one open per group)
+
+// The process's container, opened on first use.
+int Container(Napi::Env env) {
+  if (container_fd >= 0) return container_fd;
+  int fd = open("/dev/vfio/vfio", O_RDWR | O_CLOEXEC);
+  if (fd < 0) {
+    int err = errno;
+    if (err == ENOENT) {
+      ThrowCode(env, "/dev/vfio/vfio does not exist: load the vfio-pci module ('modprobe vfio-pci')", "ENOVFIO");
+    } else {
+      ThrowErrno(env, "cannot open /dev/vfio/vfio", err);
+    }
+    return -1;
+  }
+  if (ioctl(fd, VFIO_GET_API_VERSION) != VFIO_API_VERSION) {
+    close(fd);
+    ThrowCode(env, "the kernel's VFIO API version is not the one ixy was built for", "ENOVFIO");
+    return -1;
+  }
+  if (ioctl(fd, VFIO_CHECK_EXTENSION, VFIO_TYPE1_IOMMU) <= 0) {
+    close(fd);
+    ThrowCode(env, "VFIO has no type 1 IOMMU here: boot with the IOMMU on (intel_iommu=on or amd_iommu=on)", "ENOIOMMU");
+    return -1;
+  }
+  container_fd = fd;
+  return fd;
 }
+
+// The fd of IOMMU group `group`, attached to the container.
+int Group(Napi::Env env, int group) {
+  auto it = group_fds.find(group);
+  if (it != group_fds.end()) return it->second;
+  int container = Container(env);
+  if (container < 0) return -1;
+  std::string path = "/dev/vfio/" + std::to_string(group);
+  int fd = open(path.c_str(), O_RDWR | O_CLOEXEC);
+  if (fd < 0) {
+    int err = errno;
+    if (err == EACCES || err == EPERM) {
+      ThrowCode(env, "no permission to open " + path + ": grant it to this user (e.g. 'chown USER " + path + "')", "EVFIOPERM");
+    } else if (err == EBUSY) {
+      ThrowCode(env, path + " is open in another process", "EBUSY");
+    } else {
+      ThrowErrno(env, "cannot open " + path, err);
+    }
+    return -1;
+  }
+  vfio_group_status status = {};
+  status.argsz = sizeof(status);
+  if (ioctl(fd, VFIO_GROUP_GET_STATUS, &status) != 0) {
+    int err = errno;
+    close(fd);
+    ThrowErrno(env, "cannot read the status of " + path, err);
+    return -1;
+  }
+  if ((status.flags & VFIO_GROUP_FLAGS_VIABLE) == 0) {
+    close(fd);
+    ThrowCode(env, "IOMMU group " + std::to_string(group) + " is not viable: every device in it must be bound to vfio-pci or to no driver", "EVFIOVIABLE");
+    return -1;
+  }
+  if (ioctl(fd, VFIO_GROUP_SET_CONTAINER, &container) != 0) {
+    int err = errno;
+    close(fd);
+    ThrowErrno(env, "cannot add IOMMU group " + std::to_string(group) + " to the VFIO container", err);
+    return -1;
+  }
+  // The IOMMU model is chosen once, after the first group joined the container.
+  if (!iommu_set) {
+    if (ioctl(container, VFIO_SET_IOMMU, VFIO_TYPE1_IOMMU) != 0) {
+      int err = errno;
+      close(fd);
+      ThrowErrno(env, "cannot set the VFIO container's IOMMU model", err);
+      return -1;
+    }
+    iommu_set = true;
+  }
+  group_fds[group] = fd;
+  return fd;
+}
+
+Napi::Value OpenDevice(const Napi::CallbackInfo& info) {
+  Napi::Env env = info.Env();
+  if (info.Length() < 2 || !info[0].IsNumber() || !info[1].IsString()) {
+    Napi::TypeError::New(env, "vfioOpenDevice(group, address)").ThrowAsJavaScriptException();
+    return env.Undefined();
+  }
+  int group = Group(env, info[0].As<Napi::Number>().Int32Value());
+  if (group < 0) return env.Undefined();
+  std::string address = info[1].As<Napi::String>();
+  int fd = ioctl(group, VFIO_GROUP_GET_DEVICE_FD, address.c_str());
+  if (fd < 0) {
+    ThrowErrno(env, "cannot get VFIO device " + address, errno);
+    return env.Undefined();
+  }
+  fcntl(fd, F_SETFD, FD_CLOEXEC);
+  return Napi::Number::New(env, fd);
+}
+
+// Fills `region` for region `index` of device fd; false with a JS error thrown if not.
+bool RegionInfo(Napi::Env env, int fd, uint32_t index, vfio_region_info* region) {
+  *region = {};
+  region->argsz = sizeof(*region);
+  region->index = index;
+  if (ioctl(fd, VFIO_DEVICE_GET_REGION_INFO, region) != 0) {
+    ThrowErrno(env, "cannot read VFIO region " + std::to_string(index), errno);
+    return false;
+  }
+  return true;
+}
+
+Napi::Value GetRegionInfo(const Napi::CallbackInfo& info) {
+  Napi::Env env = info.Env();
+  if (info.Length() < 2 || !info[0].IsNumber() || !info[1].IsNumber()) {
+    Napi::TypeError::New(env, "vfioRegionInfo(fd, index)").ThrowAsJavaScriptException();
+    return env.Undefined();
+  }
+  vfio_region_info region;
+  if (!RegionInfo(env, info[0].As<Napi::Number>().Int32Value(), info[1].As<Napi::Number>().Uint32Value(), &region)) {
+    return env.Undefined();
+  }
+  Napi::Object result = Napi::Object::New(env);
+  // Region offsets are index << 40: below 2^53, exact in a double.
+  result.Set("offset", Napi::Number::New(env, static_cast<double>(region.offset)));
+  result.Set("size", Napi::Number::New(env, static_cast<double>(region.size)));
+  result.Set("mappable", Napi::Boolean::New(env, (region.flags & VFIO_REGION_INFO_FLAG_MMAP) != 0));
+  return result;
+}
+
+Napi::Value MapRegion(const Napi::CallbackInfo& info) {
+  Napi::Env env = info.Env();
+  if (info.Length() < 3 || !info[0].IsNumber() || !info[1].IsNumber() || !info[2].IsNumber()) {
+    Napi::TypeError::New(env, "vfioMapRegion(fd, index, minBytes)").ThrowAsJavaScriptException();
+    return env.Undefined();
+  }
+  int fd = info[0].As<Napi::Number>().Int32Value();
+  uint32_t index = info[1].As<Napi::Number>().Uint32Value();
+  double min_bytes = info[2].As<Napi::Number>().DoubleValue();
+  vfio_region_info region;
+  if (!RegionInfo(env, fd, index, &region)) return env.Undefined();
+  if ((region.flags & VFIO_REGION_INFO_FLAG_MMAP) == 0) {
+    ThrowCode(env, "VFIO region " + std::to_string(index) + " cannot be mapped", "EDEVFILE");
+    return env.Undefined();
+  }
+  if (static_cast<double>(region.size) < min_bytes) {
+    ThrowCode(env, "BAR " + std::to_string(index) + " has " + std::to_string(region.size) + " bytes, fewer than the " +
+                       std::to_string(static_cast<uint64_t>(min_bytes)) + " the driver's registers need: is this the right device?",
+              "EDEVFILE");
+    return env.Undefined();
+  }
+  void* addr = mmap(nullptr, region.size, PROT_READ | PROT_WRITE, MAP_SHARED, fd, static_cast<off_t>(region.offset));
+  if (addr == MAP_FAILED) {
+    ThrowErrno(env, "cannot mmap VFIO region " + std::to_string(index), errno);
+    return env.Undefined();
+  }
+  return ixy::WrapMappedMemory(env, addr, region.size);
+}
+
+Napi::Value MapDma(const Napi::CallbackInfo& info) {
+  Napi::Env env = info.Env();
+  if (info.Length() < 4 || !info[0].IsArrayBuffer() || !info[1].IsNumber() || !info[2].IsNumber() || !info[3].IsNumber()) {
+    Napi::TypeError::New(env, "vfioMapDma(buffer, offset, bytes, iova)").ThrowAsJavaScriptException();
+    return env.Undefined();
+  }
+  int container = Container(env);
+  if (container < 0) return env.Undefined();
+  Napi::ArrayBuffer buffer = info[0].As<Napi::ArrayBuffer>();
+  const double offset = info[1].As<Napi::Number>().DoubleValue();
+  const double bytes = info[2].As<Napi::Number>().DoubleValue();
+  if (offset < 0 || bytes <= 0 || offset + bytes > static_cast<double>(buffer.ByteLength())) {
+    Napi::RangeError::New(env, "vfioMapDma: the range is not inside the buffer").ThrowAsJavaScriptException();
+    return env.Undefined();
+  }
+  vfio_iommu_type1_dma_map map = {};
+  map.argsz = sizeof(map);
+  map.flags = VFIO_DMA_MAP_FLAG_READ | VFIO_DMA_MAP_FLAG_WRITE;
+  map.vaddr = reinterpret_cast<uintptr_t>(buffer.Data()) + static_cast<uint64_t>(offset);
+  map.iova = static_cast<uint64_t>(info[3].As<Napi::Number>().DoubleValue());
+  map.size = static_cast<uint64_t>(bytes);
+  if (ioctl(container, VFIO_IOMMU_MAP_DMA, &map) != 0) {
+    int err = errno;
+    if (err == ENOMEM) {
+      // VFIO pins the pages and counts them against RLIMIT_MEMLOCK.
+      ThrowCode(env, "cannot map " + std::to_string(map.size >> 20) + " MiB for DMA through the IOMMU: the locked-memory limit is too low (raise 'ulimit -l' or memlock in /etc/security/limits.conf)",
+                "EMEMLOCK");
+    } else {
+      ThrowErrno(env, "cannot map DMA memory through the IOMMU", err);
+    }
+    return env.Undefined();
+  }
+  return env.Undefined();
+}
+
+Napi::Value UnmapDma(const Napi::CallbackInfo& info) {
+  Napi::Env env = info.Env();
+  if (info.Length() < 2 || !info[0].IsNumber() || !info[1].IsNumber()) {
+    Napi::TypeError::New(env, "vfioUnmapDma(iova, bytes)").ThrowAsJavaScriptException();
+    return env.Undefined();
+  }
+  if (container_fd < 0) return env.Undefined();
+  vfio_iommu_type1_dma_unmap unmap = {};
+  unmap.argsz = sizeof(unmap);
+  unmap.iova = static_cast<uint64_t>(info[0].As<Napi::Number>().DoubleValue());
+  unmap.size = static_cast<uint64_t>(info[1].As<Napi::Number>().DoubleValue());
+  if (ioctl(container_fd, VFIO_IOMMU_UNMAP_DMA, &unmap) != 0) {
+    ThrowErrno(env, "cannot unmap DMA memory from the IOMMU", errno);
+  }
+  return env.Undefined();
+}
+
+}  // namespace
+
+namespace ixy {
+
+void InitVfio(Napi::Env env, Napi::Object exports) {
+  exports.Set("vfioOpenDevice", Napi::Function::New(env, OpenDevice));
+  exports.Set("vfioRegionInfo", Napi::Function::New(env, GetRegionInfo));
+  exports.Set("vfioMapRegion", Napi::Function::New(env, MapRegion));
+  exports.Set("vfioMapDma", Napi::Function::New(env, MapDma));
+  exports.Set("vfioUnmapDma", Napi::Function::New(env, UnmapDma));
+}
+
+}  // namespace ixy

@@ -1,0 +1,22 @@
+// What addon.cc shares with vfio.cc.
+#pragma once
+
+#include <napi.h>
+
+#include <cstddef>
+#include <string>
+
+namespace ixy {
+
+constexpr size_t kHugePageSize = 2 * 1024 * 1024;
+
+// Throws a JS Error with message "what: strerror(err)" and code = the errno name.
+void ThrowErrno(Napi::Env env, const std::string& what, int err);
+// Throws a JS Error with an ixy code.
+void ThrowCode(Napi::Env env, const std::string& message, const char* code);
+// An ArrayBuffer over memory mapped with mmap: unmapped by free() or at garbage collection.
+Napi::Value WrapMappedMemory(Napi::Env env, void* addr, size_t size);
+// Adds the VFIO functions (vfio.cc) to the addon's exports.
+void InitVfio(Napi::Env env, Napi::Object exports);
+
+}  // namespace ixy
