@@ -9,6 +9,7 @@
 //   dev.txBatch(0, batch);                 // returns how many were queued
 //   dev.close();
 const pci = require('./pci');
+const vfio = require('./vfio');
 const { driverFor, describeId } = require('./drivers');
 const { IxyError, shown } = require('./errors');
 const {
@@ -27,7 +28,7 @@ const { warmUp } = require('./warm-up');
 // `force: true` lets it take a NIC whose kernel interface is in use (lib/iface.js).
 async function open(address, options = {}) {
   pci.validateAddress(address);
-  requireRoot();
+  requireRoot(address);
   const id = pci.readIdentity(address);
   const driver = driverFor(id);
   if (driver === null) {
@@ -51,10 +52,11 @@ async function open(address, options = {}) {
 }
 
 // Unbinding drivers, writing config space and reading physical addresses all need root:
-// say so once, up front, instead of failing half-way through initialisation.
-function requireRoot() {
-  if (process.geteuid && process.geteuid() !== 0) {
-    throw new IxyError('ENOTROOT', 'ixy needs root to drive a NIC (sysfs config space, hugepages, physical addresses): run it with sudo');
+// say so once, up front, instead of failing half-way through initialisation. A device bound
+// to vfio-pci needs none of them (lib/vfio.js): only access to its /dev/vfio/N.
+function requireRoot(address) {
+  if (process.geteuid && process.geteuid() !== 0 && !vfio.isVfioBound(pci.boundDriver(address))) {
+    throw new IxyError('ENOTROOT', `ixy needs root to drive ${address} through sysfs (config space, physical addresses): run it with sudo, or bind it to vfio-pci ('sudo ixy bind ${address}') and grant this user its /dev/vfio/N`);
   }
 }
 
