@@ -97,10 +97,32 @@ program
 
 program
   .command('list')
-  .description('list network devices and whether ixy supports them')
+  .description('list network devices, whether ixy supports them, their kernel interfaces and who holds them')
   .option('-a, --all', 'list every PCI device, not only network devices')
   .action(action(async (opts) => {
     require('../lib/apps/list').list({ all: Boolean(opts.all) });
+  }));
+
+program
+  .command('bind')
+  .description('give a NIC to vfio-pci (or --driver), taking it from its kernel driver, so that ixy drives it through VFIO')
+  .argument('<pci>', 'PCI address of the port')
+  .option('-d, --driver <name>', 'the kernel driver to bind it to', 'vfio-pci')
+  .option('--force', "take the NIC even if the kernel's interface of it is up or has addresses or routes")
+  .action(action(async (pci, opts) => {
+    const r = require('../lib/bind').bind(pci, { driver: opts.driver, force: Boolean(opts.force) });
+    const group = r.iommuGroup === null ? '' : `; IOMMU group ${r.iommuGroup}: a user given /dev/vfio/${r.iommuGroup} may drive it`;
+    process.stdout.write(r.from === r.to ? `${pci} is already bound to ${r.to}${group}\n` : `${pci}: ${r.from || 'no driver'} -> ${r.to}${group}\n`);
+  }));
+
+program
+  .command('unbind')
+  .description('hand a NIC back to the kernel driver that matches it (undoes ixy bind)')
+  .argument('<pci>', 'PCI address of the port')
+  .option('--force', "take the NIC even if the kernel's interface of it is up or has addresses or routes")
+  .action(action(async (pci, opts) => {
+    const r = require('../lib/bind').unbind(pci, { force: Boolean(opts.force) });
+    process.stdout.write(r.from === r.to ? `${pci} is already bound to its kernel driver ${r.to}\n` : `${pci}: ${r.from || 'no driver'} -> ${r.to}\n`);
   }));
 
 program

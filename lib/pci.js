@@ -327,6 +327,21 @@ function mapBar(address, index = 0, minBytes = 1) {
   }
 }
 
+// Writes `text` to the sysfs attribute `file` (driver_override, drivers_probe, an unbind
+// file), refusing links and files of the wrong kind as openPlain does. O_TRUNC changes
+// nothing in sysfs and keeps a fake tree's file holding only the last write.
+function writeAttribute(file, text, what) {
+  let fd;
+  try {
+    fd = openPlain(file, O_WRONLY | fs.constants.O_TRUNC);
+    fs.writeSync(fd, text);
+  } catch (err) {
+    throw fromNative(err, what);
+  } finally {
+    if (fd !== undefined) fs.closeSync(fd);
+  }
+}
+
 // Claims by this process: one owner per device (lib/claim.js), taken before the first
 // register write and let go by close() through forgetDevice(). key -> { fd, force }.
 const claims = new Map();
@@ -401,6 +416,8 @@ module.exports = {
   deviceHolder,
   readIdentity,
   boundDriver,
+  driverDir,
+  writeAttribute,
   unbindDriver,
   checkIommu,
   enableBusMastering,

@@ -1,8 +1,11 @@
 'use strict';
 
-// `ixy list`: the network devices the machine (or IXY_PCI_ROOT) has, and which ixy drives.
+// `ixy list`: the network devices the machine (or IXY_PCI_ROOT) has, which ixy drives, the
+// kernel's interfaces of each (in use or not: ixy takes none in use without --force) and
+// who holds it.
 const pci = require('../pci');
 const { driverFor, describeId, hex4 } = require('../drivers');
+const { describeInterface } = require('../iface');
 
 const NETWORK_CLASS = 0x02;
 
@@ -16,6 +19,11 @@ function list({ all = false, out = process.stdout } = {}) {
   for (const d of devices) {
     const driver = driverFor(d);
     out.write(`${d.address.padEnd(14)}${`${hex4(d.vendor)}:${hex4(d.device)}`.padEnd(11)}${(d.driver || '-').padEnd(15)}${(driver ? driver.name : 'no').padEnd(8)}${describeId(d)}\n`);
+    const indent = ' '.repeat(14);
+    for (const i of d.interfaces) {
+      out.write(`${indent}interface ${describeInterface(i)}${i.active ? ': in use, ixy takes it only with --force' : ''}\n`);
+    }
+    if (d.holder) out.write(`${indent}held by pid ${d.holder.pid}: ${d.holder.command}\n`);
   }
   return devices;
 }

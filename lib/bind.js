@@ -1,0 +1,125 @@
+'use strict';
+
+// `ixy bind` and `ixy unbind`: give a NIC to vfio-pci (or another driver) and hand it back to
+// its kernel driver, as dpdk-devbind does. Both go through the device's driver_override,
+// which makes the bus match the device with that one driver (empty: the usual matching by
+// ID), and the bus's drivers_probe, which runs the matching at once (Linux
+// Documentation/ABI/testing/sysfs-bus-pci). Both claim the device first (EBUSY while an ixy
+// process holds it) and take a driver away only through the unbind guard (EACTIVE while the
+// kernel's interface is in use, unless forced). In a fake tree (IXY_PCI_ROOT) the bus
+// directory is the root's parent.
+const fs = require('fs');
+const path = require('path');
+const pci = require('./pci');
+const { driverFor } = require('./drivers');
+const { checkInactive } = require('./iface');
+const { IxyError } = require('./errors');
+
+const DRIVER_NAME = /^[A-Za-z0-9_.-]{1,64}$/;
+
+// The kernel module of each ixy driver's device family, for "load it" advice.
+const KERNEL_MODULES = { ixgbe: 'ixgbe', igb: 'igb', virtio: 'virtio_pci' };
+
+// Binds the device to `driver` (default vfio-pci). Returns { address, from, to, iommuGroup }
+// (from: the driver it had, or null; iommuGroup: its group number, or null).
+function bind(address, { driver = 'vfio-pci', force = false } = {}) {
+  if (typeof driver !== 'string' || !DRIVER_NAME.test(driver)) {
+    throw new IxyError('EINVAL', `${JSON.stringify(String(driver))} is not a kernel driver name`);
+  }
+  pci.readIdentity(address);
+  const drivers = path.join(pci.busDir(), 'drivers');
+  if (!fs.existsSync(path.join(drivers, driver))) {
+    throw new IxyError('ENODRIVER', `the kernel has no driver ${driver} (nothing in ${drivers}): load it first ('modprobe ${driver}')`);
+  }
+  return withClaim(address, force, () => {
+    const from = pci.boundDriver(address);
+    if (from !== driver) {
+      detach(address, force);
+      pci.writeAttribute(overrideFile(address), `${driver}\n`, `cannot set the driver_override of ${address}`);
+      probe(address);
+      const now = pci.boundDriver(address);
+      if (now !== driver) {
+        throw new IxyError('EBIND', `${driver} did not take ${address} (it is ${now === null ? 'bound to no driver' : `bound to ${now}`}): the kernel log says why ('dmesg | tail')${driver === 'vfio-pci' ? '; vfio-pci needs an IOMMU (intel_iommu=on or amd_iommu=on at boot)' : ''}`);
+      }
+    }
+    return { address, from, to: driver, iommuGroup: iommuGroup(address) };
+  });
+}
+
+// Hands the device back to the kernel driver that matches its IDs: clears driver_override
+// and probes. Returns { address, from, to } (to: the driver now bound, or null).
+function unbind(address, { force = false } = {}) {
+  const id = pci.readIdentity(address);
+  return withClaim(address, force, () => {
+    const from = pci.boundDriver(address);
+    const override = readOverride(address);
+    if (from !== null && override === '') return { address, from, to: from };
+    detach(address, force);
+    if (override !== '') pci.writeAttribute(overrideFile(address), '\n', `cannot clear the driver_override of ${address}`);
+    probe(address);
+    const to = pci.boundDriver(address);
+    if (to === null) {
+      const ours = driverFor(id);
+      const module = ours ? KERNEL_MODULES[ours.name] : null;
+      throw new IxyError('EBIND', `no kernel driver took ${address}: is its module loaded?${module ? ` ('modprobe ${module}')` : ''} The kernel log may say more ('dmesg | tail')`);
+    }
+    return { address, from, to };
+  });
+}
+
+// Runs fn() while this process owns the device (pci.claimDevice), and lets go after.
+function withClaim(address, force, fn) {
+  pci.claimDevice(address, { force });
+  try {
+    return fn();
+  } finally {
+    pci.releaseDevice(address);
+  }
+}
+
+// Takes the device from the driver it has, if any, behind the unbind guard.
+function detach(address, force) {
+  const driverDir = pci.driverDir(address);
+  if (driverDir === null) return;
+  checkInactive(address, pci.deviceDir(address), force);
+  pci.writeAttribute(path.join(driverDir, 'unbind'), address, `cannot unbind the kernel driver of ${address}`);
+}
+
+function probe(address) {
+  const file = path.join(pci.busDir(), 'drivers_probe');
+  if (!fs.existsSync(file)) {
+    throw new IxyError('ENODRIVER', `no ${file}: ${pci.pciRoot()} is not a PCI bus's devices directory`);
+  }
+  pci.writeAttribute(file, address, `cannot probe drivers for ${address}`);
+}
+
+function overrideFile(address) {
+  const file = pci.deviceFile(address, 'driver_override');
+  if (!fs.existsSync(file)) {
+    throw new IxyError('EUNSUPPORTED', `${address} has no driver_override (${file}): binding needs Linux 3.16 or later`);
+  }
+  return file;
+}
+
+// driver_override as the kernel shows it ("(null)" when unset), '' for none.
+function readOverride(address) {
+  let text;
+  try {
+    text = fs.readFileSync(overrideFile(address), 'latin1').trim();
+  } catch (err) {
+    if (err instanceof IxyError) return '';
+    throw err;
+  }
+  return text === '(null)' ? '' : text;
+}
+
+// The device's IOMMU group number (its `iommu_group` link), or null.
+function iommuGroup(address) {
+  try {
+    return path.basename(fs.readlinkSync(pci.deviceFile(address, 'iommu_group')));
+  } catch {
+    return null;
+  }
+}
+
+module.exports = { bind, unbind };
