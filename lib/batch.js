@@ -7,7 +7,7 @@
 // write them at their offsets idsAt, lengthsAt and statusAt.
 const { IxyError } = require('./errors');
 const arena = require('./arena');
-const { RXD_STAT_UDPCS, RXD_STAT_L4CS, RXD_STAT_IPCS } = require('./advanced/descriptors');
+const { RXD_STAT_UDPCS, RXD_STAT_L4CS, RXD_STAT_IPCS } = require('./advanced/rings');
 
 // What checksumOf(i) reports, bit by bit. Neither bit of a pair: not checked (not IPv4,
 // not TCP/UDP, a UDP frame sent without a checksum, or a NIC that does not check).
@@ -83,17 +83,17 @@ class PacketBatch {
     // The arena at the spans' offsets, as the queues read them; one unsigned compare
     // covers both ends of the length range.
     const words = arena.words;
-    const ids = this.idsAt;
-    const lengths = this.lengthsAt;
+    const idsAt = this.idsAt;
+    const lengthsAt = this.lengthsAt;
     const entries = pool.entries;
     const span = pool.bufferSize - minLength;
     for (let k = 0; k < count; k++) {
-      if (words[ids + k] >= entries || ((words[lengths + k] - minLength) | 0) >>> 0 > span) {
-        const id = words[ids + k];
+      if (words[idsAt + k] >= entries || ((words[lengthsAt + k] - minLength) | 0) >>> 0 > span) {
+        const id = words[idsAt + k];
         if (id >= entries) {
           throw unsendable(`frame ${k} of the batch is buffer ${id}, which is not in the batch's pool (0..${entries - 1})`);
         }
-        throw unsendable(`frame ${k} of the batch is ${words[lengths + k]} bytes; a frame must be ${minLength}..${pool.bufferSize} bytes (the buffer size)`);
+        throw unsendable(`frame ${k} of the batch is ${words[lengthsAt + k]} bytes; a frame must be ${minLength}..${pool.bufferSize} bytes (the buffer size)`);
       }
     }
   }

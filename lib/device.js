@@ -1,10 +1,31 @@
 'use strict';
 
-// What every ixy driver offers (ixgbe now; virtio and igb later share it). A driver
-// subclass sets up rxQueues/txQueues whose receive(batch)/send(batch) do the work, and
-// implements the device-specific parts: link, MAC, promiscuous mode, hardware counters.
+// What every ixy driver (ixgbe, igb, virtio) offers. A driver subclass sets up rxQueues
+// and txQueues (Queue below) whose receive(batch)/send(batch) do the work, and implements
+// the device-specific parts: link, MAC, promiscuous mode, hardware counters.
 const { IxyError, shown } = require('./errors');
 const { ReceiveIterator } = require('./receive');
+
+// What every driver's RX and TX queue counts as it moves frames, for stats(): packets and
+// bytes, added per batch in receive()/send() as `totals[PACKETS] += n`. A Float64Array,
+// not number properties: a property that passes 2^31 (a queue's bytes, within seconds)
+// changes the queue's hidden class and throws the optimised receive()/send() away mid-run.
+const PACKETS = 0;
+const BYTES = 1;
+
+class Queue {
+  constructor() {
+    this.totals = new Float64Array(2);
+  }
+
+  get packets() {
+    return this.totals[PACKETS];
+  }
+
+  get bytes() {
+    return this.totals[BYTES];
+  }
+}
 
 class Device {
   constructor(address, driver) {
@@ -122,4 +143,4 @@ class Device {
   }
 }
 
-module.exports = { Device };
+module.exports = { Device, Queue, PACKETS, BYTES };

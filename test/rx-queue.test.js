@@ -6,7 +6,7 @@
 // descriptor without a buffer.
 const assert = require('assert');
 const R = require('../lib/ixgbe/registers');
-const D = require('../lib/advanced/descriptors');
+const D = require('../lib/advanced/rings');
 const { RxQueue } = require('../lib/advanced/rx-queue');
 const { Mempool } = require('../lib/mempool');
 const {

@@ -2,7 +2,7 @@
 
 // A queue's packet and byte totals grow past 2^31 within seconds of forwarding. Passing
 // that line must neither lose counts nor throw away the optimised receive() and send()
-// (see lib/totals.js). Checked in a child process that may ask V8 what it has optimised.
+// (see Queue in lib/device.js). Checked in a child process that may ask V8 what it has optimised.
 const assert = require('assert');
 const { runOptimising } = require('./helpers');
 

@@ -1,11 +1,11 @@
 'use strict';
 
 // What the Intel NICs with a register BAR and advanced descriptors (ixgbe, igb) share:
-// taking the device from the kernel, mapping its registers, register polls, waiting for
-// link, the MAC in receive address 0, and an orderly stop and close. A subclass supplies
-// its register table (`layout`, which also names the receiver and transmitter enable bits
-// by role), its init sequence (resetAndInit), linkSpeed, promiscuous mode and its drop
-// and error counters (readMissed, readErrors).
+// the options, taking the device from the kernel and mapping its registers, the RX and TX
+// queues, link speed, MAC, promiscuous mode, the statistics registers, and an orderly
+// stop and close. Each reads the driver's register table (`layout`), which also names by
+// role what differs between the NICs (LINK, PROMISCUOUS, RECEIVER_ENABLE, the counter
+// lists). A driver adds its init sequence, resetAndInit(), which open() calls.
 const pci = require('../pci');
 const { Device } = require('../device');
 const { IxyError, shown, checkInteger } = require('../errors');
@@ -14,15 +14,28 @@ const exitGuard = require('../exit-guard');
 const { Mempool } = require('../mempool');
 const { RxQueue } = require('./rx-queue');
 const { TxQueue } = require('./tx-queue');
-const { sleepSync, sleep, pollRegister } = require('../wait');
+const { sleepSync, sleep, setBits, clearBits } = require('../wait');
+
+const DEFAULTS = {
+  rxQueues: 1,
+  txQueues: 1,
+  rxRingSize: 512,
+  rxFreeThreshold: null, // descriptors per RDT write; null: a quarter of the RX ring
+  txRingSize: 512,
+  mempoolEntries: null, // per RX queue; null: 4096, or twice the RX ring if that is more
+  bufferSize: 2048,
+  promiscuous: true,
+  linkTimeout: 10000, // ms
+};
 
 class AdvancedNic extends Device {
-  // Synchronous part of opening: everything up to "wait for link" (see open()).
-  constructor(address, driver, { layout, defaults, options, maxQueues, maxRingSize }) {
+  // Takes the device: checks the options, unbinds the kernel driver, maps BAR0 and, from
+  // then on, stops the NIC on every way out of the process (lib/exit-guard.js).
+  constructor(address, driver, { layout, options, maxQueues, maxRingSize }) {
     super(address, driver);
     this.layout = layout;
     this.txMinLength = layout.TX_MIN_LENGTH;
-    this.options = withDefaults(defaults, options);
+    this.options = withDefaults(DEFAULTS, options);
     checkOptions(this.options, maxQueues, maxRingSize);
     pci.checkIommu(address);
     pci.unbindDriver(address);
@@ -33,31 +46,36 @@ class AdvancedNic extends Device {
     this.missed = 0; // frames dropped for want of room (readMissed)
     this.hardwareErrors = 0; // broken frames the NIC dropped itself (readErrors)
     try {
-      // From here on every way out of the process stops the NIC (lib/exit-guard.js).
       exitGuard.guard(this, { bar: this.bar, stopBits: dmaStopBits(layout, this.options) });
       // An unbound NIC may have bus mastering off, and then it can do no DMA at all.
       pci.enableBusMastering(address);
-      this.resetAndInit();
     } catch (err) {
-      try {
-        this.close();
-      } catch {
-        // the first error is the one that says what went wrong
-      }
-      throw err;
+      this.closeAfter(err);
     }
   }
 
-  // Opens the device and waits (without blocking the event loop) for link.
+  // Opens the device: takes it, runs the driver's init sequence, then waits for link
+  // without blocking the event loop.
   static async open(address, options = {}) {
     const dev = new this(address, options);
     try {
+      dev.resetAndInit();
       await dev.waitForLink(dev.options.linkTimeout);
     } catch (err) {
-      dev.close();
-      throw err;
+      dev.closeAfter(err);
     }
     return dev;
+  }
+
+  // Closes the device after `err` and throws `err`: the first error is the one that says
+  // what went wrong, not one close() may meet on the way.
+  closeAfter(err) {
+    try {
+      this.close();
+    } catch {
+      // reported: err
+    }
+    throw err;
   }
 
   // RX queue q with its own mempool, its ring programmed (RxQueue.configure): the part of
@@ -80,14 +98,6 @@ class AdvancedNic extends Device {
     return queue;
   }
 
-  get waitSet() {
-    return (offset, mask, what) => pollRegister(this.regs, offset, mask, true, what);
-  }
-
-  get waitClear() {
-    return (offset, mask, what) => pollRegister(this.regs, offset, mask, false, what);
-  }
-
   async waitForLink(timeoutMs) {
     const deadline = Date.now() + timeoutMs;
     while (this.linkSpeed === 0) {
@@ -96,6 +106,30 @@ class AdvancedNic extends Device {
       }
       await sleep(10);
     }
+  }
+
+  // Link speed in Mb/s, 0 when the link is down: the link status register's up bit and
+  // speed field (82599 LINKS, 8.2.3.22.20; 82576 STATUS, 8.2.2), as the layout's LINK names them.
+  get linkSpeed() {
+    this.checkOpen('linkSpeed');
+    const { at, up, speedMask, mbps } = this.layout.LINK;
+    const status = this.regs[at >> 2];
+    if ((status & up) === 0) return 0;
+    return mbps[status & speedMask] || 0;
+  }
+
+  // Unicast and multicast promiscuous (82599 FCTRL.UPE/MPE, 8.2.3.7.1; 82576 RCTL, 8.10.1).
+  get promiscuous() {
+    this.checkOpen('promiscuous');
+    const [at, bits] = this.layout.PROMISCUOUS;
+    return (this.regs[at >> 2] & bits) === bits;
+  }
+
+  set promiscuous(on) {
+    this.checkOpen('promiscuous');
+    const [at, bits] = this.layout.PROMISCUOUS;
+    if (on) setBits(this.regs, at, bits);
+    else clearBits(this.regs, at, bits);
   }
 
   // Receive address 0 (RAL0/RAH0) holds the MAC the EEPROM loaded, low byte first.
@@ -107,10 +141,10 @@ class AdvancedNic extends Device {
     return bytes.map((b) => b.toString(16).padStart(2, '0')).join(':');
   }
 
-  // Reads a statistics register, which the NIC clears when it is read (82599 8.2.3.23,
-  // 82576 8.19), and writes 0 back after a non-zero read. On the NIC the write finds the
-  // register already 0; it also lets a device that cannot see reads (a model sharing the
-  // register file) tell that the count was taken, so each event is counted once.
+  // Reads a clear-on-read register (the layout's CLEAR_ON_READ) and writes 0 back after a
+  // non-zero read. On the NIC the write finds the register already 0; it lets a device
+  // that cannot see reads (a model sharing the register file) tell that the count was
+  // taken, so each event is counted once.
   readClear(offset) {
     const i = offset >> 2;
     const value = this.regs[i];
@@ -120,12 +154,25 @@ class AdvancedNic extends Device {
     return value;
   }
 
-  // The drop and error counters, from zero: read once and forget what they held.
-  clearCounters() {
-    this.readMissed();
-    this.readErrors();
+  // Statistics from zero (82599 4.6.5, 82576 4.5.8): every clear-on-read register read once.
+  resetStatistics() {
+    for (const offset of this.layout.CLEAR_ON_READ) this.readClear(offset);
     this.missed = 0;
     this.hardwareErrors = 0;
+  }
+
+  // Frames dropped for want of room (descriptors, packet buffer): the running total of
+  // the layout's MISSED_COUNTERS.
+  readMissed() {
+    for (const offset of this.layout.MISSED_COUNTERS) this.missed += this.readClear(offset);
+    return this.missed;
+  }
+
+  // Broken frames (bad FCS, wrong size) the NIC dropped before they reached a ring: the
+  // running total of the layout's ERROR_COUNTERS.
+  readErrors() {
+    for (const offset of this.layout.ERROR_COUNTERS) this.hardwareErrors += this.readClear(offset);
+    return this.hardwareErrors;
   }
 
   // For long-running loops, about once a second (cold). Throws EDEVICELOST once the NIC is
@@ -146,7 +193,7 @@ class AdvancedNic extends Device {
     if (speed === 0) return events;
     for (const q of this.txQueues) {
       if (!q.hung()) continue;
-      const dropped = q.reset(this.waitClear, this.waitSet);
+      const dropped = q.reset();
       events.push(`TX queue ${q.index} hung (frames pending, none sent for 2 s with the link up): reset it, ${dropped} frames dropped`);
     }
     return events;
@@ -167,13 +214,13 @@ class AdvancedNic extends Device {
     while (this.txQueues.some((q) => !q.drained()) && Date.now() < deadline) sleepSync(1);
     for (const q of [...this.rxQueues, ...this.txQueues]) {
       try {
-        q.stop(this.waitClear);
+        q.stop();
       } catch {
         // A queue that does not stop in time is released anyway: the process is leaving it.
       }
     }
-    const [offset, bit] = this.layout.RECEIVER_ENABLE;
-    this.regs[offset >> 2] &= ~bit; // receive off (82599 RXCTRL.RXEN, 82576 RCTL.EN)
+    const [at, bit] = this.layout.RECEIVER_ENABLE;
+    clearBits(this.regs, at, bit); // receive off (82599 RXCTRL.RXEN, 82576 RCTL.EN)
   }
 
   // Stops the device, returns every buffer to its pool and releases DMA memory and the BAR.
@@ -253,4 +300,4 @@ function checkOptions(o, maxQueues, maxRingSize) {
   checkInteger('rxFreeThreshold', o.rxFreeThreshold, 1, half, ' (half the RX ring)');
 }
 
-module.exports = { AdvancedNic, dmaStopBits };
+module.exports = { AdvancedNic };

@@ -1,26 +1,22 @@
 'use strict';
 
-// One receive queue: a ring of advanced RX descriptors in DMA memory (82599 datasheet 7.1,
-// 82576 datasheet 7.1) and the buffer id behind each descriptor. receive() is the hot path:
-// it allocates nothing. ixgbe and igb share this code; their register offsets differ, so
-// each driver passes its `layout` (RDBAL(q), RDT(q), SRRCTL bits, ...: see
-// lib/ixgbe/registers.js and lib/igb/registers.js). Sections cited are the 82599's.
+// One receive queue: a ring of advanced RX descriptors (82599 datasheet 7.1, 82576
+// datasheet 7.1) and the buffer id behind each descriptor. receive() is the hot path: it
+// allocates nothing. ixgbe and igb share this code, each passing its register `layout`
+// (RDBAL(q), RDT(q), SRRCTL bits, ...). Sections cited are the 82599's.
 // The buffer ids, like the pool's and the batch's arrays, are a span of the index arena:
-// receive() indexes `words` at offsets (see lib/arena.js for why).
-const D = require('./descriptors');
+// receive() indexes `words` at offsets named ...At (see lib/arena.js for why).
+const rings = require('./rings');
 const { IxyError } = require('../errors');
-const { writeTail } = require('./tail');
-const { newTotals, defineTotals, PACKETS, BYTES } = require('../totals');
+const { Queue, PACKETS, BYTES } = require('../device');
+const { setBits, clearBits, setField, waitSet, waitClear } = require('../wait');
 const arena = require('../arena');
-const ringMemory = require('../ring-memory');
-const { allocRing, releaseRing } = ringMemory;
-const { allocWords, offsetOf } = arena;
 
 const TWO_32 = 2 ** 32;
-const { RXD_STAT_DD, RXD_STAT_EOP } = D;
+const { RXD_STAT_DD, RXD_STAT_EOP, DESCRIPTOR_BYTES, writeTail } = rings;
 const DONE_AND_WHOLE = RXD_STAT_DD | RXD_STAT_EOP;
 
-class RxQueue {
+class RxQueue extends Queue {
   // freeThreshold: descriptors are handed back to the NIC (one RDT write) only once at
   // least this many are ready, as DPDK's rx_free_thresh does. The NIC then refills the
   // ring in bursts instead of one batch at a time, and the tail register (whose cache
@@ -28,6 +24,7 @@ class RxQueue {
   // ringSize - freeThreshold descriptors, so the threshold is at most half the ring.
   // dropWhenFull: SRRCTL.DROP_EN, see configure().
   constructor(regs, layout, index, ringSize, pool, freeThreshold = 1, dropWhenFull = false) {
+    super();
     this.regs = regs;
     this.layout = layout;
     this.index = index;
@@ -35,18 +32,17 @@ class RxQueue {
     this.mask = ringSize - 1;
     this.pool = pool;
     // The ring is a span of the shared ring memory: `ring` is its own view, the hot loops
-    // index ringMemory.words at ringAt instead (see lib/ring-memory.js for why).
-    this.span = allocRing(ringSize * D.DESCRIPTOR_BYTES);
+    // index rings.words at ringAt instead (lib/advanced/rings.js says why).
+    this.span = rings.allocRing(ringSize * DESCRIPTOR_BYTES);
     this.ring = this.span.view;
     this.ringAt = this.span.at;
-    this.bufferIds = allocWords(ringSize);
-    this.bufferIdsAt = offsetOf(this.bufferIds);
+    this.bufferIds = arena.allocWords(ringSize);
+    this.bufferIdsAt = arena.offsetOf(this.bufferIds);
     this.next = 0; // the next descriptor the NIC will complete
     this.tailIndex = layout.RDT(index) >> 2;
     this.freeThreshold = freeThreshold;
     this.dropWhenFull = dropWhenFull;
     this.unreturned = 0; // descriptors refilled since the last RDT write
-    this.totals = newTotals(); // packets and bytes (see lib/totals.js for why not properties)
     this.errors = 0; // frames the NIC flagged broken or split over descriptors: dropped here
     // A frame to hand out: of these status bits exactly DD and EOP are set (done, whole, no
     // MAC error). A wrong IPv4 or TCP/UDP checksum is not among them: such frames are
@@ -66,19 +62,19 @@ class RxQueue {
     const R = this.layout;
     const q = this.index;
     const bufferKiB = this.pool.bufferSize / 1024;
-    regs[R.SRRCTL(q) >> 2] = (regs[R.SRRCTL(q) >> 2] & ~(R.SRRCTL_DESCTYPE_MASK | R.SRRCTL_BSIZEPACKET_MASK)) |
-      R.SRRCTL_DESCTYPE_ADV_ONEBUF | (this.dropWhenFull ? R.SRRCTL_DROP_EN : 0) | bufferKiB;
+    setField(regs, R.SRRCTL(q), R.SRRCTL_DESCTYPE_MASK | R.SRRCTL_BSIZEPACKET_MASK,
+      R.SRRCTL_DESCTYPE_ADV_ONEBUF | (this.dropWhenFull ? R.SRRCTL_DROP_EN : 0) | bufferKiB);
     const base = this.span.phys;
     regs[R.RDBAL(q) >> 2] = base % TWO_32;
     regs[R.RDBAH(q) >> 2] = Math.floor(base / TWO_32);
-    regs[R.RDLEN(q) >> 2] = this.size * D.DESCRIPTOR_BYTES;
+    regs[R.RDLEN(q) >> 2] = this.size * DESCRIPTOR_BYTES;
     regs[R.RDH(q) >> 2] = 0;
     regs[R.RDT(q) >> 2] = 0;
   }
 
   // 4.6.7.1: give every descriptor a buffer, enable the queue, then hand the ring to the NIC
   // by moving the tail. One slot stays empty: head == tail means "no descriptors".
-  start(waitForBit) {
+  start() {
     for (let i = 0; i < this.size; i++) {
       const id = this.pool.alloc();
       if (id < 0) throw new IxyError('EINVAL', `a mempool of ${this.pool.entries} buffers is too small for an RX ring of ${this.size}`);
@@ -88,8 +84,8 @@ class RxQueue {
     this.filled = true;
     const R = this.layout;
     const q = this.index;
-    this.regs[R.RXDCTL(q) >> 2] |= R.RXDCTL_ENABLE;
-    waitForBit(R.RXDCTL(q), R.RXDCTL_ENABLE, `RX queue ${q} to start (RXDCTL.ENABLE)`);
+    setBits(this.regs, R.RXDCTL(q), R.RXDCTL_ENABLE);
+    waitSet(this.regs, R.RXDCTL(q), R.RXDCTL_ENABLE, `RX queue ${q} to start (RXDCTL.ENABLE)`);
     this.regs[R.RDH(q) >> 2] = 0;
     writeTail(this.regs, this.tailIndex, this.size - 1);
   }
@@ -106,7 +102,7 @@ class RxQueue {
   // Each completed descriptor gets a fresh buffer right away, so the ring stays full.
   receive(batch) {
     const words = arena.words; // a local, so TurboFan folds it (see lib/arena.js)
-    const ring = ringMemory.words; // likewise (lib/ring-memory.js); this ring starts at ringAt
+    const ring = rings.words; // likewise (lib/advanced/rings.js); this ring starts at ringAt
     const pool = this.pool;
     const good = this.goodFrameBits;
     const first = this.next;
@@ -119,10 +115,8 @@ class RxQueue {
     let max = batch.capacity < free ? batch.capacity : free;
     if (room < max) max = room;
     const at = this.ringAt + (first << 2); // descriptor first + k is ring[at + 4k ...]
-    // 1. Count the good frames the NIC has completed. A loop of its own that only loads
-    // status words: the lines the NIC has just written then come over together instead
-    // of one after another between the stores of the loop below, which measured 4-6%
-    // faster than one loop doing both (test/bench/PERFORMANCE.md, eighth round).
+    // 1. Count the good frames the NIC has completed: a loop of loads only, so that the
+    // lines the NIC has just written come over together, not one between each store below.
     let n = 0;
     let w = at + 2; // the status word (7.1.6.2)
     let status = 0; // of the descriptor that stopped the count, if one did
@@ -135,33 +129,34 @@ class RxQueue {
     // 2. A batch that keeps status words (PacketBatch's `status` option) gets them now,
     // before the loop below clears them, and the layout that names their bits; other
     // batches pay one compare per call.
-    const outStatus = batch.statusAt;
-    if (outStatus >= 0) {
+    const outStatusAt = batch.statusAt;
+    if (outStatusAt >= 0) {
       batch.statusLayout = this.layout;
-      for (let k = 0; k < n; k++) words[outStatus + k] = ring[at + 2 + (k << 2)];
+      for (let k = 0; k < n; k++) words[outStatusAt + k] = ring[at + 2 + (k << 2)];
     }
     // 3. Hand them out and put a fresh buffer on each descriptor. Frame k takes the buffer
-    // k below the top of the free stack. Offsets in the arena: ids[k] is words[ids + k].
-    const ids = this.bufferIdsAt + first;
-    const phys = pool.physAt;
-    const outIds = batch.idsAt;
-    const outLengths = batch.lengthsAt;
-    const top = pool.freeAt + free - 1;
+    // k below the top of the free stack. Offsets into the arena: bufferIds[first + k] is
+    // words[idsAt + k], and so on.
+    const idsAt = this.bufferIdsAt + first;
+    const physAt = pool.physAt;
+    const outIdsAt = batch.idsAt;
+    const outLengthsAt = batch.lengthsAt;
+    const topAt = pool.freeAt + free - 1;
     let bytes = 0;
     w = at;
     for (let k = 0; k < n; k++) {
-      const fresh = words[top - k];
+      const fresh = words[topAt - k];
       const length = ring[w + 3] & 0xffff;
-      words[outIds + k] = words[ids + k];
-      words[outLengths + k] = length;
+      words[outIdsAt + k] = words[idsAt + k];
+      words[outLengthsAt + k] = length;
       bytes += length;
-      words[ids + k] = fresh;
+      words[idsAt + k] = fresh;
       // Back to the read format: the fresh buffer's address and DD clear (word 2). Word 3,
       // the upper half of the header buffer address, keeps the last write-back: with
       // one-buffer descriptors (SRRCTL.DESCTYPE) the NIC uses no header buffer (7.1.6).
-      const p = phys + (fresh << 1);
-      ring[w] = words[p];
-      ring[w + 1] = words[p + 1];
+      const freshAt = physAt + (fresh << 1);
+      ring[w] = words[freshAt];
+      ring[w + 1] = words[freshAt + 1];
       ring[w + 2] = 0;
       w += 4;
     }
@@ -175,13 +170,13 @@ class RxQueue {
       const next = (first + used) & this.mask;
       this.next = next;
       this.unreturned += used;
-      const totals = this.totals; // written out, not a call: see lib/totals.js
+      const totals = this.totals;
       totals[PACKETS] += n;
       totals[BYTES] += bytes;
       if (this.unreturned >= this.freeThreshold) {
         this.unreturned = 0;
-        // The tail names the last descriptor we gave back; writeTail (tail.js) keeps the
-        // descriptor stores above visible before it.
+        // The tail names the last descriptor we gave back; writeTail keeps the descriptor
+        // stores above visible before it.
         writeTail(this.regs, this.tailIndex, (next - 1) & this.mask);
       }
     }
@@ -222,21 +217,19 @@ class RxQueue {
   }
 
   // 4.6.7.1.2: disable the queue and wait until the NIC says it has stopped.
-  stop(waitForClear) {
+  stop() {
     const R = this.layout;
     const q = this.index;
-    this.regs[R.RXDCTL(q) >> 2] &= ~R.RXDCTL_ENABLE;
-    waitForClear(R.RXDCTL(q), R.RXDCTL_ENABLE, `RX queue ${q} to stop (RXDCTL.ENABLE)`);
+    clearBits(this.regs, R.RXDCTL(q), R.RXDCTL_ENABLE);
+    waitClear(this.regs, R.RXDCTL(q), R.RXDCTL_ENABLE, `RX queue ${q} to stop (RXDCTL.ENABLE)`);
   }
 
   // Gives every buffer on the ring back to the pool and releases the ring memory.
   close() {
     if (this.filled) this.pool.freeMany(this.bufferIds, 0, this.size);
     this.filled = false;
-    releaseRing(this.span);
+    rings.releaseRing(this.span);
   }
 }
-
-defineTotals(RxQueue); // the packets and bytes getters (lib/totals.js)
 
 module.exports = { RxQueue };

@@ -7,7 +7,7 @@
 // - the benchmark of the driver's own cost without the model (test/bench/stand-in.js),
 //   whose C twin is `c-forward --mode stand-in`, and tests that watch V8 compile the loop.
 const ixgbeLayout = require('../ixgbe/registers');
-const D = require('./descriptors');
+const D = require('./rings');
 const { RxQueue } = require('./rx-queue');
 const { TxQueue } = require('./tx-queue');
 const { Mempool } = require('../mempool');

@@ -8,38 +8,36 @@
 // path: it allocates nothing. Shared by ixgbe and igb, which pass their register `layout`
 // (TDBAL(q), TDT(q), TXDCTL bits and thresholds). Sections cited are the 82599's.
 // bufferIds, the pools' free stacks and physical addresses and the batch's arrays are
-// spans of the index arena: send() and reclaim() index `words` at offsets (lib/arena.js).
-const D = require('./descriptors');
+// spans of the index arena: send() and reclaim() index `words` at offsets named ...At.
+const rings = require('./rings');
 const { ID_BITS } = require('../mempool');
 const { IxyError } = require('../errors');
-const { writeTail } = require('./tail');
-const { newTotals, defineTotals, PACKETS, BYTES } = require('../totals');
+const { Queue, PACKETS, BYTES } = require('../device');
+const { setBits, clearBits, setField, waitSet, waitClear } = require('../wait');
 const arena = require('../arena');
-const ringMemory = require('../ring-memory');
-const { allocRing, releaseRing } = ringMemory;
-const { allocWords, offsetOf } = arena;
 
 const TWO_32 = 2 ** 32;
 const CLEAN_BATCH = 32; // buffers are reclaimed 32 at a time: one status read per 32 sends
 const ID_MASK = (1 << ID_BITS) - 1;
 const MAX_POOLS = 1 << (31 - ID_BITS); // tagged ids stay below 2^31: small integers in V8
-const { TXD_STAT_DD } = D;
-const SEND_COMMAND = D.TXD_DCMD_EOP | D.TXD_DCMD_RS | D.TXD_DCMD_IFCS | D.TXD_DCMD_DEXT | D.TXD_DTYP_DATA;
+const { TXD_STAT_DD, TXD_PAYLEN_SHIFT, DESCRIPTOR_BYTES, writeTail } = rings;
+const SEND_COMMAND = rings.TXD_DCMD_EOP | rings.TXD_DCMD_RS | rings.TXD_DCMD_IFCS | rings.TXD_DCMD_DEXT | rings.TXD_DTYP_DATA;
 
-class TxQueue {
+class TxQueue extends Queue {
   constructor(regs, layout, index, ringSize) {
+    super();
     this.regs = regs;
     this.layout = layout;
     this.index = index;
     this.size = ringSize;
     this.mask = ringSize - 1;
     // The ring is a span of the shared ring memory: `ring` is its own view, the hot loops
-    // index ringMemory.words at ringAt instead (see lib/ring-memory.js for why).
-    this.span = allocRing(ringSize * D.DESCRIPTOR_BYTES);
+    // index rings.words at ringAt instead (lib/advanced/rings.js says why).
+    this.span = rings.allocRing(ringSize * DESCRIPTOR_BYTES);
     this.ring = this.span.view;
     this.ringAt = this.span.at;
-    this.bufferIds = allocWords(ringSize);
-    this.bufferIdsAt = offsetOf(this.bufferIds);
+    this.bufferIds = arena.allocWords(ringSize);
+    this.bufferIdsAt = arena.offsetOf(this.bufferIds);
     // Every pool whose buffers this queue has sent, by number k. Its slots are made here,
     // once: an array that grew from empty would change its map on the first pool, and
     // that would throw away the send() V8 compiled before this queue's first frame.
@@ -58,7 +56,6 @@ class TxQueue {
     this.headIndex = layout.TDH(index) >> 2;
     this.lastHead = -1; // TDH at the last hung() call
     this.stalls = 0; // hung() calls in a row that saw frames pending and TDH unmoved
-    this.totals = newTotals(); // packets and bytes (see lib/totals.js for why not properties)
   }
 
   // 4.6.8: ring address and length; prefetch/host/write-back thresholds from the layout
@@ -70,18 +67,18 @@ class TxQueue {
     const base = this.span.phys;
     regs[R.TDBAL(q) >> 2] = base % TWO_32;
     regs[R.TDBAH(q) >> 2] = Math.floor(base / TWO_32);
-    regs[R.TDLEN(q) >> 2] = this.size * D.DESCRIPTOR_BYTES;
-    regs[R.TXDCTL(q) >> 2] = (regs[R.TXDCTL(q) >> 2] & ~R.TXDCTL_THRESHOLDS_MASK) | R.TXDCTL_THRESHOLDS;
+    regs[R.TDLEN(q) >> 2] = this.size * DESCRIPTOR_BYTES;
+    setField(regs, R.TXDCTL(q), R.TXDCTL_THRESHOLDS_MASK, R.TXDCTL_THRESHOLDS);
   }
 
   // 4.6.8.1: empty ring (head == tail), then enable.
-  start(waitForBit) {
+  start() {
     const R = this.layout;
     const q = this.index;
     this.regs[R.TDH(q) >> 2] = 0;
     this.regs[R.TDT(q) >> 2] = 0;
-    this.regs[R.TXDCTL(q) >> 2] |= R.TXDCTL_ENABLE;
-    waitForBit(R.TXDCTL(q), R.TXDCTL_ENABLE, `TX queue ${q} to start (TXDCTL.ENABLE)`);
+    setBits(this.regs, R.TXDCTL(q), R.TXDCTL_ENABLE);
+    waitSet(this.regs, R.TXDCTL(q), R.TXDCTL_ENABLE, `TX queue ${q} to start (TXDCTL.ENABLE)`);
   }
 
   // Frees the buffers of sent packets, CLEAN_BATCH at a time. The NIC completes in order,
@@ -90,22 +87,22 @@ class TxQueue {
   // is a power of two of at least 64.
   reclaim() {
     const words = arena.words; // a local, so TurboFan folds it (see lib/arena.js)
-    const ring = ringMemory.words; // likewise (lib/ring-memory.js); this ring starts at ringAt
+    const ring = rings.words; // likewise (lib/advanced/rings.js); this ring starts at ringAt
     const ringAt = this.ringAt;
     const mask = this.mask;
     let clean = this.clean;
     while (((this.tail - clean) & mask) >= CLEAN_BATCH) {
       const last = clean + CLEAN_BATCH - 1;
       if ((ring[ringAt + (last << 2) + 3] & TXD_STAT_DD) === 0) break;
-      const from = this.bufferIdsAt + clean; // the group's entries: words[from..from + 32)
+      const fromAt = this.bufferIdsAt + clean; // the group's entries: words[fromAt..fromAt + 32)
       if (this.poolCount === 1) {
         // The usual case, one pool ever sent from: its tag is 0, entries are plain ids.
         const pool = this.pools[0];
-        const to = pool.freeAt + pool.freeCount;
-        for (let j = 0; j < CLEAN_BATCH; j++) words[to + j] = words[from + j];
+        const toAt = pool.freeAt + pool.freeCount;
+        for (let j = 0; j < CLEAN_BATCH; j++) words[toAt + j] = words[fromAt + j];
         pool.freeCount += CLEAN_BATCH;
       } else {
-        this.reclaimMixed(from);
+        this.reclaimMixed(fromAt);
       }
       clean = (last + 1) & mask;
     }
@@ -114,22 +111,22 @@ class TxQueue {
 
   // reclaim() for a group whose buffers may come from several pools. They nearly always
   // share one: keep its free stack in locals and switch only when the pool number changes.
-  reclaimMixed(from) {
+  reclaimMixed(fromAt) {
     const words = arena.words;
-    let k = words[from] >>> ID_BITS;
+    let k = words[fromAt] >>> ID_BITS;
     let pool = this.pools[k];
-    let freeIds = pool.freeAt;
+    let freeAt = pool.freeAt;
     let top = pool.freeCount;
     for (let j = 0; j < CLEAN_BATCH; j++) {
-      const entry = words[from + j];
+      const entry = words[fromAt + j];
       if (entry >>> ID_BITS !== k) {
         pool.freeCount = top;
         k = entry >>> ID_BITS;
         pool = this.pools[k];
-        freeIds = pool.freeAt;
+        freeAt = pool.freeAt;
         top = pool.freeCount;
       }
-      words[freeIds + top++] = entry & ID_MASK;
+      words[freeAt + top++] = entry & ID_MASK;
     }
     pool.freeCount = top;
   }
@@ -163,14 +160,14 @@ class TxQueue {
     // less than a ring's worth of buffers free: a small pool must not wait for buffers
     // that sit on a ring that will never fill.
     if (this.inFlight >= this.reclaimAt || pool.freeCount < this.size) this.reclaim();
-    const ring = ringMemory.words; // a local too (lib/ring-memory.js); this ring starts at ringAt
+    const ring = rings.words; // a local too; this ring starts at ringAt
     const ringAt = this.ringAt;
     const tag = this.tagOf(pool);
-    // Offsets in the arena: ids[k] is words[ids + k], and so on.
-    const bufferIds = this.bufferIdsAt;
-    const phys = pool.physAt;
-    const ids = batch.idsAt;
-    const lengths = batch.lengthsAt;
+    // Offsets into the arena: batch.ids[k] is words[idsAt + k], and so on.
+    const bufferIdsAt = this.bufferIdsAt;
+    const physAt = pool.physAt;
+    const idsAt = batch.idsAt;
+    const lengthsAt = batch.lengthsAt;
     const room = this.mask - ((this.tail - this.clean) & mask); // one slot stays empty
     const count = batch.count;
     // Past its capacity a batch's arrays hold other spans of the arena: never send those.
@@ -179,23 +176,22 @@ class TxQueue {
     let t = this.tail;
     let bytes = 0;
     for (let k = 0; k < n; k++) {
-      const id = words[ids + k];
-      const length = words[lengths + k];
+      const id = words[idsAt + k];
+      const length = words[lengthsAt + k];
       const w = ringAt + (t << 2);
-      const p = phys + (id << 1);
-      ring[w] = words[p];
-      ring[w + 1] = words[p + 1];
+      const addressAt = physAt + (id << 1);
+      ring[w] = words[addressAt];
+      ring[w + 1] = words[addressAt + 1];
       ring[w + 2] = SEND_COMMAND | length;
-      ring[w + 3] = length << D.TXD_PAYLEN_SHIFT;
-      words[bufferIds + t] = id | tag;
+      ring[w + 3] = length << TXD_PAYLEN_SHIFT;
+      words[bufferIdsAt + t] = id | tag;
       bytes += length;
       t = (t + 1) & mask;
     }
     if (n > 0) {
       this.tail = t;
-      // Descriptors first, then the tail (writeTail keeps that order, see tail.js).
-      writeTail(this.regs, this.tailIndex, t);
-      const totals = this.totals; // written out, not a call: see lib/totals.js
+      writeTail(this.regs, this.tailIndex, t); // after the descriptors, and seen after them
+      const totals = this.totals;
       totals[PACKETS] += n;
       totals[BYTES] += bytes;
     }
@@ -229,26 +225,26 @@ class TxQueue {
   // Recovers from a hang: disables the queue, takes back the buffers of every frame still
   // on the ring (the unsent ones are dropped and no longer counted as sent, see stop()) and
   // starts the queue again, empty (4.6.8.1). Returns how many frames were dropped.
-  reset(waitForClear, waitForSet) {
-    const dropped = this.stop(waitForClear);
+  reset() {
+    const dropped = this.stop();
     this.freeRing();
     this.ring.fill(0);
     this.tail = 0;
     this.clean = 0;
     this.lastHead = -1;
     this.stalls = 0;
-    this.start(waitForSet);
+    this.start();
     return dropped;
   }
 
   // 4.6.8.1.2 (disabling a queue): wait for the NIC to finish, then clear ENABLE. What is
   // still on the ring without DD the NIC never sent: those frames no longer count as sent
   // (they are discarded with the ring). Returns how many there were.
-  stop(waitForClear) {
+  stop() {
     const R = this.layout;
     const q = this.index;
-    this.regs[R.TXDCTL(q) >> 2] &= ~R.TXDCTL_ENABLE;
-    waitForClear(R.TXDCTL(q), R.TXDCTL_ENABLE, `TX queue ${q} to stop (TXDCTL.ENABLE)`);
+    clearBits(this.regs, R.TXDCTL(q), R.TXDCTL_ENABLE);
+    waitClear(this.regs, R.TXDCTL(q), R.TXDCTL_ENABLE, `TX queue ${q} to stop (TXDCTL.ENABLE)`);
     return this.uncountUnsent();
   }
 
@@ -279,10 +275,8 @@ class TxQueue {
   // Gives every buffer still on the ring back to its pool and releases the ring memory.
   close() {
     this.freeRing();
-    releaseRing(this.span);
+    rings.releaseRing(this.span);
   }
 }
-
-defineTotals(TxQueue); // the packets and bytes getters (lib/totals.js)
 
 module.exports = { TxQueue };

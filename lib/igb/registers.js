@@ -3,13 +3,14 @@
 // 82576 (and I350) registers used by the driver: byte offsets into BAR0 and the bits we touch,
 // named as in the Intel 82576EB GbE Controller Datasheet (rev. 2.x), section 8 unless noted.
 // The per-queue names (RDBAL, SRRCTL, RXDCTL, TDBAL, TXDCTL, ...) are also the `layout` the
-// shared advanced-descriptor queues (lib/advanced) use.
+// shared advanced-descriptor queues (lib/advanced) use. Access is RW unless marked: RC
+// registers clear when read (see CLEAR_ON_READ).
 
 // Queues 0..15, one 0x40 block each (8.10, 8.12).
 const rxQueueReg = (base) => (q) => base + 0x40 * q;
 const txQueueReg = (base) => (q) => base + 0x40 * q;
 
-module.exports = {
+const R = {
   // General (8.2)
   CTRL: 0x00000,
   CTRL_SLU: 1 << 6, // set link up (8.2.1)
@@ -19,6 +20,7 @@ module.exports = {
   STATUS_SPEED_MASK: 3 << 6, // 00: 10, 01: 100, 1x: 1000 Mb/s
   STATUS_SPEED_10: 0 << 6,
   STATUS_SPEED_100: 1 << 6,
+  STATUS_SPEED_1000: 2 << 6,
   EEC: 0x00010,
   EEC_AUTO_RD: 1 << 9, // EEPROM auto-read done (8.2.3)
   CTRL_EXT: 0x00018,
@@ -49,7 +51,6 @@ module.exports = {
   RCTL_MPE: 1 << 4, // multicast promiscuous
   RCTL_BAM: 1 << 15, // accept broadcast
   RCTL_SECRC: 1 << 26, // strip the Ethernet CRC
-  RXPBS: 0x02404,
   RAL: (i) => 0x05400 + 8 * i,
   RAH: (i) => 0x05404 + 8 * i,
   RAH_AV: 1 << 31, // address valid
@@ -82,8 +83,8 @@ module.exports = {
   TXDCTL_THRESHOLDS_MASK: 0x1f1f1f,
   TXDCTL_THRESHOLDS: 8 | (1 << 8) | (1 << 16),
 
-  // Statistics (8.19): clear on read.
-  CRCERRS: 0x04000,
+  // Statistics (8.19), all RC
+  CRCERRS: 0x04000, // frames with a bad FCS
   MPC: 0x04010, // missed packets: no room in the receive FIFO or no descriptor
   GPRC: 0x04074,
   GPTC: 0x04080,
@@ -91,13 +92,6 @@ module.exports = {
   GORCH: 0x0408c,
   GOTCL: 0x04090,
   GOTCH: 0x04094,
-
-  // What the shared NIC code (lib/advanced/nic.js) needs by role rather than by name:
-  // the receiver's and the transmitter's enable bit, and the smallest BAR0 that holds every
-  // register above (TXDCTL(15) at 0xe3e8, rounded up to a power of two).
-  RECEIVER_ENABLE: [0x00100, 1 << 1], // RCTL.EN (8.10.1)
-  TRANSMITTER_ENABLE: [0x00400, 1 << 1], // TCTL.EN (8.12.1)
-  MIN_BAR_BYTES: 64 << 10,
 
   // Receive descriptor write-back errors (7.1.5.2, extended error field).
   RXD_ERR_RXE: 1 << 31, // a MAC error (CRC, symbol, sequence, carrier extension)
@@ -108,4 +102,21 @@ module.exports = {
   RXD_FRAME_ERRORS: (1 << 31) | (1 << 28) | (1 << 26) | (1 << 25) | (1 << 24),
   // TX frames shorter than this are not allowed with TCTL.PSP (the NIC pads to 64 bytes).
   TX_MIN_LENGTH: 17,
+  // The smallest BAR0 that holds every register above (TXDCTL(15) at 0xe3e8, rounded up
+  // to a power of two).
+  MIN_BAR_BYTES: 64 << 10,
 };
+
+// What the shared NIC code (lib/advanced/nic.js) reads by role rather than by name.
+R.RECEIVER_ENABLE = [R.RCTL, R.RCTL_EN];
+R.TRANSMITTER_ENABLE = [R.TCTL, R.TCTL_EN];
+R.PROMISCUOUS = [R.RCTL, R.RCTL_UPE | R.RCTL_MPE];
+R.LINK = {
+  at: R.STATUS, up: R.STATUS_LU, speedMask: R.STATUS_SPEED_MASK,
+  mbps: { [R.STATUS_SPEED_10]: 10, [R.STATUS_SPEED_100]: 100, [R.STATUS_SPEED_1000]: 1000, [3 << 6]: 1000 },
+};
+R.MISSED_COUNTERS = [R.MPC];
+R.ERROR_COUNTERS = [R.CRCERRS];
+R.CLEAR_ON_READ = [R.GPRC, R.GPTC, R.GORCL, R.GORCH, R.GOTCL, R.GOTCH, R.MPC, R.CRCERRS];
+
+module.exports = R;

@@ -3,12 +3,13 @@
 // 82599 registers used by the driver: byte offsets into BAR0 and the bits we touch, named as
 // in the Intel 82599 10 GbE Controller Datasheet (rev. 3.3), section 8.2.3 unless noted.
 // The driver accesses BAR0 as a Uint32Array, so an offset becomes an index with `>> 2`.
+// Access is RW unless marked: RC registers clear when read (see CLEAR_ON_READ).
 
 // Per-queue registers: queues 0..63 sit in one block, 64..127 in another (8.2.3.8, 8.2.3.9).
 const rxQueueReg = (low, high) => (q) => (q < 64 ? low + 0x40 * q : high + 0x40 * (q - 64));
 const txQueueReg = (base) => (q) => base + 0x40 * q;
 
-module.exports = {
+const R = {
   // General control (8.2.3.1)
   CTRL: 0x00000,
   CTRL_LNK_RST: 1 << 3, // link reset
@@ -22,8 +23,6 @@ module.exports = {
   EEC_ARD: 1 << 9, // auto-read done
 
   // Interrupts (8.2.3.5)
-  EICR: 0x00800,
-  EIMS: 0x00880,
   EIMC: 0x00888,
   EIMC_ALL: 0x7fffffff,
 
@@ -94,7 +93,7 @@ module.exports = {
   TXDCTL_THRESHOLDS_MASK: 0x3f3f3f,
   TXDCTL_THRESHOLDS: 36 | (8 << 8) | (4 << 16),
 
-  // Statistics (8.2.3.23): the hardware clears them when they are read (access RC).
+  // Statistics (8.2.3.23), all RC
   CRCERRS: 0x04000, // frames with a bad FCS
   RLEC: 0x04040, // frames whose length field disagrees with their size
   RUC: 0x040a4, // undersize frames: under 64 bytes with a good FCS
@@ -107,15 +106,8 @@ module.exports = {
   GORCH: 0x0408c,
   GOTCL: 0x04090,
   GOTCH: 0x04094,
-  MPC: (i) => 0x03fa0 + 4 * i, // missed packets: packet buffer i overflowed
-  QPRDC: (q) => 0x01430 + 0x40 * q, // frames queue q (< 16) dropped for want of a descriptor
-
-  // What the shared NIC code (lib/advanced/nic.js) needs by role rather than by name:
-  // the receiver's and the transmitter's enable bit, and the smallest BAR0 that holds every
-  // register above (EEC at 0x10010, rounded up to a power of two).
-  RECEIVER_ENABLE: [0x03000, 1 << 0], // RXCTRL.RXEN (8.2.3.8.10)
-  TRANSMITTER_ENABLE: [0x04a80, 1 << 0], // DMATXCTL.TE (8.2.3.9.2)
-  MIN_BAR_BYTES: 128 << 10,
+  MPC: (i) => 0x03fa0 + 4 * i, // missed packets: packet buffer i (0..7) overflowed
+  QPRDC: (q) => 0x01430 + 0x40 * q, // frames queue q (0..15) dropped for want of a descriptor
 
   // Receive descriptor write-back errors (7.1.6.2, extended error field, bits 31:20).
   RXD_ERR_RXE: 1 << 29, // a MAC error: bad FCS, undersize, oversize, length or symbol error
@@ -124,4 +116,24 @@ module.exports = {
   RXD_FRAME_ERRORS: 1 << 29, // what makes a frame broken, not merely a wrong checksum: RXE
   // TX frames shorter than this are not allowed; the NIC pads them to 64 bytes itself (7.2.3.2.4).
   TX_MIN_LENGTH: 17,
+  // The smallest BAR0 that holds every register above (EEC at 0x10010, rounded up to a power of two).
+  MIN_BAR_BYTES: 128 << 10,
 };
+
+// What the shared NIC code (lib/advanced/nic.js) reads by role rather than by name.
+const range = (n, reg) => Array.from({ length: n }, (_, i) => reg(i));
+R.RECEIVER_ENABLE = [R.RXCTRL, R.RXCTRL_RXEN];
+R.TRANSMITTER_ENABLE = [R.DMATXCTL, R.DMATXCTL_TE];
+R.PROMISCUOUS = [R.FCTRL, R.FCTRL_UPE | R.FCTRL_MPE];
+R.LINK = {
+  at: R.LINKS, up: R.LINKS_UP, speedMask: R.LINKS_SPEED_MASK,
+  mbps: { [R.LINKS_SPEED_100M]: 100, [R.LINKS_SPEED_1G]: 1000, [R.LINKS_SPEED_10G]: 10000 },
+};
+// With SRRCTL.DROP_EN (several RX queues) a queue without a free descriptor drops at once
+// and counts in its QPRDC; MPC counts what overflowed a packet buffer (8.2.3.8.7).
+R.MISSED_COUNTERS = [...range(8, R.MPC), ...range(16, R.QPRDC)];
+// A frame with a bad FCS, a wrong length field, too short or too long counts in one of these.
+R.ERROR_COUNTERS = [R.CRCERRS, R.RLEC, R.RUC, R.RFC, R.ROC, R.RJC];
+R.CLEAR_ON_READ = [R.GPRC, R.GPTC, R.GORCL, R.GORCH, R.GOTCL, R.GOTCH, ...R.MISSED_COUNTERS, ...R.ERROR_COUNTERS];
+
+module.exports = R;

@@ -8,12 +8,13 @@
 // puts head 2k back on the available ring. receive() allocates nothing.
 const C = require('./constants');
 const { IxyError } = require('../errors');
-const { newTotals, defineTotals, PACKETS, BYTES } = require('../totals');
+const { Queue, PACKETS, BYTES } = require('../device');
 
 const HEADER_SLOT = 16;
 
-class VirtioRxQueue {
+class VirtioRxQueue extends Queue {
   constructor(vq, pool, headerBytes, notify) {
+    super();
     this.vq = vq;
     this.pool = pool;
     this.headerBytes = headerBytes;
@@ -21,7 +22,6 @@ class VirtioRxQueue {
     this.chains = vq.size >> 1;
     this.bufferIds = new Uint32Array(this.chains);
     this.filled = false;
-    this.totals = newTotals(); // packets and bytes (see lib/totals.js for why not properties)
     this.errors = 0;
   }
 
@@ -87,7 +87,7 @@ class VirtioRxQueue {
     if (last !== vq.lastUsed) {
       vq.lastUsed = last;
       if (vq.publish(availIdx)) this.notify();
-      const totals = this.totals; // written out, not a call: see lib/totals.js
+      const totals = this.totals;
       totals[PACKETS] += n;
       totals[BYTES] += bytes;
     }
@@ -100,7 +100,5 @@ class VirtioRxQueue {
     this.vq.free();
   }
 }
-
-defineTotals(VirtioRxQueue); // the packets and bytes getters (lib/totals.js)
 
 module.exports = { VirtioRxQueue };

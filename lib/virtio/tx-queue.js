@@ -6,12 +6,13 @@
 // separate descriptors is the layout legacy devices without VIRTIO_F_ANY_LAYOUT demand
 // and every device accepts. Free chains sit on a stack; send() allocates nothing.
 const C = require('./constants');
-const { newTotals, defineTotals, PACKETS, BYTES } = require('../totals');
+const { Queue, PACKETS, BYTES } = require('../device');
 
 const HEADER_SLOT = 16;
 
-class VirtioTxQueue {
+class VirtioTxQueue extends Queue {
   constructor(vq, headerBytes, notify) {
+    super();
     this.vq = vq;
     this.headerBytes = headerBytes;
     this.notify = notify;
@@ -20,7 +21,6 @@ class VirtioTxQueue {
     this.pools = new Array(this.chains).fill(null);
     this.freeChains = new Uint16Array(this.chains);
     this.freeCount = 0;
-    this.totals = newTotals(); // packets and bytes (see lib/totals.js for why not properties)
   }
 
   // The fixed part of every chain: header descriptor -> data descriptor.
@@ -82,7 +82,7 @@ class VirtioTxQueue {
     if (n > 0) {
       // Then the notification, unless the device said it does not need one (2.6.10).
       if (vq.publish(availIdx)) this.notify();
-      const totals = this.totals; // written out, not a call: see lib/totals.js
+      const totals = this.totals;
       totals[PACKETS] += n;
       totals[BYTES] += bytes;
     }
@@ -110,7 +110,5 @@ class VirtioTxQueue {
     this.vq.free();
   }
 }
-
-defineTotals(VirtioTxQueue); // the packets and bytes getters (lib/totals.js)
 
 module.exports = { VirtioTxQueue };
