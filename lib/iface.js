@@ -96,7 +96,8 @@ function interfacesOf(dir, tables = null) {
 // "eth0: up, 2 addresses, 3 routes"
 function describeInterface(i) {
   const counts = i.addresses + i.routes === 0 ? 'no addresses or routes' : `${plural(i.addresses, 'address', 'addresses')}, ${plural(i.routes, 'route', 'routes')}`;
-  return `${i.name}: ${i.up ? 'up' : 'down'} (${i.operstate}), ${counts}`;
+  const state = i.up ? 'up' : 'down';
+  return `${i.name}: ${state}${i.operstate === state ? '' : ` (operstate ${i.operstate})`}, ${counts}`;
 }
 
 function plural(n, one, many) {
