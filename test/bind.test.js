@@ -1,0 +1,185 @@
+'use strict';
+
+// `ixy bind` and `ixy unbind` (issue 23) against a fake sysfs tree: what they write to
+// driver/unbind, driver_override and drivers_probe, in which order, and what they refuse
+// (a missing driver, a NIC in use by the kernel or held by an ixy process, a driver that
+// did not take the device). test/fake-kernel.js plays the kernel's part of each write.
+const assert = require('assert');
+const fs = require('fs');
+const os = require('os');
+const path = require('path');
+const { spawn } = require('child_process');
+const { bind, unbind } = require('../lib/bind');
+const fakeKernel = require('./fake-kernel');
+const { runIxy } = require('./helpers');
+
+const ADDRESS = '0000:00:05.0';
+const PAST = new Date('2001-02-03T04:05:06Z');
+
+describe('ixy bind and ixy unbind', function () {
+  this.timeout(30000);
+  let tmp;
+  let dev;
+  const saved = {};
+
+  beforeEach(function () {
+    tmp = fs.mkdtempSync(path.join(os.tmpdir(), 'ixy-bind-'));
+    dev = path.join(tmp, 'devices', ADDRESS);
+    fs.mkdirSync(dev, { recursive: true });
+    fs.writeFileSync(path.join(dev, 'vendor'), '0x8086\n');
+    fs.writeFileSync(path.join(dev, 'device'), '0x10fb\n');
+    fs.writeFileSync(path.join(dev, 'class'), '0x020000\n');
+    fs.writeFileSync(path.join(dev, 'config'), Buffer.alloc(4096));
+    fs.writeFileSync(path.join(dev, 'driver_override'), '(null)\n');
+    fs.mkdirSync(path.join(tmp, 'kernel', 'iommu_groups', '7'), { recursive: true });
+    fs.symlinkSync('../../kernel/iommu_groups/7', path.join(dev, 'iommu_group'));
+    addDriver('ixgbe', '8086 10fb\n');
+    addDriver('vfio-pci', '');
+    fs.writeFileSync(path.join(tmp, 'drivers_probe'), '');
+    fs.symlinkSync('../../drivers/ixgbe', path.join(dev, 'driver'));
+    for (const key of ['IXY_PCI_ROOT', 'IXY_PROC_NET']) saved[key] = process.env[key];
+    process.env.IXY_PCI_ROOT = path.join(tmp, 'devices');
+    process.env.IXY_PROC_NET = path.join(tmp, 'proc-net'); // empty: no addresses or routes
+    for (const file of writable()) fs.utimesSync(file, PAST, PAST);
+    fakeKernel.install();
+  });
+
+  afterEach(function () {
+    fakeKernel.uninstall();
+    for (const [key, value] of Object.entries(saved)) {
+      if (value === undefined) delete process.env[key];
+      else process.env[key] = value;
+    }
+    fs.rmSync(tmp, { recursive: true, force: true });
+  });
+
+  function addDriver(name, ids) {
+    const dir = path.join(tmp, 'drivers', name);
+    fs.mkdirSync(dir, { recursive: true });
+    fs.writeFileSync(path.join(dir, 'unbind'), '');
+    fs.writeFileSync(path.join(dir, 'ids'), ids);
+  }
+
+  // Every file a bind or unbind may write.
+  function writable() {
+    return [path.join(dev, 'driver_override'), path.join(tmp, 'drivers_probe'), ...fs.readdirSync(path.join(tmp, 'drivers')).map((d) => path.join(tmp, 'drivers', d, 'unbind'))];
+  }
+
+  function assertNothingWritten() {
+    for (const file of writable()) assert.strictEqual(fs.statSync(file).mtimeMs, PAST.getTime(), `${file} was written`);
+  }
+
+  const read = (...parts) => fs.readFileSync(path.join(tmp, ...parts), 'utf8');
+  const boundTo = () => path.basename(fs.readlinkSync(path.join(dev, 'driver')));
+
+  function assertRefused(fn, code, pattern) {
+    assert.throws(fn, (err) => {
+      assert.strictEqual(err.name, 'IxyError', err.stack);
+      assert.strictEqual(err.code, code, err.message);
+      assert.match(err.message, pattern);
+      assert.ok(!err.message.includes('\n'), 'one line');
+      return true;
+    });
+  }
+
+  it('binds to vfio-pci: unbinds ixgbe, sets driver_override, probes', function () {
+    assert.deepStrictEqual(bind(ADDRESS), { address: ADDRESS, from: 'ixgbe', to: 'vfio-pci', iommuGroup: '7' });
+    assert.strictEqual(read('drivers', 'ixgbe', 'unbind'), ADDRESS);
+    assert.strictEqual(read('devices', ADDRESS, 'driver_override'), 'vfio-pci\n');
+    assert.strictEqual(read('drivers_probe'), ADDRESS);
+    assert.strictEqual(boundTo(), 'vfio-pci');
+  });
+
+  it('hands it back: unbinds vfio-pci, clears driver_override, probes, and ixgbe takes it', function () {
+    bind(ADDRESS);
+    fs.writeFileSync(path.join(tmp, 'drivers_probe'), '');
+    assert.deepStrictEqual(unbind(ADDRESS), { address: ADDRESS, from: 'vfio-pci', to: 'ixgbe' });
+    assert.strictEqual(read('drivers', 'vfio-pci', 'unbind'), ADDRESS);
+    assert.strictEqual(read('devices', ADDRESS, 'driver_override'), '\n');
+    assert.strictEqual(read('drivers_probe'), ADDRESS);
+    assert.strictEqual(boundTo(), 'ixgbe');
+  });
+
+  it('binds an unbound device (ixy took it from the kernel) without unbinding anything, and --driver names another driver', function () {
+    fs.rmSync(path.join(dev, 'driver'));
+    addDriver('uio_pci_generic', '');
+    fs.utimesSync(path.join(tmp, 'drivers', 'uio_pci_generic', 'unbind'), PAST, PAST);
+    assert.strictEqual(bind(ADDRESS, { driver: 'uio_pci_generic' }).from, null);
+    assert.strictEqual(boundTo(), 'uio_pci_generic');
+    for (const d of ['ixgbe', 'uio_pci_generic']) assert.strictEqual(read('drivers', d, 'unbind'), '');
+  });
+
+  it('does nothing when the device already has that driver, or its kernel driver', function () {
+    fs.writeFileSync(path.join(dev, 'driver_override'), '(null)\n');
+    fs.utimesSync(path.join(dev, 'driver_override'), PAST, PAST);
+    assert.deepStrictEqual(unbind(ADDRESS), { address: ADDRESS, from: 'ixgbe', to: 'ixgbe' });
+    assertNothingWritten();
+    bind(ADDRESS);
+    for (const file of writable()) fs.utimesSync(file, PAST, PAST);
+    assert.strictEqual(bind(ADDRESS).from, 'vfio-pci');
+    assertNothingWritten();
+  });
+
+  it('refuses when vfio-pci is not loaded, or the driver name is not one', function () {
+    fs.rmSync(path.join(tmp, 'drivers', 'vfio-pci'), { recursive: true });
+    assertRefused(() => bind(ADDRESS), 'ENODRIVER', /the kernel has no driver vfio-pci .*'modprobe vfio-pci'/);
+    assertRefused(() => bind(ADDRESS, { driver: '../ixgbe' }), 'EINVAL', /"\.\.\/ixgbe" is not a kernel driver name/);
+    assertNothingWritten();
+  });
+
+  it('refuses a device whose kernel interface is in use, unless forced', function () {
+    const net = path.join(dev, 'net', 'ixyfake0');
+    fs.mkdirSync(net, { recursive: true });
+    fs.writeFileSync(path.join(net, 'flags'), '0x1003\n');
+    fs.writeFileSync(path.join(net, 'operstate'), 'up\n');
+    assertRefused(() => bind(ADDRESS), 'EACTIVE', /interface ixyfake0: up, .*--force/);
+    assertNothingWritten();
+    assert.strictEqual(bind(ADDRESS, { force: true }).to, 'vfio-pci');
+    assert.ok(!fs.existsSync(path.join(dev, 'net')), 'the fake kernel removes the interface on unbind');
+  });
+
+  it('says when the driver did not take the device, and when no kernel driver takes it back', function () {
+    fakeKernel.uninstall(); // a kernel whose vfio-pci refuses the device: nothing changes
+    assertRefused(() => bind(ADDRESS), 'EBIND', /vfio-pci did not take 0000:00:05\.0 \(it is bound to ixgbe\).*dmesg.*IOMMU/);
+    fakeKernel.install();
+    fs.rmSync(path.join(dev, 'driver'));
+    fs.writeFileSync(path.join(tmp, 'drivers', 'ixgbe', 'ids'), ''); // the ixgbe module not loaded
+    assertRefused(() => unbind(ADDRESS), 'EBIND', /no kernel driver took 0000:00:05\.0: is its module loaded\? \('modprobe ixgbe'\)/);
+  });
+
+  it('refuses a device an ixy process holds', async function () {
+    const script = `require(${JSON.stringify(require.resolve('../lib/pci'))}).claimDevice(process.argv[1]); process.stdout.write('held\\n'); setInterval(() => {}, 1000);`;
+    const child = spawn(process.execPath, ['-e', script, ADDRESS], { env: process.env, stdio: ['ignore', 'pipe', 'inherit'] });
+    try {
+      await new Promise((resolve, reject) => {
+        child.stdout.on('data', resolve);
+        child.on('exit', reject);
+      });
+      assertRefused(() => bind(ADDRESS), 'EBUSY', new RegExp(`in use by pid ${child.pid} `));
+      assertRefused(() => unbind(ADDRESS), 'EBUSY', new RegExp(`in use by pid ${child.pid} `));
+      assertNothingWritten();
+    } finally {
+      child.kill('SIGKILL');
+    }
+  });
+
+  it('the CLI: bind and unbind print what changed; errors are one line with a non-zero exit', async function () {
+    const env = {
+      IXY_PCI_ROOT: process.env.IXY_PCI_ROOT,
+      IXY_PROC_NET: process.env.IXY_PROC_NET,
+      IXY_FAKE_KERNEL: '1',
+      NODE_OPTIONS: `--require ${require.resolve('./fake-kernel')}`,
+    };
+    let run = await runIxy(['bind', ADDRESS], { env });
+    assert.strictEqual(run.code, 0, run.stderr);
+    assert.strictEqual(run.stdout, `${ADDRESS}: ixgbe -> vfio-pci; IOMMU group 7: a user given /dev/vfio/7 may drive it\n`);
+    run = await runIxy(['unbind', ADDRESS], { env });
+    assert.strictEqual(run.stdout, `${ADDRESS}: vfio-pci -> ixgbe\n`);
+    run = await runIxy(['bind', ADDRESS, '--driver', 'nosuchdriver'], { env });
+    assert.notStrictEqual(run.code, 0);
+    assert.strictEqual(run.stderr, "ixy: the kernel has no driver nosuchdriver (nothing in " + path.join(tmp, 'drivers') + "): load it first ('modprobe nosuchdriver')\n");
+    run = await runIxy(['bind', '0000:00:05'], { env });
+    assert.notStrictEqual(run.code, 0);
+    assert.match(run.stderr, /^ixy: '0000:00:05' is not a PCI address[^\n]*\n$/);
+  });
+});
