@@ -31,7 +31,7 @@ const LENGTHS = [60, 1514, 590]; // frame lengths, in turn
 // Returns the stand-ins, for close() when the app ends and not before: freeing DMA memory
 // detaches its ArrayBuffer, and after the first detach in a process V8 checks on every
 // typed array access whether its buffer is gone; freeing the last ring would also make
-// the ring memory anew, no longer a constant (lib/ring-memory.js).
+// the ring memory anew, no longer a constant (lib/advanced/rings.js).
 function warmUp(work, { steps = STEPS, bufferSize = 2048 } = {}) {
   const pools = [0, 1].map(() => new Mempool({ entries: 4 * RING, bufferSize }));
   let ports = null;
