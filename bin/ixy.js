@@ -50,9 +50,10 @@ program
   .option('-b, --batch <n>', 'packets per batch (1..512)', integer('--batch', 1, 512), 32)
   .option('-t, --seconds <s>', 'stop after this many seconds (0: run until Ctrl-C)', integer('--seconds', 0, 1e9), 0)
   .option('--link-timeout <ms>', 'how long to wait for link', integer('--link-timeout', 1, 600000), 10000)
+  .option('--force', "take the NIC even if the kernel's interface of it is up or has addresses or routes")
   .action(action(async (pci1, pci2, opts) => {
     const { forward } = require('../lib/apps/forward');
-    await forward(pci1, pci2, { batchSize: opts.batch, seconds: opts.seconds, deviceOptions: { linkTimeout: opts.linkTimeout } });
+    await forward(pci1, pci2, { batchSize: opts.batch, seconds: opts.seconds, deviceOptions: { linkTimeout: opts.linkTimeout, force: Boolean(opts.force) } });
   }));
 
 program
@@ -65,11 +66,12 @@ program
   .option('-n, --count <n>', 'stop after sending this many frames (0: no limit)', integer('--count', 0, 2 ** 32 - 1), 0)
   .option('-t, --seconds <s>', 'stop after this many seconds (0: run until Ctrl-C)', integer('--seconds', 0, 1e9), 0)
   .option('--link-timeout <ms>', 'how long to wait for link', integer('--link-timeout', 1, 600000), 10000)
+  .option('--force', "take the NIC even if the kernel's interface of it is up or has addresses or routes")
   .action(action(async (pci, opts) => {
     const { generate } = require('../lib/apps/generate');
     await generate(pci, {
       batchSize: opts.batch, size: opts.size, rate: opts.rate, count: opts.count, seconds: opts.seconds,
-      deviceOptions: { linkTimeout: opts.linkTimeout },
+      deviceOptions: { linkTimeout: opts.linkTimeout, force: Boolean(opts.force) },
     });
   }));
 
@@ -86,12 +88,13 @@ program
   .option('-t, --seconds <s>', 'stop after this many seconds (0: run until Ctrl-C)', integer('--seconds', 0, 1e9), 0)
   .option('--ring <n>', 'RX descriptors (power of two, 64..8192): more absorb longer pauses', integer('--ring', 64, 8192), 512)
   .option('--link-timeout <ms>', 'how long to wait for link', integer('--link-timeout', 1, 600000), 10000)
+  .option('--force', "take the NIC even if the kernel's interface of it is up or has addresses or routes")
   .action(action(async (pci, file, n, opts) => {
     if (opts.ns && opts.us) throw new InvalidArgumentError('--ns and --us exclude each other');
     const { pcap } = require('../lib/apps/pcap');
     await pcap(pci, file, {
       count: n || 0, batchSize: opts.batch, nanoseconds: !opts.us, seconds: opts.seconds, packetBuffered: Boolean(opts.packetBuffered),
-      deviceOptions: { linkTimeout: opts.linkTimeout, rxRingSize: opts.ring },
+      deviceOptions: { linkTimeout: opts.linkTimeout, rxRingSize: opts.ring, force: Boolean(opts.force) },
     });
   }));
 
