@@ -3,18 +3,15 @@
 // The index arena: one Uint32Array, made once when this module loads, that holds every
 // small array the hot path reads or writes per packet: each mempool's free stack and
 // physical addresses, the buffer id behind each ring descriptor, each batch's ids and
-// lengths. Each of them is a span of the arena. Everyone else sees a span as a normal
-// Uint32Array (a subarray view); receive(), send() and the forward loop index the arena
-// itself, at the span's offset (`words[span + i]`).
+// lengths. Each is a span of the arena; everyone else sees a span as a normal Uint32Array
+// (a subarray view), while receive(), send() and the forward loop index the arena itself
+// at the span's offset (`words[idsAt + i]`).
 //
-// Why one array: TurboFan compiles a module-level `const` as a constant. Indexing it
-// needs no map check and no load of its length or data pointer; its address is part of
-// the instruction. A typed array reached through an object pays those loads and the map
-// check again on every loop iteration, per array (TurboFan does not hoist them out of
-// loops), and receive() alone used seven. See test/bench/PERFORMANCE.md for what this
-// was worth. Hot functions read the arena into a local first (`const words =
-// arena.words`): TurboFan then folds it in every loop, where a module-level binding of
-// another module was folded in simple loops only (not in reclaim()'s nested ones).
+// Why one array: TurboFan compiles a module-level constant as a constant, so indexing it
+// needs no map check and no load of its length or data pointer; a typed array reached
+// through an object pays those again on every loop iteration, per array. Hot functions
+// read it into a local first (`const words = arena.words`), which TurboFan folds in every
+// loop, nested ones included.
 //
 // Spans are handed out first fit. A span comes back when its view is garbage-collected
 // (a FinalizationRegistry), never earlier, so no one can write through a view into a span

@@ -122,6 +122,4 @@ function udpChecksumField(b, length) {
   return at + 2 <= length ? (b[at] << 8) | b[at + 1] : -1;
 }
 
-module.exports = {
-  PacketBatch, MAX_BATCH, CHECKSUM_IP_GOOD, CHECKSUM_IP_BAD, CHECKSUM_L4_GOOD, CHECKSUM_L4_BAD,
-};
+module.exports = { PacketBatch, CHECKSUM_IP_GOOD, CHECKSUM_IP_BAD, CHECKSUM_L4_GOOD, CHECKSUM_L4_BAD };

@@ -59,4 +59,4 @@ function formatTotals(address, s) {
   return `[${address}] total RX ${s.rxPackets} packets ${s.rxBytes} bytes, TX ${s.txPackets} packets ${s.txBytes} bytes, RX missed ${s.rxMissed}`;
 }
 
-module.exports = { RateMeter, computeRates, formatRates, formatPacketRate, formatTotals, WIRE_OVERHEAD };
+module.exports = { RateMeter, computeRates, formatRates, formatPacketRate, formatTotals };
