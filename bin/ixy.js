@@ -3,7 +3,7 @@
 
 // The `ixy` command: parses arguments and calls the library; nothing else lives here.
 // Every failure a user can cause prints one line and exits non-zero.
-const { Command, InvalidArgumentError } = require('commander');
+const { Command, Option, InvalidArgumentError } = require('commander');
 const { version } = require('../package.json');
 const { tuneJit } = require('../lib/jit');
 
@@ -19,6 +19,12 @@ function integer(name, min, max) {
     if (n < min || n > max) throw new InvalidArgumentError(`${name} must be ${min}..${max}`);
     return n;
   };
+}
+
+// --idle: what a loop does while no frames come (lib/idle.js).
+function idleOption() {
+  return new Option('--idle <mode>', "what to do while no frames come: 'backoff' sleeps on timers, 'spin' polls without pause (a whole core), 'interrupt' needs VFIO interrupts (not yet)")
+    .choices(['backoff', 'spin', 'interrupt']).default('backoff');
 }
 
 // Runs an async command body; IxyErrors become "ixy: message" and exit code 1.
@@ -51,9 +57,10 @@ program
   .option('-t, --seconds <s>', 'stop after this many seconds (0: run until Ctrl-C)', integer('--seconds', 0, 1e9), 0)
   .option('--link-timeout <ms>', 'how long to wait for link', integer('--link-timeout', 1, 600000), 10000)
   .option('--force', "take the NIC even if the kernel's interface of it is up or has addresses or routes")
+  .addOption(idleOption())
   .action(action(async (pci1, pci2, opts) => {
     const { forward } = require('../lib/apps/forward');
-    await forward(pci1, pci2, { batchSize: opts.batch, seconds: opts.seconds, deviceOptions: { linkTimeout: opts.linkTimeout, force: Boolean(opts.force) } });
+    await forward(pci1, pci2, { batchSize: opts.batch, seconds: opts.seconds, idle: opts.idle, deviceOptions: { linkTimeout: opts.linkTimeout, force: Boolean(opts.force) } });
   }));
 
 program
@@ -67,10 +74,11 @@ program
   .option('-t, --seconds <s>', 'stop after this many seconds (0: run until Ctrl-C)', integer('--seconds', 0, 1e9), 0)
   .option('--link-timeout <ms>', 'how long to wait for link', integer('--link-timeout', 1, 600000), 10000)
   .option('--force', "take the NIC even if the kernel's interface of it is up or has addresses or routes")
+  .addOption(idleOption())
   .action(action(async (pci, opts) => {
     const { generate } = require('../lib/apps/generate');
     await generate(pci, {
-      batchSize: opts.batch, size: opts.size, rate: opts.rate, count: opts.count, seconds: opts.seconds,
+      batchSize: opts.batch, size: opts.size, rate: opts.rate, count: opts.count, seconds: opts.seconds, idle: opts.idle,
       deviceOptions: { linkTimeout: opts.linkTimeout, force: Boolean(opts.force) },
     });
   }));
@@ -89,11 +97,12 @@ program
   .option('--ring <n>', 'RX descriptors (power of two, 64..8192): more absorb longer pauses', integer('--ring', 64, 8192), 512)
   .option('--link-timeout <ms>', 'how long to wait for link', integer('--link-timeout', 1, 600000), 10000)
   .option('--force', "take the NIC even if the kernel's interface of it is up or has addresses or routes")
+  .addOption(idleOption())
   .action(action(async (pci, file, n, opts) => {
     if (opts.ns && opts.us) throw new InvalidArgumentError('--ns and --us exclude each other');
     const { pcap } = require('../lib/apps/pcap');
     await pcap(pci, file, {
-      count: n || 0, batchSize: opts.batch, nanoseconds: !opts.us, seconds: opts.seconds, packetBuffered: Boolean(opts.packetBuffered),
+      count: n || 0, batchSize: opts.batch, nanoseconds: !opts.us, seconds: opts.seconds, packetBuffered: Boolean(opts.packetBuffered), idle: opts.idle,
       deviceOptions: { linkTimeout: opts.linkTimeout, rxRingSize: opts.ring, force: Boolean(opts.force) },
     });
   }));

@@ -26,16 +26,23 @@
 //
 // Per packet this costs nothing: the work per step is one receive call, one clock read and
 // one release of the previous batch's leftovers.
-const { setImmediate: yieldToEventLoop } = require('timers/promises');
+//
+// Idle (lib/idle.js): with `idle: 'backoff'` (the default, or what open() was given) a
+// queue that has stayed empty for IDLE_AFTER_MS is polled once per timer, the sleeps
+// growing to SLEEP_MAX_MS, instead of once per turn: an idle loop then sleeps in the event
+// loop. The first batch returns it to full polling. `idle: 'spin'` polls without pause.
+const { setImmediate: yieldToEventLoop, setTimeout: sleep } = require('timers/promises');
 const { PacketBatch } = require('./batch');
 const { IxyError, shown } = require('./errors');
+const { idleMode, Backoff, IDLE_AFTER_MS } = require('./idle');
 
 const SLICE_MS = 1; // how long we may poll before giving the event loop a turn
 
 class ReceiveIterator {
   // status: the batch keeps each frame's descriptor status word (batch.checksumOf()).
-  constructor(dev, queue, { batchSize = 32, sliceMs = SLICE_MS, status = false, signal = null } = {}) {
+  constructor(dev, queue, { batchSize = 32, sliceMs = SLICE_MS, status = false, signal = null, idle } = {}) {
     dev.checkQueue('RX', queue, dev.rxQueues.length);
+    const mode = idleMode(idle, dev.options ? dev.options.idle : undefined);
     if (signal !== null && (typeof signal !== 'object' || typeof signal.addEventListener !== 'function')) {
       throw new IxyError('EINVAL', `receive()'s signal must be an AbortSignal, got ${shown(signal)}`);
     }
@@ -44,6 +51,8 @@ class ReceiveIterator {
     this.batch = new PacketBatch(batchSize, null, { status });
     this.sliceMs = sliceMs;
     this.sliceEnd = 0; // yield first: the caller's code after the loop setup runs first
+    this.backoff = mode === 'backoff' ? new Backoff() : null;
+    this.lastBatchAt = performance.now(); // when receive() last had frames
     this.finished = false;
     // An abort only marks the iterator finished: next() checks that after every await
     // already, so a signal costs the loop nothing.
@@ -66,16 +75,33 @@ class ReceiveIterator {
     if (batch.count > 0) batch.release();
     const rxQueue = this.dev.rxQueues[this.queue];
     for (;;) {
-      if (performance.now() >= this.sliceEnd) {
-        await yieldToEventLoop();
-        this.sliceEnd = performance.now() + this.sliceMs;
+      const now = performance.now();
+      if (now >= this.sliceEnd) {
+        if (this.backoff !== null && now - this.lastBatchAt >= IDLE_AFTER_MS) {
+          await sleep(this.backoff.next());
+          this.sliceEnd = 0; // one poll, then sleep again unless it found frames
+        } else {
+          await yieldToEventLoop();
+          this.sliceEnd = performance.now() + this.sliceMs;
+        }
       }
       // Checked after every await: the device may have been closed meanwhile, and a closed
       // queue's ring memory is gone.
       if (this.finished || this.dev.closed) return this.finish();
       batch.sent = 0;
-      if (rxQueue.receive(batch) > 0) return this.result;
+      if (rxQueue.receive(batch) > 0) {
+        if (this.sliceEnd === 0) this.wokeUp(); // the first frames after a sleep
+        else this.lastBatchAt = now;
+        return this.result;
+      }
     }
+  }
+
+  // Frames after idleness: full polling again, the next sleep the shortest.
+  wokeUp() {
+    this.lastBatchAt = performance.now();
+    this.sliceEnd = this.lastBatchAt + this.sliceMs;
+    if (this.backoff !== null) this.backoff.reset();
   }
 
   // Called by for-await on break, return or throw.

@@ -9,6 +9,7 @@ const { open } = require('../index');
 const { PacketBatch } = require('../batch');
 const { IxyError } = require('../errors');
 const { runLoop } = require('./loop');
+const { idleMode } = require('../idle');
 const { warmUp } = require('../warm-up');
 const { formatTotals } = require('../stats');
 const arena = require('../arena');
@@ -50,10 +51,12 @@ function forwardBatch(rxQueue, txQueue, batch) {
   return n - sent;
 }
 
-async function forward(addressA, addressB, { batchSize = 32, seconds = 0, out = process.stdout, deviceOptions = {} } = {}) {
+// idle: 'backoff' (default) or 'spin' (lib/idle.js); also taken from deviceOptions.idle.
+async function forward(addressA, addressB, { batchSize = 32, seconds = 0, out = process.stdout, deviceOptions = {}, idle } = {}) {
   if (addressA === addressB) {
     throw new IxyError('EINVAL', 'forward needs two different ports');
   }
+  const idleAs = idleMode(idle, deviceOptions.idle);
   const batch = new PacketBatch(batchSize);
   // Before the ports go live, so that their first frames find the step optimised for
   // frames; its stand-ins are closed with the ports (lib/warm-up.js says why).
@@ -81,6 +84,7 @@ async function forward(addressA, addressB, { batchSize = 32, seconds = 0, out = 
       devices: [a, b],
       seconds,
       out,
+      idle: idleAs,
       step: () => {
         droppedTowardB += forwardBatch(rxA, txB, batch);
         droppedTowardA += forwardBatch(rxB, txA, batch);

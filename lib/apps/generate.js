@@ -9,6 +9,7 @@ const { PacketBatch } = require('../batch');
 const { Mempool } = require('../mempool');
 const packet = require('../packet');
 const { runLoop } = require('./loop');
+const { idleMode } = require('../idle');
 const { formatTotals } = require('../stats');
 const arena = require('../arena');
 
@@ -44,9 +45,12 @@ function framePool(dev, entries, frame) {
 
 async function generate(address, {
   batchSize = 32, size = 60, rate = 0, count = 0, seconds = 0, out = process.stdout, deviceOptions = {}, frame = {},
-  poolEntries = 4096,
+  poolEntries = 4096, idle,
 } = {}) {
   // Validate before touching the device.
+  // idle: with a rate, 'backoff' (default) sleeps between the sends of a slow rate and
+  // sends what fell due meanwhile as one burst; 'spin' keeps the spacing (lib/idle.js).
+  const idleAs = idleMode(idle, deviceOptions.idle);
   const template = new Uint8Array(packet.MAX_FRAME);
   packet.writeUdpFrame(template, { size, ...frame });
   const batch = new PacketBatch(batchSize);
@@ -79,7 +83,7 @@ async function generate(address, {
 
   try {
     out.write(`generating ${size}-byte frames on ${dev.address} (${dev.mac})${rate ? ` at ${rate} pps` : ''}${count ? `, ${count} frames` : ''}\n`);
-    const reason = await runLoop({ devices: [dev], step, seconds, out });
+    const reason = await runLoop({ devices: [dev], step, seconds, out, idle: idleAs });
     const stats = dev.stats();
     out.write(`${formatTotals(dev.address, stats)}\n`);
     return { reason, sent: seq, stats, pools: [pool, ...dev.pools] };

@@ -3,7 +3,9 @@
 // The shape every long-running app shares: call `step()` as fast as possible, but give the
 // event loop a turn every couple of milliseconds so timers (the per-second report), signals
 // and I/O keep working; stop on SIGINT/SIGTERM, after `seconds`, or when step() says done.
+// When nothing moves, sleep instead (idle 'backoff', lib/idle.js).
 const { RateMeter, formatRates } = require('../stats');
+const { idleMode, Backoff, IDLE_AFTER_MS } = require('../idle');
 
 const SLICE_MS = 2; // how long we run before yielding
 // The clock is read about this many times per slice, not per step: in Node 20 every
@@ -48,11 +50,25 @@ function afterMs(ms, done, chunkMs = MAX_TIMER_MS) {
   return () => clearTimeout(timer);
 }
 
+// Packets the devices' queues have moved so far: a change says the loop had work. Read
+// once per slice, not per step, so the step itself stays as it was.
+function packetsMoved(devices) {
+  let n = 0;
+  for (const d of devices) {
+    for (const q of d.rxQueues) n += q.packets;
+    for (const q of d.txQueues) n += q.packets;
+  }
+  return n;
+}
+
 // devices: what to report on and watch each second; step(): returns true when the app is
 // done. Resolves with the reason it stopped: 'signal', 'time' or 'done'; rejects with the
 // device's error when a device is gone (EDEVICELOST). Each second every device is checked
 // (device.check()): link changes and recovered TX hangs are printed as lines of their own.
-async function runLoop({ devices, step, seconds = 0, report = true, out = process.stdout }) {
+// idle: 'backoff' (default) or 'spin', see lib/idle.js; with 'backoff' the loop sleeps
+// between single steps once no queue of `devices` has moved a packet for IDLE_AFTER_MS.
+async function runLoop({ devices, step, seconds = 0, report = true, out = process.stdout, idle }) {
+  const backoff = idleMode(idle) === 'backoff' ? new Backoff() : null;
   let stopReason = null;
   let failure = null;
   const onSignal = () => { stopReason = 'signal'; };
@@ -71,13 +87,37 @@ async function runLoop({ devices, step, seconds = 0, report = true, out = proces
     if (report) for (const m of meters) out.write(`${formatRates(m.device.address, m.sample())}\n`);
   }, 1000);
   const cancelTimer = seconds > 0 ? afterMs(seconds * 1000, () => { stopReason = stopReason || 'time'; }) : null;
+  let sleeper = null;
 
   try {
     await new Promise((resolve, reject) => {
       const pace = { stepsPerRead: 16 };
-      // One slice per turn of the event loop, by a callback rather than an `await` loop:
-      // a turn then allocates one Immediate and no promises, and every young-generation
-      // collection pauses this thread.
+      let moved = packetsMoved(devices);
+      let movedAt = performance.now();
+      // After each slice (or, while sleeping, each single step): resolve when stopped,
+      // else the next slice at once, or with 'backoff' and nothing moved for
+      // IDLE_AFTER_MS a single step after the next sleep.
+      const schedule = (wake) => {
+        if (stopReason !== null) {
+          resolve();
+          return;
+        }
+        if (backoff !== null) {
+          const now = packetsMoved(devices);
+          if (now !== moved) {
+            moved = now;
+            movedAt = performance.now();
+            backoff.reset();
+          } else if (performance.now() - movedAt >= IDLE_AFTER_MS) {
+            sleeper = setTimeout(wake, backoff.next());
+            return;
+          }
+        }
+        setImmediate(turn);
+      };
+      // While busy: one slice per turn of the event loop, by a callback rather than an
+      // `await` loop: a turn then allocates one Immediate and no promises, and every
+      // young-generation collection pauses this thread.
       const turn = () => {
         try {
           if (stopReason === null && runSlice(step, pace)) stopReason = 'done';
@@ -85,13 +125,24 @@ async function runLoop({ devices, step, seconds = 0, report = true, out = proces
           reject(err);
           return;
         }
-        if (stopReason === null) setImmediate(turn);
-        else resolve();
+        schedule(wake);
+      };
+      // While idle: one step per timer, then sleep again unless it moved packets.
+      const wake = () => {
+        sleeper = null;
+        try {
+          if (stopReason === null && step()) stopReason = 'done';
+        } catch (err) {
+          reject(err);
+          return;
+        }
+        schedule(wake);
       };
       setImmediate(turn);
     });
   } finally {
     clearInterval(reporter);
+    if (sleeper !== null) clearTimeout(sleeper);
     if (cancelTimer) cancelTimer();
     process.removeListener('SIGINT', onSignal);
     process.removeListener('SIGTERM', onSignal);

@@ -11,12 +11,14 @@ const { open } = require('../index');
 const { PacketBatch } = require('../batch');
 const { PcapWriter, CaptureClock } = require('../pcap');
 const { runLoop } = require('./loop');
+const { idleMode } = require('../idle');
 const { formatTotals } = require('../stats');
 const { ProgressBar } = require('./progress');
 
 async function pcap(address, file, {
-  count = 0, batchSize = 32, nanoseconds = true, seconds = 0, packetBuffered = false, err = process.stderr, deviceOptions = {},
+  count = 0, batchSize = 32, nanoseconds = true, seconds = 0, packetBuffered = false, err = process.stderr, deviceOptions = {}, idle,
 } = {}) {
+  const idleAs = idleMode(idle, deviceOptions.idle); // 'backoff' (default) or 'spin': lib/idle.js
   const batch = new PacketBatch(batchSize);
   // The device first: a bad address or a link that stays down must not leave an empty file.
   const dev = await open(address, { txQueues: 0, ...deviceOptions });
@@ -55,7 +57,7 @@ async function pcap(address, file, {
   let stats;
   try {
     // The per-second rate report only when no progress bar shares the terminal.
-    reason = await captureUntilDone({ devices: [dev], step, seconds, report: progress === null && count === 0, out: err }, writer);
+    reason = await captureUntilDone({ devices: [dev], step, seconds, idle: idleAs, report: progress === null && count === 0, out: err }, writer);
     stats = dev.stats();
   } finally {
     if (ticker) clearInterval(ticker);

@@ -1,0 +1,59 @@
+'use strict';
+
+// What a polling loop does when its queues are empty (the `idle` option of open(),
+// receive() and the commands):
+//   'spin'      poll without pause, as a benchmark wants: a whole core, always.
+//   'backoff'   (default) poll while frames come; once the queues have stayed empty for
+//               IDLE_AFTER_MS, sleep in the event loop on a timer between single polls,
+//               the sleeps doubling from SLEEP_MIN_MS to SLEEP_MAX_MS; the first frame
+//               returns the loop to full polling.
+//   'interrupt' sleep until the NIC raises an interrupt: needs the VFIO backend's
+//               interrupts, which ixy does not have yet (EUNSUPPORTED).
+//
+// The bound: while the loop sleeps, arriving frames wait in the RX ring and the NIC's RX
+// packet buffer. Our ixgbe init gives packet buffer 0 128 KiB, about 1,560 frames of 64
+// bytes (plus ~24 bytes of buffer overhead each, as the model counts them), and the ring
+// has at least 384 of its 512 descriptors armed when idle (rxFreeThreshold 128): some
+// 1,940 frames, 1.9 ms at 1 Mpps. A timer asked for SLEEP_MAX_MS fires about 0.1-0.3 ms
+// late, so the loop is back within ~1.3 ms of the first frame: the defaults protect
+// traffic that starts at up to ~1.4 Mpps of 64-byte frames (line rate for 1518-byte
+// frames needs 0.82 Mpps, also protected) from loss at the first frames. A longer bound
+// would cost less CPU when idle and lose frames of a fast burst after idleness.
+const { IxyError, shown } = require('./errors');
+
+const IDLE_MODES = ['spin', 'backoff', 'interrupt'];
+const IDLE_AFTER_MS = 5; // empty polls for this long before the first sleep
+const SLEEP_MIN_MS = 1; // setTimeout's granularity: shorter asks wait 1 ms too
+const SLEEP_MAX_MS = 1;
+
+// Throws EINVAL for anything but one of IDLE_MODES and EUNSUPPORTED for 'interrupt';
+// returns the mode (undefined: `fallback`).
+function idleMode(idle, fallback = 'backoff') {
+  const mode = idle === undefined || idle === null ? fallback : idle;
+  if (!IDLE_MODES.includes(mode)) {
+    throw new IxyError('EINVAL', `idle must be 'spin', 'backoff' or 'interrupt', got ${shown(mode)}`);
+  }
+  if (mode === 'interrupt') {
+    throw new IxyError('EUNSUPPORTED', "idle 'interrupt' needs interrupts through VFIO, which ixy does not have yet: use 'backoff' (the default) or 'spin'");
+  }
+  return mode;
+}
+
+// The sleeps of one idle period: 1, 2, 4 ... SLEEP_MAX_MS ms; reset() when frames come.
+class Backoff {
+  constructor() {
+    this.ms = SLEEP_MIN_MS;
+  }
+
+  next() {
+    const ms = this.ms;
+    if (this.ms < SLEEP_MAX_MS) this.ms = Math.min(2 * this.ms, SLEEP_MAX_MS);
+    return ms;
+  }
+
+  reset() {
+    this.ms = SLEEP_MIN_MS;
+  }
+}
+
+module.exports = { idleMode, Backoff, IDLE_MODES, IDLE_AFTER_MS, SLEEP_MIN_MS, SLEEP_MAX_MS };

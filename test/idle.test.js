@@ -1,0 +1,161 @@
+'use strict';
+
+// Idle loops sleep (lib/idle.js): with `idle: 'backoff'` (the default) a loop whose queues
+// stay empty sleeps in the event loop instead of polling a core away, and the first frames
+// after idleness bring it back to full polling without losing any. The CPU bound here is
+// coarse (a functional check that the loop does not spin, far above what backoff costs,
+// far below a spinning core); the figures are measured by bench/idle.js.
+const assert = require('assert');
+const ixy = require('../lib/index');
+const { Model } = require('../lib/model');
+const { runLoop } = require('../lib/apps/loop');
+
+const IDLE_CPU_BOUND = 0.3; // of one core
+
+// CPU this process used while fn() ran, as a share of one core over the wall time.
+async function cpuShare(fn) {
+  const cpu0 = process.cpuUsage();
+  const t0 = performance.now();
+  await fn();
+  const cpu = process.cpuUsage(cpu0);
+  return (cpu.user + cpu.system) / 1000 / (performance.now() - t0);
+}
+
+// A device whose one RX queue has `pending` frames to take, `batch` at a time, and counts
+// what it took in `packets`, as a driver's queue does.
+function standInDevice() {
+  const q = { packets: 0, pending: 0 };
+  q.take = (batch) => {
+    const n = Math.min(q.pending, batch);
+    q.pending -= n;
+    q.packets += n;
+    return n;
+  };
+  return { address: 'stand-in', rxQueues: [q], txQueues: [], check: () => [], stats: () => ({}) };
+}
+
+describe('idle: the run loop of the commands', function () {
+  this.timeout(20000);
+
+  it("with idle 'backoff' and no traffic, uses far less than a core", async function () {
+    const dev = standInDevice();
+    const share = await cpuShare(() => runLoop({
+      devices: [dev], seconds: 2.5, report: false, out: { write() {} }, idle: 'backoff',
+      step: () => dev.rxQueues[0].take(32) < 0,
+    }));
+    assert.ok(share < IDLE_CPU_BOUND, `${(share * 100).toFixed(1)}% of a core`);
+  });
+
+  it('frames that come after a second of idleness are all taken, by full polling again', async function () {
+    const dev = standInDevice();
+    const q = dev.rxQueues[0];
+    // Steps in one run of the loop without the event loop in between: 1 while it sleeps
+    // (a step per timer), many while it polls (a slice of steps per turn).
+    let run = 0;
+    let longestRun = 0;
+    let counting = false;
+    const endOfRun = () => {
+      longestRun = Math.max(longestRun, run);
+      run = 0;
+      counting = false;
+    };
+    let arrived = false;
+    setTimeout(() => {
+      assert.strictEqual(q.packets, 0);
+      q.pending = 100000;
+      arrived = true;
+      longestRun = 0; // what counts is how it polls from here on
+    }, 1000);
+    const reason = await runLoop({
+      devices: [dev], report: false, out: { write() {} },
+      step: () => {
+        if (!counting) {
+          counting = true;
+          setImmediate(endOfRun);
+        }
+        run++;
+        q.take(32);
+        return arrived && q.pending === 0;
+      },
+    });
+    assert.strictEqual(reason, 'done');
+    assert.strictEqual(q.packets, 100000);
+    assert.ok(longestRun > 100, `at most ${longestRun} steps in one turn of the event loop after the frames came`);
+  });
+
+  it("'interrupt' is refused until ixy has VFIO interrupts; an unknown mode is EINVAL", async function () {
+    const args = { devices: [], step: () => true, report: false, out: { write() {} } };
+    await assert.rejects(runLoop({ ...args, idle: 'interrupt' }), { code: 'EUNSUPPORTED', message: /VFIO/ });
+    await assert.rejects(runLoop({ ...args, idle: 'sleep' }), { code: 'EINVAL', message: /^idle must be 'spin', 'backoff' or 'interrupt', got 'sleep'/ });
+    assert.strictEqual(await runLoop({ ...args, idle: 'spin' }), 'done');
+  });
+});
+
+describe('idle: receive() on the model', function () {
+  this.timeout(30000);
+  let model;
+
+  before(async function () {
+    model = await Model.start({ ports: 1 });
+    process.env.IXY_PCI_ROOT = model.dir;
+  });
+
+  after(async function () {
+    delete process.env.IXY_PCI_ROOT;
+    if (model) await model.stop();
+  });
+
+  it('with no traffic, sleeps between polls: far less than a core', async function () {
+    const dev = await ixy.open(model.addresses[0]);
+    try {
+      const stop = new AbortController();
+      setTimeout(() => stop.abort(), 2500);
+      let frames = 0;
+      const share = await cpuShare(async () => {
+        for await (const batch of dev.receive(0, { signal: stop.signal })) frames += batch.count;
+      });
+      assert.strictEqual(frames, 0);
+      assert.ok(share < IDLE_CPU_BOUND, `${(share * 100).toFixed(1)}% of a core`);
+    } finally {
+      dev.close();
+    }
+  });
+
+  it('frames that start after a second of idleness all arrive, in order', async function () {
+    // open()'s idle is the default of its receive() loops.
+    const dev = await ixy.open(model.addresses[0], { idle: 'backoff', rxRingSize: 512 });
+    const FRAMES = 20000;
+    try {
+      await model.command('clear 0');
+      setTimeout(() => model.source(0, { rate: 20000, count: FRAMES }), 1000);
+      let frames = 0;
+      let outOfOrder = 0;
+      // Ends the loop should frames be missing: the asserts below then say which.
+      for await (const batch of dev.receive(0, { signal: AbortSignal.timeout(10000) })) {
+        for (let i = 0; i < batch.count; i++) {
+          const d = batch.data(i);
+          const seq = ((d[42] << 24) | (d[43] << 16) | (d[44] << 8) | d[45]) >>> 0;
+          if (seq !== frames) outOfOrder++;
+          frames++;
+        }
+        if (frames >= FRAMES) break;
+      }
+      const [port] = await model.stats();
+      assert.strictEqual(port.rxDropNoDesc, 0, `frames that found no descriptor while the loop slept; model: ${JSON.stringify(port)}`);
+      assert.strictEqual(frames, FRAMES);
+      assert.strictEqual(outOfOrder, 0);
+    } finally {
+      dev.close();
+    }
+  });
+
+  it("receive() refuses an idle mode it cannot do", async function () {
+    const dev = await ixy.open(model.addresses[0]);
+    try {
+      assert.throws(() => dev.receive(0, { idle: 'interrupt' }), { code: 'EUNSUPPORTED' });
+      assert.throws(() => dev.receive(0, { idle: 'nap' }), { code: 'EINVAL', message: /got 'nap'/ });
+    } finally {
+      dev.close();
+    }
+  });
+});
