@@ -202,9 +202,17 @@ export interface OpenOptions {
   linkTimeout?: number;
   /** Check buffer ownership (default: IXY_DEBUG_BUFFERS=1 in the environment). */
   debug?: boolean;
+  /**
+   * Take the NIC from the kernel even if its interface is up or has addresses or routes
+   * (default false: EACTIVE).
+   */
+  force?: boolean;
 }
 
-/** Opens a NIC by PCI address (e.g. '0000:03:00.0'); resolves once its link is up. */
+/**
+ * Opens a NIC by PCI address (e.g. '0000:03:00.0'); resolves once its link is up. The
+ * process holds the NIC until close() or its death; another opener gets EBUSY.
+ */
 export function open(address: string, options?: OpenOptions): Promise<Device>;
 
 export interface PciDevice {
@@ -214,9 +222,41 @@ export interface PciDevice {
   class: number;
   /** The bound kernel driver, or null. */
   driver: string | null;
+  /** The kernel's network interfaces of the device (none once unbound). */
+  interfaces: NetInterface[];
+  /** The process that holds the device (ixy.open()), or null. */
+  holder: { pid: number; command: string } | null;
+}
+
+export interface NetInterface {
+  name: string;
+  /** Administratively up (IFF_UP in its flags). */
+  up: boolean;
+  operstate: string;
+  addresses: number;
+  routes: number;
+  /** Up, or has addresses or routes: ixy takes the device only with force. */
+  active: boolean;
 }
 
 export function listDevices(): PciDevice[];
+
+export interface BindResult {
+  address: string;
+  /** The driver the device had before, or null. */
+  from: string | null;
+  /** The driver it has now. */
+  to: string | null;
+}
+
+/**
+ * Binds the device to vfio-pci (or `driver`) through driver_override and drivers_probe,
+ * like dpdk-devbind; EBUSY while an ixy process holds it, EACTIVE unless forced.
+ */
+export function bind(address: string, options?: { driver?: string; force?: boolean }): BindResult & { iommuGroup: string | null };
+
+/** Hands the device back to the kernel driver that matches its IDs (undoes bind()). */
+export function unbind(address: string, options?: { force?: boolean }): BindResult;
 
 export interface PcapWriterOptions {
   /** Nanosecond timestamps (default true); false: microseconds. */

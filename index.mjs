@@ -9,6 +9,8 @@ export default ixy;
 export const {
   open,
   listDevices,
+  bind,
+  unbind,
   tuneJit,
   warmUp,
   Device,

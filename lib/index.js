@@ -20,6 +20,7 @@ const packet = require('./packet');
 const { checkDevice, CheckedMempool, envDebug } = require('./ownership');
 const { PcapWriter, CaptureClock, readPcap } = require('./pcap');
 const { Device } = require('./device');
+const { bind, unbind } = require('./bind');
 const { tuneJit } = require('./jit');
 const { warmUp } = require('./warm-up');
 
@@ -78,6 +79,8 @@ module.exports = {
   CHECKSUM_L4_GOOD,
   CHECKSUM_L4_BAD,
   listDevices: pci.listDevices,
+  bind,
+  unbind,
   get IxgbeDevice() {
     return require('./ixgbe/device').IxgbeDevice;
   },
