@@ -9,8 +9,7 @@
 // Node's defaults TurboFan inlines a function of at most 460 bytes of bytecode, and at
 // most 920 bytes in all into one function: receive() alone is larger than the first and
 // a step several times the second, and every call left in a step checks the maps of the
-// queues, the batch and the pool again. The sizes and what inlining was worth are in
-// test/bench/PERFORMANCE.md (thirteenth round).
+// queues, the batch and the pool again. What inlining was worth is in bench/LOG.md.
 //
 // The flags are V8's own (`node --v8-options`, present in Node 20, 22, 24 and 26); they
 // change how much TurboFan inlines, not what the code does. They apply to the whole
