@@ -364,11 +364,16 @@ function claimDevice(address, { force = false } = {}) {
   claims.set(key, { fd, force: Boolean(force) });
 }
 
-// Lets go of a claim of this process; nothing when there is none.
+// Lets go of a claim of this process; nothing when there is none. If IXY_PCI_ROOT changed
+// since the claim, the one claim of that address is the device's (a Device is closed once).
 function releaseDevice(address) {
-  const key = claimKey(address);
+  let key = claimKey(address);
+  if (!claims.has(key)) {
+    const same = [...claims.keys()].filter((k) => k.endsWith(`\0${address}`));
+    if (same.length !== 1) return;
+    key = same[0];
+  }
   const held = claims.get(key);
-  if (held === undefined) return;
   claims.delete(key);
   fs.closeSync(held.fd);
 }

@@ -94,6 +94,18 @@ describe('one owner per NIC', function () {
     (await ixy.open(address)).close();
   });
 
+  it('ends the claim at close() even when IXY_PCI_ROOT changed since the open', async function () {
+    const dev = await ixy.open(address);
+    process.env.IXY_PCI_ROOT = '/nonexistent';
+    try {
+      dev.close();
+    } finally {
+      process.env.IXY_PCI_ROOT = model.dir;
+    }
+    assert.strictEqual(pci.deviceHolder(address), null);
+    (await ixy.open(address)).close();
+  });
+
   it('refuses an opener in another process, naming the holder, and leaves the holder\'s NIC as it was', async function () {
     holder = await startHolder(address, model.dir);
     const before = await model.stats(0);
