@@ -34,8 +34,11 @@ function bind(address, { driver = 'vfio-pci', force = false } = {}) {
   return withClaim(address, force, () => {
     const from = pci.boundDriver(address);
     if (from !== driver) {
+      const override = overrideFile(address);
+      pci.checkAttribute(override, `cannot set the driver_override of ${address}`);
+      checkProbe(address);
       detach(address, force);
-      pci.writeAttribute(overrideFile(address), `${driver}\n`, `cannot set the driver_override of ${address}`);
+      pci.writeAttribute(override, `${driver}\n`, `cannot set the driver_override of ${address}`);
       probe(address);
       const now = pci.boundDriver(address);
       if (now !== driver) {
@@ -54,6 +57,8 @@ function unbind(address, { force = false } = {}) {
     const from = pci.boundDriver(address);
     const override = readOverride(address);
     if (from !== null && override === '') return { address, from, to: from };
+    if (override !== '') pci.checkAttribute(overrideFile(address), `cannot clear the driver_override of ${address}`);
+    checkProbe(address);
     detach(address, force);
     if (override !== '') pci.writeAttribute(overrideFile(address), '\n', `cannot clear the driver_override of ${address}`);
     probe(address);
@@ -85,12 +90,17 @@ function detach(address, force) {
   pci.writeAttribute(path.join(driverDir, 'unbind'), address, `cannot unbind the kernel driver of ${address}`);
 }
 
-function probe(address) {
+// The bus's drivers_probe, checked before the first write of a bind or unbind.
+function checkProbe(address) {
   const file = path.join(pci.busDir(), 'drivers_probe');
   if (!fs.existsSync(file)) {
     throw new IxyError('ENODRIVER', `no ${file}: ${pci.pciRoot()} is not a PCI bus's devices directory`);
   }
-  pci.writeAttribute(file, address, `cannot probe drivers for ${address}`);
+  pci.checkAttribute(file, `cannot probe drivers for ${address}`);
+}
+
+function probe(address) {
+  pci.writeAttribute(path.join(pci.busDir(), 'drivers_probe'), address, `cannot probe drivers for ${address}`);
 }
 
 function overrideFile(address) {

@@ -342,6 +342,16 @@ function writeAttribute(file, text, what) {
   }
 }
 
+// Throws what writeAttribute(file) would for a link or a file of the wrong kind, writing
+// nothing: for checking every file of a multi-step change before its first step.
+function checkAttribute(file, what) {
+  try {
+    fs.closeSync(openPlain(file, O_WRONLY));
+  } catch (err) {
+    throw fromNative(err, what);
+  }
+}
+
 // Claims by this process: one owner per device (lib/claim.js), taken before the first
 // register write and let go by close() through forgetDevice(). key -> { fd, force }.
 const claims = new Map();
@@ -423,6 +433,7 @@ module.exports = {
   boundDriver,
   driverDir,
   writeAttribute,
+  checkAttribute,
   unbindDriver,
   checkIommu,
   enableBusMastering,

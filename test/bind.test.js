@@ -147,6 +147,23 @@ describe('ixy bind and ixy unbind', function () {
     assertRefused(() => unbind(ADDRESS), 'EBIND', /no kernel driver took 0000:00:05\.0: is its module loaded\? \('modprobe ixgbe'\)/);
   });
 
+  it('writes through no link planted as driver_override or drivers_probe', function () {
+    for (const file of [path.join(dev, 'driver_override'), path.join(tmp, 'drivers_probe')]) {
+      const victim = path.join(tmp, 'victim');
+      fs.writeFileSync(victim, 'system file\n');
+      fs.utimesSync(victim, PAST, PAST);
+      fs.rmSync(file);
+      fs.symlinkSync(victim, file);
+      assertRefused(() => bind(ADDRESS, { force: true }), 'EDEVFILE', /is a symbolic link; sysfs makes none there/);
+      assert.strictEqual(fs.readFileSync(victim, 'utf8'), 'system file\n');
+      assert.strictEqual(fs.statSync(victim).mtimeMs, PAST.getTime());
+      assert.strictEqual(read('drivers', 'ixgbe', 'unbind'), '', 'unbound before the refusal');
+      fs.rmSync(file);
+      fs.writeFileSync(file, '');
+      fs.rmSync(victim);
+    }
+  });
+
   it('refuses a device an ixy process holds', async function () {
     const script = `require(${JSON.stringify(require.resolve('../lib/pci'))}).claimDevice(process.argv[1]); process.stdout.write('held\\n'); setInterval(() => {}, 1000);`;
     const child = spawn(process.execPath, ['-e', script, ADDRESS], { env: process.env, stdio: ['ignore', 'pipe', 'inherit'] });
