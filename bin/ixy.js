@@ -125,6 +125,10 @@ program
     const r = require('../lib/bind').bind(pci, { driver: opts.driver, force: Boolean(opts.force) });
     const group = r.iommuGroup === null ? '' : `; IOMMU group ${r.iommuGroup}: a user given /dev/vfio/${r.iommuGroup} may drive it`;
     process.stdout.write(r.from === r.to ? `${pci} is already bound to ${r.to}${group}\n` : `${pci}: ${r.from || 'no driver'} -> ${r.to}${group}\n`);
+    if (r.groupPeers.length > 0) {
+      const peers = r.groupPeers.map((p) => `${p.address} (${p.driver})`).join(', ');
+      process.stdout.write(`IOMMU group ${r.iommuGroup} also holds ${peers}: VFIO opens none of the group until they are bound to vfio-pci too (ixy bind ADDRESS) or to no driver\n`);
+    }
   }));
 
 program

@@ -20,8 +20,9 @@ const DRIVER_NAME = /^[A-Za-z0-9_.-]{1,64}$/;
 // The kernel module of each ixy driver's device family, for "load it" advice.
 const KERNEL_MODULES = { ixgbe: 'ixgbe', igb: 'igb', virtio: 'virtio_pci' };
 
-// Binds the device to `driver` (default vfio-pci). Returns { address, from, to, iommuGroup }
-// (from: the driver it had, or null; iommuGroup: its group number, or null).
+// Binds the device to `driver` (default vfio-pci). Returns { address, from, to, iommuGroup,
+// groupPeers } (from: the driver it had, or null; iommuGroup: its group number, or null;
+// groupPeers: the other devices of its group that keep VFIO from opening it).
 function bind(address, { driver = 'vfio-pci', force = false } = {}) {
   if (typeof driver !== 'string' || !DRIVER_NAME.test(driver)) {
     throw new IxyError('EINVAL', `${JSON.stringify(String(driver))} is not a kernel driver name`);
@@ -45,7 +46,7 @@ function bind(address, { driver = 'vfio-pci', force = false } = {}) {
         throw new IxyError('EBIND', `${driver} did not take ${address} (it is ${now === null ? 'bound to no driver' : `bound to ${now}`}): the kernel log says why ('dmesg | tail')${driver === 'vfio-pci' ? '; vfio-pci needs an IOMMU (intel_iommu=on or amd_iommu=on at boot)' : ''}`);
       }
     }
-    return { address, from, to: driver, iommuGroup: iommuGroup(address) };
+    return { address, from, to: driver, iommuGroup: iommuGroup(address), groupPeers: groupPeers(address) };
   });
 }
 
@@ -130,6 +131,30 @@ function iommuGroup(address) {
   } catch {
     return null;
   }
+}
+
+// VFIO opens a device only when every device of its IOMMU group is bound to vfio-pci, to
+// pci-stub or to no driver (a bridge's pcieport aside): the other members that are not, as
+// [{ address, driver }], for the user to bind too.
+const VIABLE_DRIVERS = new Set(['vfio-pci', 'pci-stub', 'pcieport']);
+
+function groupPeers(address) {
+  const devices = path.join(pci.deviceDir(address), 'iommu_group', 'devices');
+  let names;
+  try {
+    names = fs.readdirSync(devices);
+  } catch {
+    return [];
+  }
+  return names.filter((name) => name !== address).sort().map((name) => {
+    let driver = null;
+    try {
+      driver = path.basename(fs.readlinkSync(path.join(devices, name, 'driver')));
+    } catch {
+      // no driver bound
+    }
+    return { address: name, driver };
+  }).filter((peer) => peer.driver !== null && !VIABLE_DRIVERS.has(peer.driver));
 }
 
 module.exports = { bind, unbind };

@@ -83,7 +83,7 @@ describe('ixy bind and ixy unbind', function () {
   }
 
   it('binds to vfio-pci: unbinds ixgbe, sets driver_override, probes', function () {
-    assert.deepStrictEqual(bind(ADDRESS), { address: ADDRESS, from: 'ixgbe', to: 'vfio-pci', iommuGroup: '7' });
+    assert.deepStrictEqual(bind(ADDRESS), { address: ADDRESS, from: 'ixgbe', to: 'vfio-pci', iommuGroup: '7', groupPeers: [] });
     assert.strictEqual(read('drivers', 'ixgbe', 'unbind'), ADDRESS);
     assert.strictEqual(read('devices', ADDRESS, 'driver_override'), 'vfio-pci\n');
     assert.strictEqual(read('drivers_probe'), ADDRESS);
@@ -107,6 +107,23 @@ describe('ixy bind and ixy unbind', function () {
     assert.strictEqual(bind(ADDRESS, { driver: 'uio_pci_generic' }).from, null);
     assert.strictEqual(boundTo(), 'uio_pci_generic');
     for (const d of ['ixgbe', 'uio_pci_generic']) assert.strictEqual(read('drivers', d, 'unbind'), '');
+  });
+
+  it('names the other devices of the IOMMU group that keep VFIO from opening it', async function () {
+    const group = path.join(tmp, 'kernel', 'iommu_groups', '7', 'devices');
+    fs.mkdirSync(group);
+    fs.symlinkSync(dev, path.join(group, ADDRESS));
+    for (const [peer, driver] of [['0000:00:05.1', 'ixgbe'], ['0000:00:05.2', null], ['0000:00:05.3', 'pci-stub']]) {
+      const dir = path.join(tmp, 'devices', peer);
+      fs.mkdirSync(dir);
+      if (driver) fs.symlinkSync(`../../drivers/${driver}`, path.join(dir, 'driver'));
+      fs.symlinkSync(dir, path.join(group, peer));
+    }
+    assert.deepStrictEqual(bind(ADDRESS).groupPeers, [{ address: '0000:00:05.1', driver: 'ixgbe' }]);
+    fakeKernel.uninstall();
+    const run = await runIxy(['bind', ADDRESS], { env: { IXY_PCI_ROOT: process.env.IXY_PCI_ROOT, IXY_PROC_NET: process.env.IXY_PROC_NET } });
+    assert.strictEqual(run.stdout, `${ADDRESS} is already bound to vfio-pci; IOMMU group 7: a user given /dev/vfio/7 may drive it\n` +
+      'IOMMU group 7 also holds 0000:00:05.1 (ixgbe): VFIO opens none of the group until they are bound to vfio-pci too (ixy bind ADDRESS) or to no driver\n');
   });
 
   it('does nothing when the device already has that driver, or its kernel driver', function () {
