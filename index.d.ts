@@ -253,7 +253,12 @@ export interface BindResult {
  * Binds the device to vfio-pci (or `driver`) through driver_override and drivers_probe,
  * like dpdk-devbind; EBUSY while an ixy process holds it, EACTIVE unless forced.
  */
-export function bind(address: string, options?: { driver?: string; force?: boolean }): BindResult & { iommuGroup: string | null };
+export function bind(address: string, options?: { driver?: string; force?: boolean }): BindResult & {
+  /** The device's IOMMU group number, or null. */
+  iommuGroup: string | null;
+  /** Other devices of the group bound to a host driver: VFIO opens none of the group until they are bound too. */
+  groupPeers: { address: string; driver: string }[];
+};
 
 /** Hands the device back to the kernel driver that matches its IDs (undoes bind()). */
 export function unbind(address: string, options?: { force?: boolean }): BindResult;
