@@ -79,11 +79,12 @@ function ipv4Interfaces() {
 }
 
 // The interfaces of the device directory `dir`, each { name, up, operstate, addresses,
-// routes, active }. `tables` from readTables(), for listing many devices.
-function interfacesOf(dir, tables = null) {
+// routes, active }. `tables()` gives readTables()'s answer: a listing of many devices
+// passes one that reads them once, and only if some device has an interface.
+function interfacesOf(dir, tables = readTables) {
   const found = interfaceDirs(dir);
   if (found.length === 0) return [];
-  const t = tables || readTables();
+  const t = tables();
   return found.map(({ name, dir: ifDir }) => {
     const flags = parseInt(readText(path.join(ifDir, 'flags')).trim(), 16);
     const up = Number.isInteger(flags) && (flags & IFF_UP) !== 0;

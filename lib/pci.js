@@ -406,7 +406,8 @@ function listDevices() {
   } catch (err) {
     throw new IxyError('ENODEV', `cannot list PCI devices in ${pciRoot()}: ${err.code}`);
   }
-  const tables = iface.readTables();
+  let read = null;
+  const tables = () => read || (read = iface.readTables());
   const locks = claim.readLocks();
   return names
     .filter((name) => ADDRESS_FORMAT.test(name))
