@@ -84,9 +84,12 @@ static int stats(char *reply, size_t n, int only)
 			__builtin_popcountll(p->tx_released), t->source_paused_ns / 1000, p->device_id, p->removed ? "true" : "false");
 		o += snprintf(reply + o, n - o,
 			"\"tap\":\"%s\",\"tapRxFrames\":%lu,\"tapRxBytes\":%lu,\"tapTxFrames\":%lu,"
-			"\"tapTxBytes\":%lu,\"tapTxDropped\":%lu}",
+			"\"tapTxBytes\":%lu,\"tapTxDropped\":%lu,\"interrupts\":[",
 			p->tap.name, t->tap_rx_frames, t->tap_rx_bytes, t->tap_tx_frames, t->tap_tx_bytes,
 			t->tap_tx_dropped);
+		for (int v = 0; v < IRQ_VECTORS; v++)
+			o += snprintf(reply + o, n - o, "%s%lu", v ? "," : "", t->irq[v]);
+		o += snprintf(reply + o, n - o, "]}");
 	}
 	snprintf(reply + o, n - o, "]}");
 	return 0;

@@ -22,6 +22,8 @@
 #define MAX_FRAME 16384             /* largest gathered TX frame */
 #define SRC_MAX 16000               /* largest source frame (without FCS) */
 #define SRC_MIN 14                  /* smallest source frame: an Ethernet header */
+#define IRQ_VECTORS 16              /* interrupt vectors modelled: EICR bits 15:0 (intr.c) */
+#define IRQ_CAUSES 0xffffu          /* their cause bits in EICR */
 
 /* Register access into the shared register file (little-endian dwords). */
 #define REG(p, off) ((p)->regs[(off) >> 2])
@@ -39,6 +41,7 @@ struct truth {
 	uint64_t tap_rx_frames, tap_rx_bytes;   /* read from the TAP (the kernel sent) */
 	uint64_t tap_tx_frames, tap_tx_bytes;   /* written to the TAP (the kernel received) */
 	uint64_t tap_tx_dropped;                /* refused by the TAP (e.g. it is down) */
+	uint64_t irq[IRQ_VECTORS];              /* interrupts the NIC would have sent, per vector */
 };
 
 /*
@@ -97,6 +100,18 @@ struct replay {
 	uint64_t last_ns;
 };
 
+/* Interrupt state as the NIC keeps it (intr.c, 82599 7.3 and 8.2.3.5). */
+struct irq {
+	uint32_t eicr, eims;          /* causes and mask as the NIC has them */
+	uint32_t eicr_seen, eims_seen;/* what the model last stored in EICR / EIMS */
+	uint32_t unsignalled;         /* cause bits set since their vector last sent */
+	uint32_t gpie, eiac, eiam;    /* as last read */
+	int8_t rx_vec[NUM_QUEUES];    /* IVAR entry of each RX queue, -1 = none */
+	int8_t tx_vec[NUM_QUEUES];    /* and of each TX queue */
+	uint64_t itr_ns[IRQ_VECTORS]; /* EITR(v) interval */
+	uint64_t last_ns[IRQ_VECTORS];/* when vector v last sent */
+};
+
 /* A TAP interface wired to the port (tap.c). */
 struct tap {
 	int fd;              /* -1: none */
@@ -121,6 +136,7 @@ struct port {
 	int bus_master, link_up, link_forced_down, rx_en, tx_en;
 	int rx_ok;                    /* RX usable during the current batch */
 	uint32_t rx_free;             /* free RX descriptors in the current batch */
+	uint32_t rx_free_begin;       /* ... when the batch began */
 	uint32_t rx_dirty;            /* RDH/RX statistics to publish (port_publish) */
 	uint32_t tx_dirty;            /* TDH/TX statistics to publish */
 	uint64_t link_up_at;          /* ns, 0 = no link-up pending */
@@ -146,6 +162,7 @@ struct port {
 	struct replay rep;
 	int sink, sink_check, cable;  /* cable = peer port index or -1 */
 	struct tap tap;
+	struct irq irq;
 	int64_t sink_last_seq;        /* -1 = no base yet */
 	FILE *pcap_out;
 
@@ -190,6 +207,11 @@ void port_publish(struct port *p);
 void stats_publish(struct port *p);
 void port_remove(struct port *p);
 uint32_t nvm_lms_of(uint16_t device_id);
+
+/* intr.c: interrupt causes, masks and moderation */
+void intr_reset(struct port *p);
+void intr_scan(struct port *p, uint64_t now);
+void intr_cause(struct port *p, int vec);
 
 /* dma.c: finding the driver's hugepages and translating physical addresses */
 void dma_scan(void);

@@ -97,6 +97,7 @@ void regs_reset(struct port *p)
 	p->ra_seen[0][1] = REG(p, RAH0);
 	/* 8.2.3.22.19: the NVM loads the part's link mode into AUTOC.LMS. */
 	REG(p, AUTOC) = p->nvm_lms << AUTOC_LMS_SHIFT;
+	intr_reset(p);
 	port_set_link(p, 0);
 	__atomic_store_n(&r[CTRL >> 2], 0, __ATOMIC_RELEASE);
 }
@@ -246,12 +247,7 @@ void regs_scan(struct port *p, uint64_t now)
 		if (!p->link_forced_down && lms == p->nvm_lms)
 			port_set_link(p, 1);
 	}
-	/* EIMC (8.2.3.5): a write clears the bits in EIMS. */
-	uint32_t eimc = REG(p, EIMC);
-	if (eimc) {
-		REG(p, EIMS) &= ~eimc;
-		REG(p, EIMC) = 0;
-	}
+	intr_scan(p, now);   /* EICR, EIMS, EIMC, EICS, IVAR, EITR (intr.c) */
 
 	p->bus_master = (p->config[4] & 0x4) != 0;   /* PCI command register bit 2 */
 	p->rx_en = (REG(p, RXCTRL) & RXCTRL_RXEN) != 0;

@@ -19,11 +19,19 @@
 #define EEC_PRES        (1u << 8)
 #define EEC_ARD         (1u << 9)
 
-/* 8.2.3.5 interrupts: accepted, never raised */
-#define EICR            0x00800
-#define EIAC            0x00810
-#define EIMS            0x00880
-#define EIMC            0x00888
+/* 8.2.3.5 interrupts: causes, masks and moderation, counted (intr.c) */
+#define EICR            0x00800                  /* 8.2.3.5.1 */
+#define EICS            0x00808                  /* 8.2.3.5.3 */
+#define EIAC            0x00810                  /* 8.2.3.5.8 */
+#define EITR(n)         (0x00820 + 4 * (n))      /* 8.2.3.5.12, n < 24 */
+#define EIMS            0x00880                  /* 8.2.3.5.4 */
+#define EIMC            0x00888                  /* 8.2.3.5.6 */
+#define EIAM            0x00890                  /* 8.2.3.5.10 */
+#define GPIE            0x00898                  /* 8.2.3.5.18 */
+#define GPIE_MULTIPLE_MSIX (1u << 4)
+#define GPIE_EIAME      (1u << 30)
+#define IVAR(n)         (0x00900 + 4 * (n))      /* 8.2.3.5.13, n < 64 */
+#define IVAR_ALLOC_VAL  0x80u                    /* INT_Alloc_val of an entry */
 
 /* 8.2.3.7 receive filtering */
 #define FCTRL           0x05080   /* 8.2.3.7.1 */

@@ -39,20 +39,23 @@ int rx_active(const struct port *p)
 uint32_t rx_begin(struct port *p)
 {
 	p->rx_ok = rx_active(p);
-	p->rx_free = 0;
+	p->rx_free = p->rx_free_begin = 0;
 	if (!p->rx_ok)
 		return 0;
 	uint32_t tail = __atomic_load_n(&REG(p, RDT(0)), __ATOMIC_ACQUIRE);
 	uint32_t n = p->rxq.count;
 	if (tail < n)
 		p->rx_free = (tail + n - p->rxq.head) % n;
+	p->rx_free_begin = p->rx_free;
 	return p->rx_free;
 }
 
-/* End a batch: the head and the counters are published later (port_publish). */
+/* End a batch: descriptors written back are queue 0's interrupt cause (intr.c);
+ * the head and the counters are published later (port_publish). */
 void rx_end(struct port *p)
 {
-	(void)p;
+	if (p->irq.rx_vec[0] >= 0 && p->rx_free < p->rx_free_begin)
+		intr_cause(p, p->irq.rx_vec[0]);
 }
 
 /*

@@ -49,14 +49,19 @@ static void tx_deliver(struct port *p, struct port *peer, const uint8_t *f, uint
 		tap_tx(p, f, len, (REG(p, HLREG0) & HLREG0_TXPADEN) != 0);
 }
 
-/* DD write-back (7.2.3.5) for the descriptors of one frame that have RS. */
-static void tx_writeback(struct ring *r, uint32_t from, uint32_t to)
+/* DD write-back (7.2.3.5) for the descriptors of one frame that have RS;
+ * returns whether it wrote any. */
+static int tx_writeback(struct ring *r, uint32_t from, uint32_t to)
 {
+	int wrote = 0;
 	for (uint32_t i = from; i != to; i = i + 1 == r->count ? 0 : i + 1) {
 		uint8_t *d = r->desc + (size_t)i * 16;
-		if (*(volatile uint32_t *)(d + 8) & CMD_RS)
+		if (*(volatile uint32_t *)(d + 8) & CMD_RS) {
 			*(volatile uint32_t *)(d + 12) = STA_DD;   /* write-back: STA in 35:32, rest reserved */
+			wrote = 1;
+		}
 	}
+	return wrote;
 }
 
 static int tx_ring(struct port *p, int q, struct port *peer)
@@ -72,6 +77,7 @@ static int tx_ring(struct port *p, int q, struct port *peer)
 	uint32_t span = p->tx_max_len > TX_MIN_LEN ? p->tx_max_len - TX_MIN_LEN : 0;
 	uint64_t frames = 0, bytes = 0;
 	int bad = 0;
+	int wrote_dd = 0;   /* a DD write-back: the queue's interrupt cause (intr.c) */
 	const uint8_t *single = NULL;
 
 	/* Fast path while nobody needs the frame data (a sink without check): one
@@ -90,8 +96,10 @@ static int tx_ring(struct port *p, int q, struct port *peer)
 				break;
 			frames++;
 			bytes += len;
-			if (cmd & CMD_RS)
+			if (cmd & CMD_RS) {
 				*(volatile uint32_t *)(d + 12) = STA_DD;
+				wrote_dd = 1;
+			}
 			head = head + 1 == count ? 0 : head + 1;
 		}
 		start = head;
@@ -151,10 +159,12 @@ static int tx_ring(struct port *p, int q, struct port *peer)
 					tx_deliver(p, peer, single ? single : gather, glen);
 			}
 			if (nsegs == 1) {
-				if (cmd & CMD_RS)
+				if (cmd & CMD_RS) {
 					*(volatile uint32_t *)(d + 12) = STA_DD;
+					wrote_dd = 1;
+				}
 			} else {
-				tx_writeback(r, start, head);
+				wrote_dd |= tx_writeback(r, start, head);
 			}
 			start = head;
 			glen = nsegs = 0;
@@ -174,6 +184,8 @@ static int tx_ring(struct port *p, int q, struct port *peer)
 		return 0;
 	r->head = head;                           /* TDH: published by port_publish() */
 	p->tx_dirty = 1;
+	if (wrote_dd && p->irq.tx_vec[q] >= 0)
+		intr_cause(p, p->irq.tx_vec[q]);
 	return 1;
 }
 

@@ -1,0 +1,165 @@
+/*
+ * intr.c - interrupt causes, masks and moderation (82599 datasheet 7.3,
+ * registers 8.2.3.5).  The model cannot raise an interrupt: it keeps the
+ * registers as the NIC does and counts, per vector, the interrupts it would
+ * have sent (truth irq[], stats "interrupts").
+ *
+ * Causes: an RX queue whose descriptors were written back (7.3.1.1, RTxQ),
+ * a TX queue that wrote DD back for a descriptor with RS, and EICS writes.
+ * IVAR(n) (8.2.3.5.13) maps each queue to an entry: INT_Alloc (bits 5:0)
+ * with INT_Alloc_val (bit 7); RX queue 2n in bits 7:0, TX 2n in 15:8,
+ * RX 2n+1 in 23:16, TX 2n+1 in 31:24.  The cause sets that bit of EICR.
+ *
+ * GPIE.Multiple_MSIX (bit 4) chooses the mode (7.3.1, 7.3.4):
+ *   MSI-X: the entry is the MSI-X vector and its EICR bit.  Vector v sends
+ *     when it has a cause not yet signalled, its EIMS bit is set and EITR(v)
+ *     allows.  Sending clears the EICR bit if EIAC has it (auto-clear) and,
+ *     with GPIE.EIAME, the EIMS bit if EIAM has it (auto-mask).
+ *   otherwise (legacy INTx or MSI): one interrupt, counted as vector 0, sent
+ *     when a cause is not yet signalled and EICR & EIMS is not 0, moderated
+ *     by EITR(0); EIAC does not apply.
+ * EITR(v) (8.2.3.5.12): ITR_INTERVAL in bits 11:3, in 2 us units at 10 Gb/s
+ * (the model's only speed); 0 = no moderation.  A vector sends at most once
+ * per interval; causes within it are held and go out together when it ends.
+ *
+ * A shared file cannot trap writes, so the write-1 registers are emulated by
+ * comparing with what the model last put there (intr_sync):
+ *   EIMS (write 1 to set, reads the mask): a value other than the model's
+ *     mask sets those bits (writing a subset of the mask changes nothing).
+ *   EIMC, EICS (write-only): the model keeps 0 there; a non-zero value is a
+ *     write (clear mask bits / set cause bits), then 0 again.  So EICS reads
+ *     0, not EICR as on the NIC.
+ *   EICR (write 1 to clear): a value other than the model's is a write and
+ *     clears those bits; a write of exactly what EICR holds cannot be seen,
+ *     and neither can a read (EICR's clear-on-read in legacy mode).  Clear
+ *     with the bits you handled while others are set, with all ones, or let
+ *     EIAC clear it (what 7.3.4.3 advises for MSI-X).
+ * Writes are seen at the next scan (about 0.5 ms) or cause; two writes to one
+ * of these registers within that time count as the last one.  A held cause
+ * goes out at the next cause or scan after its interval ends (never early;
+ * up to ~0.5 ms late, ~1 ms while the model naps).  Not modelled: vectors
+ * 16..63 (EICR/EIMS/EIMC/EICS_EX, 8.2.3.5.2-5), other causes (LSC, ...;
+ * IVAR_MISC), the EITR counter and CNT_WDIS, LLI, the MSI-X table and PBA.
+ */
+#include "model.h"
+#include "regs.h"
+
+void intr_reset(struct port *p)
+{
+	memset(&p->irq, 0, sizeof p->irq);
+	memset(p->irq.rx_vec, -1, sizeof p->irq.rx_vec);
+	memset(p->irq.tx_vec, -1, sizeof p->irq.tx_vec);
+}
+
+/* Store v into a register the model owns unless it no longer reads `expect`
+ * (the driver wrote it): 0 then, and the caller looks again. */
+static int put(struct port *p, uint32_t off, uint32_t expect, uint32_t v)
+{
+	return __atomic_compare_exchange_n((uint32_t *)&REG(p, off), &expect, v, 0,
+					   __ATOMIC_RELEASE, __ATOMIC_RELAXED);
+}
+
+/*
+ * Take the driver's writes to EICS, EIMC, EIMS and EICR into the model's
+ * state and publish that state in EIMS and EICR (see the top).
+ */
+static void intr_sync(struct port *p)
+{
+	struct irq *q = &p->irq;
+	uint32_t w;
+	while ((w = REG(p, EICS)) && put(p, EICS, w, 0)) {
+		q->eicr |= w & IRQ_CAUSES;
+		q->unsignalled |= w & IRQ_CAUSES;
+	}
+	while ((w = REG(p, EIMC)) && put(p, EIMC, w, 0))
+		q->eims &= ~w;
+	for (;;) {
+		w = REG(p, EIMS);
+		if (w != q->eims_seen)
+			q->eims |= w & IRQ_CAUSES;
+		if (put(p, EIMS, w, q->eims))
+			break;
+	}
+	q->eims_seen = q->eims;
+	for (;;) {
+		w = REG(p, EICR);
+		if (w != q->eicr_seen)
+			q->eicr &= ~w;
+		if (put(p, EICR, w, q->eicr))
+			break;
+	}
+	q->eicr_seen = q->eicr;
+}
+
+/* Read the configuration registers (plain read/write ones). */
+static void intr_config(struct port *p)
+{
+	struct irq *q = &p->irq;
+	q->gpie = REG(p, GPIE);
+	q->eiac = REG(p, EIAC);
+	q->eiam = REG(p, EIAM);
+	for (int v = 0; v < IRQ_VECTORS; v++)
+		q->itr_ns[v] = (uint64_t)((REG(p, EITR(v)) >> 3) & 0x1ff) * 2000;
+	for (int n = 0; n < NUM_QUEUES / 2; n++) {
+		uint32_t ivar = REG(p, IVAR(n));
+		for (int k = 0; k < 4; k++) {
+			uint32_t e = (ivar >> (8 * k)) & 0xff;
+			int vec = (e & IVAR_ALLOC_VAL) && (e & 0x3f) < IRQ_VECTORS ? (int)(e & 0x3f) : -1;
+			int queue = 2 * n + (k >> 1);
+			if (k & 1)
+				q->tx_vec[queue] = (int8_t)vec;
+			else
+				q->rx_vec[queue] = (int8_t)vec;
+		}
+	}
+}
+
+/* Send what may be sent now (see the top). */
+static void intr_fire(struct port *p, uint64_t now)
+{
+	struct irq *q = &p->irq;
+	if (!q->unsignalled)
+		return;
+	if (!(q->gpie & GPIE_MULTIPLE_MSIX)) {
+		if ((q->eicr & q->eims & IRQ_CAUSES) && now - q->last_ns[0] >= q->itr_ns[0]) {
+			q->last_ns[0] = now;
+			q->unsignalled = 0;
+			p->t.irq[0]++;
+		}
+		return;
+	}
+	for (uint32_t ready = q->unsignalled & q->eims; ready; ready &= ready - 1) {
+		int v = __builtin_ctz(ready);
+		if (now - q->last_ns[v] < q->itr_ns[v])
+			continue;
+		uint32_t bit = 1u << v;
+		q->last_ns[v] = now;
+		q->unsignalled &= ~bit;
+		p->t.irq[v]++;
+		if (q->eiac & bit)
+			q->eicr &= ~bit;                                  /* auto-clear */
+		if ((q->gpie & GPIE_EIAME) && (q->eiam & bit))
+			q->eims &= ~bit;                                  /* auto-mask */
+	}
+}
+
+/* Slow scan (regs.c): the driver's writes, the configuration, held causes. */
+void intr_scan(struct port *p, uint64_t now)
+{
+	intr_sync(p);
+	intr_config(p);
+	intr_fire(p, now);
+	intr_sync(p);   /* publish what sending changed */
+}
+
+/* Data path: a queue event whose IVAR entry is `vec` (>= 0). */
+void intr_cause(struct port *p, int vec)
+{
+	struct irq *q = &p->irq;
+	uint32_t bit = 1u << vec;
+	intr_sync(p);
+	q->eicr |= bit;
+	q->unsignalled |= bit;
+	intr_fire(p, now_ns());
+	intr_sync(p);   /* publish the cause and what sending changed */
+}
