@@ -59,8 +59,9 @@ async function main() {
   let window = null;
   const out = readyOut(() => {
     process.stdout.write('{"ready":true}\n');
-    setTimeout(() => heap.start(), cfg.warmup * 1000);
-    setTimeout(() => { window = heap.stop(); }, (cfg.warmup + cfg.seconds) * 1000);
+    // unref(): a run ended early (SIGTERM in side-by-side.js) exits without waiting for them.
+    setTimeout(() => heap.start(), cfg.warmup * 1000).unref();
+    setTimeout(() => { window = heap.stop(); }, (cfg.warmup + cfg.seconds) * 1000).unref();
   });
   // Run a little past the window so the runner's last sample falls inside the run.
   const seconds = cfg.warmup + cfg.seconds + 0.5;
