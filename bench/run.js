@@ -39,7 +39,7 @@ const USAGE = `usage: npm run bench [-- options]
   --ring N            descriptors per ring, a power of two 64..4096 (default 512)
   --no-c              JavaScript only, without the C yardstick
   --results DIR       where the results JSON goes (default bench/results)
-  --latest, --no-latest  write latest.json and latest.svg (default: unless --quick)
+  --latest, --no-latest  write results/latest.json and the plot latest.svg (default: unless --quick)
   --node PATH         the Node.js binary that runs the JavaScript driver (default: this one)`;
 
 function parseArgs(argv) {
@@ -236,11 +236,11 @@ async function main() {
   fs.writeFileSync(file, `${JSON.stringify(result, null, 2)}\n`);
   process.stdout.write(`results: ${file}\n`);
   if (o.latest) {
-    fs.writeFileSync(path.join(__dirname, 'results', 'latest.json'), `${JSON.stringify(result, null, 2)}\n`);
-    fs.writeFileSync(path.join(__dirname, 'latest.svg'), plotSvg(result.forward.map((r) => ({
-      batch: r.batch, js: r.js.mpps, c: r.c ? r.c.mpps : undefined,
-    }))));
-    process.stdout.write(`latest: ${path.join(__dirname, 'results', 'latest.json')}, ${path.join(__dirname, 'latest.svg')}\n`);
+    const latest = path.join(__dirname, 'results', 'latest.json');
+    fs.writeFileSync(latest, `${JSON.stringify(result, null, 2)}\n`);
+    const svg = plotSvg(result); // null with --no-c: no ratio to plot
+    if (svg) fs.writeFileSync(path.join(__dirname, 'latest.svg'), svg);
+    process.stdout.write(`latest: ${latest}${svg ? `, the plot ${path.join(__dirname, 'latest.svg')}` : ''}\n`);
   }
 }
 
