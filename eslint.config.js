@@ -25,7 +25,7 @@ module.exports = [
     },
   },
   {
-    files: ['test/**/*.js'],
+    files: ['test/**/*.js', 'bench/*.test.js'],
     languageOptions: {
       globals: { describe: 'readonly', it: 'readonly', before: 'readonly', after: 'readonly', beforeEach: 'readonly', afterEach: 'readonly' },
     },

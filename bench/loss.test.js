@@ -1,15 +1,15 @@
 'use strict';
 
-// Smoke test of `npm run bench -- --loss`: one short run per driver at a low rate, then the
-// shape of the results file. No thresholds: whether frames were lost at this rate is
-// test/forward.test.js's question, asked without timing.
+// `npm run bench -- --loss` (run by npm run test:bench): one short run per driver at a low
+// rate, then the shape of the results file. No thresholds: whether frames were lost at
+// this rate is test/forward.test.js's question, asked without timing.
 const assert = require('assert');
 const { execFile, spawnSync } = require('child_process');
 const fs = require('fs');
 const path = require('path');
-const { suiteTmpDir } = require('./helpers');
+const { suiteTmpDir } = require('../test/helpers');
 
-const RUN = path.join(__dirname, '..', 'bench', 'run.js');
+const RUN = path.join(__dirname, 'run.js');
 
 describe('npm run bench -- --loss', function () {
   this.timeout(60000);
