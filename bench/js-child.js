@@ -67,7 +67,8 @@ async function main() {
   const seconds = cfg.warmup + cfg.seconds + 0.5;
   // The same RX and TX ring size as the C yardstick's --ring.
   const deviceOptions = { rxRingSize: cfg.ring, txRingSize: cfg.ring };
-  const options = { batchSize: cfg.batch, seconds, out, deviceOptions };
+  // Benchmarks spin (lib/idle.js) unless the runner asks for another idle mode.
+  const options = { batchSize: cfg.batch, seconds, out, deviceOptions, idle: cfg.idleMode || 'spin' };
   let packets;
   if (cfg.mode === 'generate') {
     const r = await generate(cfg.addresses[0], options);
