@@ -84,9 +84,9 @@ static int stats(char *reply, size_t n, int only)
 			__builtin_popcountll(p->tx_released), t->source_paused_ns / 1000, p->device_id, p->removed ? "true" : "false");
 		o += snprintf(reply + o, n - o,
 			"\"tap\":\"%s\",\"tapRxFrames\":%lu,\"tapRxBytes\":%lu,\"tapTxFrames\":%lu,"
-			"\"tapTxBytes\":%lu,\"tapTxDropped\":%lu,\"interrupts\":[",
+			"\"tapTxBytes\":%lu,\"tapTxDropped\":%lu,\"rxLastNs\":%lu,\"txLastNs\":%lu,\"interrupts\":[",
 			p->tap.name, t->tap_rx_frames, t->tap_rx_bytes, t->tap_tx_frames, t->tap_tx_bytes,
-			t->tap_tx_dropped);
+			t->tap_tx_dropped, t->rx_last_ns, t->tx_last_ns);
 		for (int v = 0; v < IRQ_VECTORS; v++)
 			o += snprintf(reply + o, n - o, "%s%lu", v ? "," : "", t->irq[v]);
 		o += snprintf(reply + o, n - o, "]}");

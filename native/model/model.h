@@ -42,6 +42,7 @@ struct truth {
 	uint64_t tap_tx_frames, tap_tx_bytes;   /* written to the TAP (the kernel received) */
 	uint64_t tap_tx_dropped;                /* refused by the TAP (e.g. it is down) */
 	uint64_t irq[IRQ_VECTORS];              /* interrupts the NIC would have sent, per vector */
+	uint64_t rx_last_ns, tx_last_ns;        /* CLOCK_MONOTONIC of the last RX write-back / TX frame */
 };
 
 /*
@@ -241,7 +242,7 @@ int dma_owner_pid(int port);
 /* rx.c: delivering frames into an RX ring */
 uint32_t rx_begin(struct port *p);
 int rx_put(struct port *p, const uint8_t *frame, uint32_t len);
-void rx_end(struct port *p);
+void rx_end(struct port *p, uint64_t now);
 void rx_classify(const uint8_t *f, uint32_t len, uint32_t *lo, uint32_t *st);
 int rx_active(const struct port *p);
 int rx_visit(struct port *p, uint64_t now);

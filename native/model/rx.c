@@ -50,12 +50,16 @@ uint32_t rx_begin(struct port *p)
 	return p->rx_free;
 }
 
-/* End a batch: descriptors written back are queue 0's interrupt cause (intr.c);
- * the head and the counters are published later (port_publish). */
-void rx_end(struct port *p)
+/* End a batch: descriptors written back are queue 0's interrupt cause (intr.c)
+ * and the time of the last write-back (truth); the head and the counters are
+ * published later (port_publish). */
+void rx_end(struct port *p, uint64_t now)
 {
-	if (p->irq.rx_vec[0] >= 0 && p->rx_free < p->rx_free_begin)
-		intr_cause(p, p->irq.rx_vec[0]);
+	if (p->rx_free < p->rx_free_begin) {
+		p->t.rx_last_ns = now;
+		if (p->irq.rx_vec[0] >= 0)
+			intr_cause(p, p->irq.rx_vec[0]);
+	}
 }
 
 /*
@@ -550,6 +554,6 @@ int rx_visit(struct port *p, uint64_t now)
 		work |= rx_replay(p, now);
 	if (p->tap.fd >= 0)
 		work |= tap_rx(p);
-	rx_end(p);
+	rx_end(p, now);
 	return work;
 }

@@ -64,7 +64,7 @@ static int tx_writeback(struct ring *r, uint32_t from, uint32_t to)
 	return wrote;
 }
 
-static int tx_ring(struct port *p, int q, struct port *peer)
+static int tx_ring(struct port *p, int q, struct port *peer, uint64_t now)
 {
 	struct ring *r = &p->txq[q];
 	uint32_t tail = __atomic_load_n(&REG(p, TDT(q)), __ATOMIC_ACQUIRE);
@@ -172,6 +172,8 @@ static int tx_ring(struct port *p, int q, struct port *peer)
 			single = NULL;
 		}
 	}
+	if (frames)
+		p->t.tx_last_ns = now;
 	p->t.tx_frames += frames;
 	p->t.tx_bytes += bytes;
 	p->cnt[C_GPTC] += frames;
@@ -219,8 +221,8 @@ int tx_visit(struct port *p, uint64_t now)
 		rx_begin(peer);
 	int work = 0;
 	for (uint64_t act = p->tx_active; act; act &= act - 1)
-		work |= tx_ring(p, __builtin_ctzll(act), peer);
+		work |= tx_ring(p, __builtin_ctzll(act), peer, now);
 	if (peer)
-		rx_end(peer);
+		rx_end(peer, now);
 	return work;
 }
