@@ -1,0 +1,151 @@
+#!/usr/bin/env node
+'use strict';
+
+// What an idle loop costs and how fast it wakes (issue 24), per idle mode (lib/idle.js):
+//   node bench/idle.js [--seconds 10] [--rounds 10] [--modes spin,backoff]
+// For two loops on the model: `ixy forward` (the commands' run loop) and a
+// `for await (const batch of dev.receive(0))` loop (receive()):
+//   CPU: the driver process's user + system time (/proc/PID/stat, i.e. getrusage) over
+//        --seconds with no traffic, as a share of one core.
+//   wake-up: after 1 s without traffic, one frame from the model's source: from the
+//        model writing its RX descriptor back (stats rxLastNs) to the frame reaching
+//        JavaScript (receive(): the loop body reads process.hrtime.bigint(), the same
+//        CLOCK_MONOTONIC) or leaving on the other port (forward: txLastNs, when the
+//        model took it from the TX ring; the model polls TX at once while it has had
+//        work in the last 2 ms, so this adds microseconds). --rounds frames per loop.
+// 'interrupt' needs VFIO interrupts and is not measured here. The model runs on CPU 0 and
+// the driver on CPU 1 (as in loss.js): on one CPU they take turns of milliseconds.
+const { spawn, execFileSync } = require('child_process');
+const fs = require('fs');
+const path = require('path');
+const readline = require('readline');
+const { Model } = require('../lib/model');
+const { eachOption } = require('./args');
+
+const IXY = path.join(__dirname, '..', 'bin', 'ixy.js');
+const USAGE = `usage: node bench/idle.js [--seconds S] [--rounds N] [--modes spin,backoff]
+  --seconds S   idle seconds over which CPU is measured (default 10)
+  --rounds N    frames, each after 1 s of idleness, for the wake-up (default 10)
+  --modes LIST  idle modes (default spin,backoff)`;
+
+const sleep = (ms) => new Promise((resolve) => setTimeout(resolve, ms));
+
+// Pins every thread of process `pid` to `cpu`.
+function pin(pid, cpu) {
+  execFileSync('taskset', ['-a', '-p', '-c', String(cpu), String(pid)], { stdio: 'ignore' });
+}
+
+// user + system CPU seconds of process `pid` so far (fields 14, 15 of /proc/PID/stat).
+function cpuSeconds(pid) {
+  const fields = fs.readFileSync(`/proc/${pid}/stat`, 'utf8').split(') ')[1].split(' ');
+  return (Number(fields[11]) + Number(fields[12])) / 100; // USER_HZ = 100 on Linux
+}
+
+// The receive() loop, run as `node bench/idle.js --child-receive ADDRESS MODE`: prints
+// {"ready":true}, then per batch that follows 100 ms without one {"t":ns}.
+async function childReceive(address, idle) {
+  const ixy = require('../lib/index');
+  const dev = await ixy.open(address, { idle });
+  const stop = new AbortController();
+  process.on('SIGTERM', () => stop.abort());
+  process.stdout.write('{"ready":true}\n');
+  let last = 0n;
+  for await (const batch of dev.receive(0, { signal: stop.signal })) {
+    const t = process.hrtime.bigint();
+    if (batch.count > 0 && t - last > 100000000n) process.stdout.write(`{"t":"${t}"}\n`);
+    last = t;
+  }
+  dev.close();
+}
+
+// Starts a driver process for `loop` ('forward' or 'receive') in `mode`; resolves with
+// { child, lines } once it is ready (lines: an async iterator over its stdout).
+async function startDriver(model, loop, mode) {
+  const args = loop === 'forward'
+    ? [IXY, 'forward', ...model.addresses, '--idle', mode]
+    : [path.join(__dirname, 'idle.js'), '--child-receive', model.addresses[0], mode];
+  const child = spawn(process.execPath, args, { env: { ...process.env, IXY_PCI_ROOT: model.dir }, stdio: ['ignore', 'pipe', 'inherit'] });
+  const lines = readline.createInterface({ input: child.stdout })[Symbol.asyncIterator]();
+  const first = await lines.next();
+  if (first.done) throw new Error(`the ${loop} driver exited before it was ready`);
+  return { child, lines };
+}
+
+async function measure(loop, mode, o) {
+  const model = await Model.start({ ports: 2, config: ['sink 1'] });
+  let driver = null;
+  try {
+    pin(model.pid, 0);
+    driver = await startDriver(model, loop, mode);
+    const pid = driver.child.pid;
+    pin(pid, 1);
+    await sleep(1500); // past the start-up (compilation) and into idleness
+    const c0 = cpuSeconds(pid);
+    const t0 = performance.now();
+    await sleep(o.seconds * 1000);
+    const cpu = (cpuSeconds(pid) - c0) / ((performance.now() - t0) / 1000);
+
+    const wakeUs = [];
+    for (let r = 0; r < o.rounds; r++) {
+      await sleep(1000);
+      const before = await model.stats();
+      await model.command('source 0 count=1');
+      let deliveredNs;
+      if (loop === 'receive') {
+        const line = await driver.lines.next();
+        if (line.done) throw new Error('the receive loop ended');
+        deliveredNs = BigInt(JSON.parse(line.value).t);
+      } else {
+        const [, p1] = await model.waitFor(1, (s) => s.txFrames > before[1].txFrames, 5000).then(() => model.stats());
+        deliveredNs = BigInt(p1.txLastNs);
+      }
+      const [p0] = await model.stats();
+      wakeUs.push(Number(deliveredNs - BigInt(p0.rxLastNs)) / 1000);
+    }
+    return { cpu, wakeUs };
+  } finally {
+    if (driver) {
+      driver.child.kill('SIGTERM');
+      await new Promise((resolve) => (driver.child.exitCode !== null ? resolve() : driver.child.on('exit', resolve)));
+    }
+    await model.stop();
+  }
+}
+
+function median(xs) {
+  const s = [...xs].sort((a, b) => a - b);
+  return s.length % 2 ? s[(s.length - 1) / 2] : (s[s.length / 2 - 1] + s[s.length / 2]) / 2;
+}
+
+async function main(argv) {
+  if (argv[0] === '--child-receive') return childReceive(argv[1], argv[2]);
+  const o = { seconds: 10, rounds: 10, modes: ['spin', 'backoff'] };
+  eachOption(argv, USAGE, (a, next) => {
+    if (a === '--seconds') o.seconds = Number(next());
+    else if (a === '--rounds') o.rounds = Number(next());
+    else if (a === '--modes') o.modes = next().split(',');
+    else return false;
+    return true;
+  });
+  if (!(o.seconds > 0) || !(o.rounds >= 1)) throw new Error('--seconds and --rounds must be positive');
+  process.stdout.write(`idle loops on the model: CPU over ${o.seconds} s without traffic, wake-up after 1 s idle (${o.rounds} frames)\n`);
+  const results = {};
+  for (const loop of ['forward', 'receive']) {
+    for (const mode of o.modes) {
+      const r = await measure(loop, mode, o);
+      results[`${loop}/${mode}`] = r;
+      process.stdout.write(`  ${loop.padEnd(8)} ${mode.padEnd(8)} CPU ${(r.cpu * 100).toFixed(1).padStart(5)}% of a core` +
+        `   wake-up median ${median(r.wakeUs).toFixed(0).padStart(5)} us  max ${Math.max(...r.wakeUs).toFixed(0).padStart(5)} us\n`);
+    }
+  }
+  return results;
+}
+
+if (require.main === module) {
+  main(process.argv.slice(2)).catch((err) => {
+    process.stderr.write(`bench/idle.js: ${err.message}\n`);
+    process.exit(1);
+  });
+}
+
+module.exports = { measure };
