@@ -2,6 +2,8 @@
 
 // Descriptor rings of the Intel NICs with advanced descriptors (ixgbe, igb): what a
 // descriptor holds, where the rings live, and how a ring is handed to the NIC.
+const { DmaMemory } = require('../memory');
+const { IxyError } = require('../errors');
 
 // Advanced descriptors are 16 bytes, seen as four 32-bit words: word k of the descriptor
 // at word offset w is words[w + k]. The driver writes the "read" format, the NIC
@@ -33,8 +35,6 @@ const TXD_STAT_DD = 1 << 0;
 // says the same of the index arena). The region is made with the first ring and freed
 // with the last, so a process that has closed its devices holds no hugepages; made a
 // second time, `words` is an ordinary property to V8 (slower, still correct).
-const { DmaMemory } = require('../memory');
-const { IxyError } = require('../errors');
 
 // Two hugepages: 256 rings of 1024 descriptors, or 32 of the largest (8192, 128 KiB).
 const REGION_BYTES = 4 * 1024 * 1024;
