@@ -129,6 +129,14 @@ export interface TxQueue {
   readonly bytes: number;
 }
 
+/**
+ * What a polling loop does while no frames come (lib/idle.js): 'backoff' (the default)
+ * sleeps on timers once its queues have been empty for 5 ms, polling once per ms, and
+ * returns to full polling with the first frame; 'spin' polls without pause (a whole core,
+ * as benchmarks want); 'interrupt' needs VFIO interrupts and throws EUNSUPPORTED for now.
+ */
+export type IdleMode = 'spin' | 'backoff' | 'interrupt';
+
 export interface ReceiveOptions {
   /** Packets per batch, 1..4096 (default 32). */
   batchSize?: number;
@@ -138,6 +146,8 @@ export interface ReceiveOptions {
   status?: boolean;
   /** Aborting it ends the loop at its next step (an aborted one: at once), as close() does. */
   signal?: AbortSignal;
+  /** What the loop does while the queue is empty (default: open()'s idle, else 'backoff'). */
+  idle?: IdleMode;
 }
 
 /**
@@ -207,6 +217,8 @@ export interface OpenOptions {
    * (default false: EACTIVE).
    */
   force?: boolean;
+  /** The default idle mode of this device's receive() loops (default 'backoff'). */
+  idle?: IdleMode;
 }
 
 /**
