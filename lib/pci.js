@@ -288,7 +288,7 @@ function disableBusMastering(address) {
 // walking capability lists (virtio finds its register blocks that way).
 function readConfigSpace(address) {
   const viaVfio = vfio.deviceOf(address);
-  if (viaVfio) return viaVfio.readConfig(0, 4096);
+  if (viaVfio) return viaVfio.readConfig(0, Math.min(4096, viaVfio.configSize));
   const fd = openConfig(address, O_RDONLY);
   try {
     const buf = Buffer.alloc(4096);

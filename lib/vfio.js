@@ -32,7 +32,9 @@ class VfioDevice {
     this.address = address;
     this.fd = native().vfioOpenDevice(group, address);
     try {
-      this.configOffset = native().vfioRegionInfo(this.fd, CONFIG_REGION).offset;
+      const config = native().vfioRegionInfo(this.fd, CONFIG_REGION);
+      this.configOffset = config.offset;
+      this.configSize = config.size; // 256, or 4096 for PCIe; reading past it is EFAULT
     } catch (err) {
       fs.closeSync(this.fd);
       throw err;

@@ -20,6 +20,7 @@ module.exports = {
   NET_F_CTRL_RX: 18, // ... and takes receive-mode commands (promiscuous)
   F_ANY_LAYOUT: 27, // legacy: header and data may share or split descriptors freely
   F_VERSION_1: 32, // modern (1.x) device; mandatory for 1af4:1041
+  F_ACCESS_PLATFORM: 33, // the device's DMA goes through the platform's IOMMU: addresses are IOVAs
 
   // 2.6 Split Virtqueues: descriptor flags (2.6.5), ring flags (2.6.6, 2.6.8)
   DESC_F_NEXT: 1,

@@ -23,10 +23,12 @@ const bit = (n) => 1n << BigInt(n);
 
 // What we accept when offered: MAC and link status in the config, the control queue for
 // promiscuous mode, ANY_LAYOUT (some hypervisors, VirtualBox among them, misbehave without
-// it) and VERSION_1 (required of modern devices). Nothing else: no offloads, no mergeable
+// it), VERSION_1 (required of modern devices) and ACCESS_PLATFORM (a device behind an IOMMU
+// refuses a driver without it: the addresses we give are what the IOMMU maps, through VFIO,
+// or physical ones where it passes them through). Nothing else: no offloads, no mergeable
 // buffers, no event index, no indirect descriptors.
 const WANTED = bit(C.NET_F_MAC) | bit(C.NET_F_STATUS) | bit(C.NET_F_CTRL_VQ) | bit(C.NET_F_CTRL_RX) |
-  bit(C.F_ANY_LAYOUT) | bit(C.F_VERSION_1);
+  bit(C.F_ANY_LAYOUT) | bit(C.F_VERSION_1) | bit(C.F_ACCESS_PLATFORM);
 
 const DEFAULTS = {
   rxQueues: 1,

@@ -62,11 +62,11 @@ function withAptLists(fn) {
   }
 }
 
-// Downloads a Debian package (once) and unpacks it under CACHE/<name>; returns that dir.
-// `only`: unpack just this member (the kernel package is ~400 MB unpacked, mostly modules
-// the guest never loads).
-function debPackage(name, only = null) {
-  const dir = path.join(CACHE, name);
+// Downloads a Debian package (once) and unpacks it under CACHE/<dirName>; returns that dir.
+// `only`: unpack just these members, shell patterns allowed (the kernel package is ~400 MB
+// unpacked, mostly modules the guest never loads).
+function debPackage(name, only = null, dirName = name) {
+  const dir = path.join(CACHE, dirName);
   if (fs.existsSync(path.join(dir, '.done'))) return dir;
   const debs = path.join(CACHE, 'debs');
   fs.mkdirSync(debs, { recursive: true });
@@ -78,7 +78,7 @@ function debPackage(name, only = null) {
   else {
     fs.mkdirSync(dir, { recursive: true });
     const tar = execFileSync('dpkg-deb', ['--fsys-tarfile', path.join(debs, deb)], { maxBuffer: 1 << 30 });
-    execFileSync('tar', ['-x', '-C', dir, only], { input: tar, maxBuffer: 1 << 30 });
+    execFileSync('tar', ['-x', '--wildcards', '-C', dir, ...[].concat(only)], { input: tar, maxBuffer: 1 << 30 });
   }
   fs.rmSync(path.join(debs, deb)); // unpacked: the .deb is not needed again
   fs.writeFileSync(path.join(dir, '.done'), '');
@@ -107,6 +107,18 @@ function vmlinux() {
   fs.writeFileSync(`${out}.tmp`, elf);
   fs.renameSync(`${out}.tmp`, out);
   return out;
+}
+
+// The kernel modules VFIO needs (the kernel has them as modules, not built in), in the order
+// they must be loaded: [{ name, file }]. The package has no modules.dep, so the order is ours.
+const VFIO_MODULES = ['virt/lib/irqbypass', 'drivers/vfio/vfio', 'drivers/vfio/vfio_iommu_type1',
+  'drivers/vfio/vfio_virqfd', 'drivers/vfio/pci/vfio-pci-core', 'drivers/vfio/pci/vfio-pci'];
+
+function vfioModules() {
+  const pkg = kernelPackage();
+  const dir = debPackage(pkg, VFIO_MODULES.map((m) => `./lib/modules/*/kernel/${m}.ko`), `${pkg}-vfio`);
+  const version = fs.readdirSync(path.join(dir, 'lib', 'modules'))[0];
+  return VFIO_MODULES.map((m) => ({ name: path.basename(m), file: path.join(dir, 'lib', 'modules', version, 'kernel', `${m}.ko`) }));
 }
 
 // Libraries node needs, as ldd lists them (absolute paths, kept as they are).
@@ -174,6 +186,10 @@ function packageArchive(file) {
   w.copy(path.join(ROOT, 'build', 'Release', 'ixy.node'), 'ixy/build/Release/ixy.node');
   w.copy(path.join(ROOT, 'test', 'helpers.js'), 'ixy/test/helpers.js');
   w.copy(path.join(__dirname, 'guest'), 'ixy/test/vm/guest');
+  // /init loads these, in this order, when the guest has an IOMMU.
+  const modules = vfioModules();
+  for (const m of modules) w.copy(m.file, `lib/modules/vfio/${m.name}.ko`);
+  w.file('lib/modules/vfio/load-order', Buffer.from(modules.map((m) => `${m.name}.ko\n`).join('')), 0o644);
   for (const dir of dependencyClosure(['commander', 'mocha'])) {
     w.copy(dir, `ixy/${path.relative(ROOT, dir)}`, (p) => !p.endsWith('/.bin'));
   }

@@ -15,13 +15,18 @@ const topology = require('./guest/topology');
 const MEMORY = '1536M';
 const HUGEPAGES = 256; // 512 MiB of 2 MiB pages
 
-function qemuArgs({ kernel, initrd, workDir }, tests, nics) {
+// iommu: an emulated Intel IOMMU (VT-d) that the guest kernel uses, and /init then loads
+// VFIO and runs the tests as an unprivileged user (init.sh).
+function qemuArgs({ kernel, initrd, workDir }, tests, nics, iommu = false) {
+  const append = `console=ttyS0 quiet loglevel=3 panic=-1 ixytest=${tests.join(',')} ixypages=${HUGEPAGES}`;
   const args = [
-    '-accel', 'tcg', '-cpu', 'max', '-smp', '1', '-M', 'q35', '-m', MEMORY,
+    '-accel', 'tcg', '-cpu', 'max', '-smp', '1', '-M', iommu ? 'q35,kernel-irqchip=split' : 'q35', '-m', MEMORY,
     '-nodefaults', '-display', 'none', '-serial', 'stdio', '-no-reboot',
     '-kernel', kernel, '-initrd', initrd,
-    '-append', `console=ttyS0 quiet loglevel=3 panic=-1 ixytest=${tests.join(',')} ixypages=${HUGEPAGES}`,
+    '-append', iommu ? `${append} intel_iommu=on ixyvfio=${nics.filter((n) => topology.KINDS[n.kind].vfio).map((n) => n.address).join(',')}` : append,
   ];
+  // Before the NICs: a device created before the IOMMU would bypass it.
+  if (iommu) args.push('-device', 'intel-iommu,intremap=on,caching-mode=on');
   for (const nic of nics) {
     const id = `n${nic.slot}`;
     const kind = topology.KINDS[nic.kind];
@@ -36,7 +41,7 @@ function qemuArgs({ kernel, initrd, workDir }, tests, nics) {
 
 // Parses the guest's @@ixy lines (see guest/reporter.js).
 function parseConsole(text) {
-  const result = { tests: [], data: [], files: [], done: null, exit: null, bootSeconds: null, nodeVersion: null };
+  const result = { tests: [], data: [], files: [], dmesg: [], done: null, exit: null, bootSeconds: null, nodeVersion: null };
   for (const raw of text.split('\n')) {
     const line = raw.replace(/\r$/, '');
     const m = /^@@ixy (\w+) ?(.*)$/.exec(line);
@@ -57,18 +62,19 @@ function parseConsole(text) {
     } else if (kind === 'exit') result.exit = Number(rest);
     else if (kind === 'boot') result.bootSeconds = Number(rest.split(' ')[0]);
     else if (kind === 'node') result.nodeVersion = rest;
+    else if (kind === 'dmesg') result.dmesg.push(rest);
   }
   return result;
 }
 
 // Builds (cached) and boots; resolves with the parsed result plus the console text, the
 // NICs with their pcap paths, and timings. Kills QEMU when `timeoutMs` passes.
-async function runGuest({ tests = ['smoke'], kinds = [], timeoutMs = 600000, echo = null } = {}) {
+async function runGuest({ tests = ['smoke'], kinds = [], iommu = false, timeoutMs = 600000, echo = null } = {}) {
   const t0 = Date.now();
   const image = build();
   const buildSeconds = (Date.now() - t0) / 1000;
   const nics = topology.nics(kinds).map((n) => ({ ...n, pcap: path.join(image.workDir, `${n.name}.pcap`) }));
-  const args = qemuArgs(image, tests, nics);
+  const args = qemuArgs(image, tests, nics, iommu);
   const t1 = Date.now();
   const { text, code, timedOut } = await new Promise((resolve, reject) => {
     // `shell` is interactive: the terminal is the serial console (Ctrl-A X quits QEMU).
@@ -109,7 +115,8 @@ module.exports = { runGuest, parseConsole, qemuArgs };
 if (require.main === module) {
   const tests = (process.argv[2] || 'smoke').split(',');
   const kinds = process.argv[3] ? process.argv[3].split(',') : [];
-  runGuest({ tests, kinds, echo: process.stdout }).then((r) => {
+  const iommu = kinds.some((k) => topology.KINDS[k].vfio);
+  runGuest({ tests, kinds, iommu, echo: process.stdout }).then((r) => {
     const failed = r.tests.filter((t) => t.state === 'fail').length;
     const ok = r.exit === 0 && r.done !== null && failed === 0 && !r.timedOut;
     process.stderr.write(`[vm] build ${r.buildSeconds.toFixed(1)} s, boot to power-off ${r.bootToOffSeconds.toFixed(1)} s, ` +

@@ -11,6 +11,10 @@ const KINDS = {
   // QEMU's default on the root bus: legacy I/O BAR plus the modern capabilities.
   'virtio-transitional': { device: 'virtio-net-pci', slot: 0x0e, id: '1af4:1000' },
   'virtio-modern': { device: 'virtio-net-pci', options: 'disable-legacy=on', slot: 0x1a, id: '1af4:1041' },
+  // Bound to vfio-pci in a guest with an IOMMU (a boot of their own: run.js `iommu`). A
+  // virtio device goes through the IOMMU only with iommu_platform=on (modern only).
+  'igb-vfio': { device: 'igb', slot: 0x02, stride: 2, id: '8086:10c9', vfio: true },
+  'virtio-vfio': { device: 'virtio-net-pci', options: 'disable-legacy=on,iommu_platform=on', slot: 0x1a, id: '1af4:1041', vfio: true },
 };
 
 // [{ kind, port, slot, address, mac, hub, pcap }] for the kinds asked for.
