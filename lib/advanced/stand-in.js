@@ -4,7 +4,7 @@
 // are plain memory, and between two steps standInNic() does what the NIC would. Nothing
 // here touches a device. Two users:
 // - lib/warm-up.js, which runs an app's hot path here before the real device goes live;
-// - the benchmark of the driver's own cost without the model (test/bench/stand-in.js),
+// - the benchmark of the driver's own cost without the model (bench/stand-in.js),
 //   whose C twin is `c-forward --mode stand-in`, and tests that watch V8 compile the loop.
 const ixgbeLayout = require('../ixgbe/registers');
 const D = require('./rings');
