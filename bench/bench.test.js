@@ -1,10 +1,10 @@
 'use strict';
 
 // The bench's own tests (`npm run test:bench`; npm test runs only test/bench.test.js):
-// a --quick run checked field by field, the command lines, ab.js and npm run profile.
+// a --quick run checked field by field, --node, the command lines, ab.js and npm run profile.
 // No timing thresholds: a busy machine is slow, not broken.
 const assert = require('assert');
-const { execFile, execFileSync, spawn } = require('child_process');
+const { execFile, execFileSync, spawn, spawnSync } = require('child_process');
 const fs = require('fs');
 const os = require('os');
 const path = require('path');
@@ -100,6 +100,47 @@ describe('npm run bench (--quick)', function () {
         done(e);
       }
     });
+  });
+});
+
+// `npm run bench -- --node PATH`: every JavaScript driver process of the comparison (runs,
+// side by side, the stand-in) is started with that binary. The binary here is a script that
+// writes down how it was called and runs this Node, so the test sees each start.
+describe('npm run bench -- --node', function () {
+  this.timeout(90000);
+  const tmpDir = suiteTmpDir('ixy-bench-node-');
+
+  it('runs each JavaScript driver with the binary given, and records its version', function (done) {
+    const log = path.join(tmpDir(), 'calls.log');
+    const wrapper = path.join(tmpDir(), 'node');
+    fs.writeFileSync(wrapper, `#!/bin/sh\necho "$*" >> '${log}'\nexec '${process.execPath}' "$@"\n`, { mode: 0o755 });
+    const results = path.join(tmpDir(), 'results');
+    const args = [RUN, '--quick', '--batches', '32', '--runs', '1', '--rounds', '1',
+      '--window', '50', '--seconds', '0.3', '--warmup', '0.2', '--results', results, '--node', wrapper];
+    execFile(process.execPath, args, { timeout: 80000 }, (err, stdout, stderr) => {
+      if (err) return done(new Error(`bench failed: ${stderr || err.message}`));
+      try {
+        const calls = fs.readFileSync(log, 'utf8').split('\n').filter((l) => l !== '');
+        assert.strictEqual(calls[0], '--version');
+        const children = (script) => calls.filter((c) => c.includes(`bench/${script}`));
+        // forward and generate runs, and one side-by-side session each, with js-child.js;
+        // the drivers' own cost with stand-in.js.
+        assert.strictEqual(children('js-child.js').length, 4, calls.join('\n'));
+        assert.strictEqual(children('stand-in.js').length, 1, calls.join('\n'));
+        const file = fs.readdirSync(results).find((f) => f.endsWith('.json'));
+        assert.strictEqual(JSON.parse(fs.readFileSync(path.join(results, file), 'utf8')).machine.node, process.version);
+        assert.match(stdout, new RegExp(`^bench: JavaScript under Node ${process.version.replace(/\./g, '\\.')};`));
+        done();
+      } catch (e) {
+        done(e);
+      }
+    });
+  });
+
+  it('refuses a binary that is not Node.js in one line', function () {
+    const r = spawnSync(process.execPath, [RUN, '--node', '/bin/true'], { encoding: 'utf8' });
+    assert.strictEqual(r.status, 1);
+    assert.match(r.stderr, /^bench: --node \/bin\/true: not a Node.js binary \(--version said '[^\n]*'\)\n$/);
   });
 });
 

@@ -8,10 +8,9 @@
 const assert = require('assert');
 const fs = require('fs');
 const path = require('path');
-const { execFile, spawnSync } = require('child_process');
+const { spawnSync } = require('child_process');
 const { NODE_LINES, nodeFor, majorOf } = require('./node-versions');
 const { FATAL_SIGNALS } = require('../lib/exit-guard');
-const { suiteTmpDir } = require('./helpers');
 
 const ROOT = path.join(__dirname, '..');
 const ADDON = path.join(ROOT, 'build', 'Release', 'ixy.node');
@@ -90,45 +89,4 @@ describe('Node.js versions', function () {
       });
     });
   }
-});
-
-// `npm run bench -- --node PATH`: every JavaScript driver process of the comparison (runs,
-// side by side, the stand-in) is started with that binary. The binary here is a script that
-// writes down how it was called and runs this Node, so the test sees each start.
-describe('npm run bench -- --node', function () {
-  this.timeout(90000);
-  const tmpDir = suiteTmpDir('ixy-bench-node-');
-
-  it('runs each JavaScript driver with the binary given, and records its version', function (done) {
-    const log = path.join(tmpDir(), 'calls.log');
-    const wrapper = path.join(tmpDir(), 'node');
-    fs.writeFileSync(wrapper, `#!/bin/sh\necho "$*" >> '${log}'\nexec '${process.execPath}' "$@"\n`, { mode: 0o755 });
-    const results = path.join(tmpDir(), 'results');
-    const args = [path.join(ROOT, 'bench', 'run.js'), '--quick', '--batches', '32', '--runs', '1', '--rounds', '1',
-      '--window', '50', '--seconds', '0.3', '--warmup', '0.2', '--results', results, '--node', wrapper];
-    execFile(process.execPath, args, { timeout: 80000 }, (err, stdout, stderr) => {
-      if (err) return done(new Error(`bench failed: ${stderr || err.message}`));
-      try {
-        const calls = fs.readFileSync(log, 'utf8').split('\n').filter((l) => l !== '');
-        assert.strictEqual(calls[0], '--version');
-        const children = (script) => calls.filter((c) => c.includes(`bench/${script}`));
-        // forward and generate runs, and one side-by-side session each, with js-child.js;
-        // the drivers' own cost with stand-in.js.
-        assert.strictEqual(children('js-child.js').length, 4, calls.join('\n'));
-        assert.strictEqual(children('stand-in.js').length, 1, calls.join('\n'));
-        const file = fs.readdirSync(results).find((f) => f.endsWith('.json'));
-        assert.strictEqual(JSON.parse(fs.readFileSync(path.join(results, file), 'utf8')).machine.node, process.version);
-        assert.match(stdout, new RegExp(`^bench: JavaScript under Node ${process.version.replace(/\./g, '\\.')};`));
-        done();
-      } catch (e) {
-        done(e);
-      }
-    });
-  });
-
-  it('refuses a binary that is not Node.js in one line', function () {
-    const r = spawnSync(process.execPath, [path.join(ROOT, 'bench', 'run.js'), '--node', '/bin/true'], { encoding: 'utf8' });
-    assert.strictEqual(r.status, 1);
-    assert.match(r.stderr, /^bench: --node \/bin\/true: not a Node.js binary \(--version said '[^\n]*'\)\n$/);
-  });
 });
