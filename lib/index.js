@@ -23,12 +23,14 @@ const { Device } = require('./device');
 const { bind, unbind } = require('./bind');
 const { tuneJit } = require('./jit');
 const { warmUp } = require('./warm-up');
+const { idleMode } = require('./idle');
 
 // Picks the driver from the device's vendor and device IDs, initialises the device and
 // resolves once its link is up. Options go to the driver (queues, ring sizes, ...);
 // `force: true` lets it take a NIC whose kernel interface is in use (lib/iface.js).
 async function open(address, options = {}) {
   pci.validateAddress(address);
+  if (options.idle !== undefined) idleMode(options.idle); // receive()'s default (lib/idle.js)
   requireRoot(address);
   const id = pci.readIdentity(address);
   const driver = driverFor(id);
