@@ -49,10 +49,13 @@ describe('npm run bench (smoke test)', function () {
         for (const lang of ['js', 'c']) assertSpread(r.standIn[0][lang].nsPerPacket, `own cost ${lang} ns per packet`);
         assertSpread(r.ceiling[0].c.mpps, 'model ceiling');
         assert.match(stdout, /JavaScript \/ C, side by side/);
-        // The plot of README: one ratio point (and its phase) for the one batch size.
+        // The plot of README: for the one batch size a point of the side-by-side ratio, of
+        // the own cost, and of the phase the window pair was in (none if it changed during
+        // the pair); a circle each, and one each in the legend.
         const svg = plotSvg(r);
         assert.match(svg, /^<svg [^]*JavaScript \/ C[^]*<\/svg>\n$/);
-        assert.strictEqual((svg.match(/<circle /g) || []).length, 2 * 3, 'side by side, its phase, own cost: a point and a legend mark each');
+        const series = 2 + sbs.phases.near.count + sbs.phases.far.count;
+        assert.strictEqual((svg.match(/<circle /g) || []).length, 2 * series, svg);
         // Every driver process ended, stopped ones (SIGSTOP between windows) included.
         const left = execFileSync('ps', ['-eo', 'args']).toString().split('\n')
           .filter((line) => line.includes('build/c-forward') || line.includes('bench/js-child.js') || line.includes('bench/stand-in.js'));
