@@ -40,7 +40,6 @@ const R = {
   FCTRL_BAM: 1 << 10, // broadcast accept
   RAL: (i) => 0x0a200 + 8 * i,
   RAH: (i) => 0x0a204 + 8 * i,
-  RAH_AV: 1 << 31, // address valid
   RDBAL: rxQueueReg(0x01000, 0x0d000),
   RDBAH: rxQueueReg(0x01004, 0x0d004),
   RDLEN: rxQueueReg(0x01008, 0x0d008),
