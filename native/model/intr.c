@@ -35,7 +35,10 @@
  *     with the bits you handled while others are set, with all ones, or let
  *     EIAC clear it (what 7.3.4.3 advises for MSI-X).
  * Writes are seen at the next scan (about 0.5 ms) or cause; two writes to one
- * of these registers within that time count as the last one.  A held cause
+ * of these registers within that time count as the last one, and of an EIMC
+ * and an EIMS write in that time EIMC is taken first (a vector unmasked and
+ * masked again at once stays unmasked: at worst one interrupt too many, never
+ * one missing).  A held cause
  * goes out at the next cause or scan after its interval ends (never early;
  * up to ~0.5 ms late, ~1 ms while the model naps).  Not modelled: vectors
  * 16..63 (EICR/EIMS/EIMC/EICS_EX, 8.2.3.5.2-5), other causes (LSC, ...;
