@@ -23,7 +23,7 @@ function integer(name, min, max) {
 
 // --idle: what a loop does while no frames come (lib/idle.js).
 function idleOption() {
-  return new Option('--idle <mode>', "what to do while no frames come: 'backoff' sleeps on timers, 'spin' polls without pause (a whole core), 'interrupt' needs VFIO interrupts (not yet)")
+  return new Option('--idle <mode>', "what to do while no frames come: 'backoff' sleeps on timers, 'spin' polls without pause (a whole core), 'interrupt' sleeps until the NIC interrupts (VFIO only)")
     .choices(['backoff', 'spin', 'interrupt']).default('backoff');
 }
 

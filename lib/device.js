@@ -5,6 +5,7 @@
 // the device-specific parts: link, MAC, promiscuous mode, hardware counters.
 const { IxyError, shown } = require('./errors');
 const { ReceiveIterator } = require('./receive');
+const vfio = require('./vfio');
 
 // What every driver's RX and TX queue counts as it moves frames, for stats(): packets and
 // bytes, added per batch in receive()/send() as `totals[PACKETS] += n`. A Float64Array,
@@ -116,6 +117,27 @@ class Device {
     this.rxQueues.length = 0;
     this.txQueues.length = 0;
   }
+
+  // idle 'interrupt' (lib/idle.js): the line a loop with nothing to do sleeps on, set up on
+  // first use. Only a device driven through VFIO has one: sysfs gives user space no
+  // interrupts. A driver implements setupInterrupts() (its receive queues raise vector 0),
+  // armInterrupt() (the next received frame interrupts) and disarmInterrupt().
+  interrupts() {
+    this.checkOpen("idle 'interrupt'");
+    const line = vfio.interruptLine(this.address, () => this.setupInterrupts());
+    if (line === null) {
+      throw new IxyError('EUNSUPPORTED', `idle 'interrupt' needs ${this.address} driven through VFIO (bind it to vfio-pci: 'ixy bind ${this.address}'); use 'backoff'`);
+    }
+    return line;
+  }
+
+  setupInterrupts() {
+    throw new IxyError('EUNSUPPORTED', `the ${this.driver} driver has no interrupts: use idle 'backoff'`);
+  }
+
+  armInterrupt() {}
+
+  disarmInterrupt() {}
 
   // Subclasses override these. Each returns its running total, accumulated from the
   // device's counters: frames dropped for want of room (descriptors, packet buffer), and

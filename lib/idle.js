@@ -7,8 +7,12 @@
 //               IDLE_AFTER_MS, sleep in the event loop on a timer between single polls,
 //               the sleeps doubling from SLEEP_MIN_MS to SLEEP_MAX_MS; the first frame
 //               returns the loop to full polling.
-//   'interrupt' sleep until the NIC raises an interrupt: needs the VFIO backend's
-//               interrupts, which ixy does not have yet (EUNSUPPORTED).
+//   'interrupt' once the queues have stayed empty for IDLE_AFTER_MS, arm the NIC's receive
+//               interrupt, poll once more (a frame that came just before arming raised
+//               none), then sleep in the event loop until the interrupt (lib/interrupts.js)
+//               or INTERRUPT_SAFETY_MS; the first frame returns the loop to full polling
+//               with the interrupt masked. Only devices driven through VFIO have interrupts:
+//               others refuse the mode (EUNSUPPORTED, Device.interrupts()).
 //
 // The bound: while the loop sleeps, arriving frames wait in the RX ring and the NIC's RX
 // packet buffer. Our ixgbe init gives packet buffer 0 128 KiB, about 1,560 frames of 64
@@ -25,16 +29,16 @@ const IDLE_MODES = ['spin', 'backoff', 'interrupt'];
 const IDLE_AFTER_MS = 5; // empty polls for this long before the first sleep
 const SLEEP_MIN_MS = 1; // setTimeout's granularity: shorter asks wait 1 ms too
 const SLEEP_MAX_MS = 1;
+// How long an interrupt-waiting loop sleeps at most: should a frame slip in between the
+// last poll and the arming without raising the interrupt, it waits no longer than this.
+// One wake-up per second of idleness costs next to nothing.
+const INTERRUPT_SAFETY_MS = 1000;
 
-// Throws EINVAL for anything but one of IDLE_MODES and EUNSUPPORTED for 'interrupt';
-// returns the mode (undefined: `fallback`).
+// Throws EINVAL for anything but one of IDLE_MODES; returns the mode (undefined: `fallback`).
 function idleMode(idle, fallback = 'backoff') {
   const mode = idle === undefined || idle === null ? fallback : idle;
   if (!IDLE_MODES.includes(mode)) {
     throw new IxyError('EINVAL', `idle must be 'spin', 'backoff' or 'interrupt', got ${shown(mode)}`);
-  }
-  if (mode === 'interrupt') {
-    throw new IxyError('EUNSUPPORTED', "idle 'interrupt' needs interrupts through VFIO, which ixy does not have yet: use 'backoff' (the default) or 'spin'");
   }
   return mode;
 }
@@ -56,4 +60,4 @@ class Backoff {
   }
 }
 
-module.exports = { idleMode, Backoff, IDLE_MODES, IDLE_AFTER_MS, SLEEP_MIN_MS, SLEEP_MAX_MS };
+module.exports = { idleMode, Backoff, IDLE_MODES, IDLE_AFTER_MS, SLEEP_MIN_MS, SLEEP_MAX_MS, INTERRUPT_SAFETY_MS };

@@ -31,10 +31,11 @@
 // queue that has stayed empty for IDLE_AFTER_MS is polled once per timer, the sleeps
 // growing to SLEEP_MAX_MS, instead of once per turn: an idle loop then sleeps in the event
 // loop. The first batch returns it to full polling. `idle: 'spin'` polls without pause.
+// `idle: 'interrupt'` (VFIO only) sleeps until the NIC's receive interrupt instead.
 const { setImmediate: yieldToEventLoop, setTimeout: sleep } = require('timers/promises');
 const { PacketBatch } = require('./batch');
 const { IxyError, shown } = require('./errors');
-const { idleMode, Backoff, IDLE_AFTER_MS } = require('./idle');
+const { idleMode, Backoff, IDLE_AFTER_MS, INTERRUPT_SAFETY_MS } = require('./idle');
 
 const SLICE_MS = 1; // how long we may poll before giving the event loop a turn
 
@@ -52,6 +53,7 @@ class ReceiveIterator {
     this.sliceMs = sliceMs;
     this.sliceEnd = 0; // yield first: the caller's code after the loop setup runs first
     this.backoff = mode === 'backoff' ? new Backoff() : null;
+    this.interrupts = mode === 'interrupt' ? dev.interrupts() : null; // EUNSUPPORTED without VFIO
     this.lastBatchAt = performance.now(); // when receive() last had frames
     this.finished = false;
     // An abort only marks the iterator finished: next() checks that after every await
@@ -80,6 +82,9 @@ class ReceiveIterator {
         if (this.backoff !== null && now - this.lastBatchAt >= IDLE_AFTER_MS) {
           await sleep(this.backoff.next());
           this.sliceEnd = 0; // one poll, then sleep again unless it found frames
+        } else if (this.interrupts !== null && now - this.lastBatchAt >= IDLE_AFTER_MS) {
+          if (await this.sleepUntilInterrupt(rxQueue, batch)) return this.result;
+          this.sliceEnd = 0;
         } else {
           await yieldToEventLoop();
           this.sliceEnd = performance.now() + this.sliceMs;
@@ -95,6 +100,22 @@ class ReceiveIterator {
         return this.result;
       }
     }
+  }
+
+  // idle 'interrupt': arms the interrupt, polls once more, and sleeps until it comes (or
+  // the device closes). True when that poll found frames (they are in the batch).
+  async sleepUntilInterrupt(rxQueue, batch) {
+    const dev = this.dev;
+    dev.armInterrupt();
+    batch.sent = 0;
+    if (rxQueue.receive(batch) > 0) {
+      dev.disarmInterrupt();
+      this.wokeUp();
+      return true;
+    }
+    await this.interrupts.wait(INTERRUPT_SAFETY_MS);
+    if (!dev.closed) dev.disarmInterrupt();
+    return false;
   }
 
   // Frames after idleness: full polling again, the next sleep the shortest.

@@ -17,6 +17,7 @@ const fs = require('fs');
 const path = require('path');
 const { IxyError, fromNative } = require('./errors');
 const { native } = require('./native');
+const { InterruptLine } = require('./interrupts');
 
 const VFIO_DRIVER = 'vfio-pci';
 const CONFIG_REGION = 7; // VFIO_PCI_CONFIG_REGION_INDEX
@@ -30,7 +31,9 @@ let containerUsed = false;
 class VfioDevice {
   constructor(address, group) {
     this.address = address;
+    this.group = group;
     this.fd = native().vfioOpenDevice(group, address);
+    this.interrupts = null; // InterruptLine, once a loop sleeps on it
     try {
       const config = native().vfioRegionInfo(this.fd, CONFIG_REGION);
       this.configOffset = config.offset;
@@ -57,6 +60,7 @@ class VfioDevice {
 
   // Closing the fd hands the device back to vfio-pci, which resets it.
   close() {
+    if (this.interrupts) this.interrupts.close();
     fs.closeSync(this.fd);
   }
 }
@@ -134,11 +138,31 @@ function deviceOf(address) {
   return devices.get(address);
 }
 
+// The interrupt line of `address` (lib/interrupts.js), made on first use after `setup()`
+// (the driver's register programming); null when the device is not driven through VFIO.
+function interruptLine(address, setup) {
+  const device = devices.get(address);
+  if (device === undefined) return null;
+  if (!device.interrupts) {
+    setup();
+    device.interrupts = new InterruptLine(device);
+  }
+  return device.interrupts;
+}
+
+// Closes the device; its IOMMU group leaves the container once no device of it is open,
+// so that another process can open it. With the last group the container loses its DMA
+// mappings: the next device maps every memory again.
 function close(address) {
   const device = devices.get(address);
   if (device === undefined) return;
   devices.delete(address);
   device.close();
+  if ([...devices.values()].some((d) => d.group === device.group)) return;
+  if (native().vfioReleaseGroup(device.group)) {
+    containerUsed = false;
+    for (const memory of memories) memory.iommuMapped = false;
+  }
 }
 
 // IOVAs for a DmaMemory whose physical addresses this process cannot know: one per page.
@@ -183,4 +207,4 @@ function mapMemory(memory) {
   memory.iommuMapped = true;
 }
 
-module.exports = { isVfioBound, open, close, deviceOf, iovasFor, track, untrack, CONFIG_REGION };
+module.exports = { isVfioBound, open, close, deviceOf, interruptLine, iovasFor, track, untrack, CONFIG_REGION };

@@ -2,12 +2,22 @@
 //
 //   vfioOpenDevice(group, address)   the device's fd; joins its IOMMU group to the process's
 //                      container first (one container per process, like DPDK's default)
+//   vfioReleaseGroup(group)          take the group out of the container once none of its
+//                      devices is open, so that another process may have it; true when the
+//                      container is left empty (its DMA mappings went with the last group)
 //   vfioRegionInfo(fd, index)        { offset, size, mappable } of region `index` (the BARs
 //                      are regions 0-5, config space is region 7)
 //   vfioMapRegion(fd, index, minBytes)  mmap a BAR region: an ArrayBuffer like mapResource's
 //   vfioMapDma(buffer, offset, bytes, iova)  let the device reach those bytes of `buffer`
 //                      at I/O virtual address `iova` through the IOMMU (read and write)
 //   vfioUnmapDma(iova, bytes)        take that back
+//   vfioIrqCount(fd, index)          how many vectors interrupt type `index` has (MSI-X: 2,
+//                      MSI: 1)
+//   vfioEnableIrqs(fd, index, count) route vectors 0..count-1 to new eventfds; returns them
+//   vfioDisableIrqs(fd, index)       route them nowhere again
+//   new FdWatcher(fd, callback)      calls callback() from the event loop whenever the
+//                      eventfd fd is signalled (after reading it), between start() and
+//                      stop(); only a started watcher keeps the process alive. close().
 //
 // The IOMMU translates every address the device uses: it can reach only what was mapped
 // here, so a wrong descriptor address faults instead of writing someone else's memory.
@@ -17,17 +27,21 @@
 #include <napi.h>
 
 #include <cerrno>
+#include <cstring>
 #include <cstdint>
 #include <map>
 #include <string>
+#include <vector>
 
 #include <fcntl.h>
 #include <linux/vfio.h>
+#include <sys/eventfd.h>
 #include <sys/ioctl.h>
 #include <sys/mman.h>
 #include <unistd.h>
 
 #include "addon.h"
+#include "uv.h"
 
 namespace {
 
@@ -115,6 +129,23 @@ int Group(Napi::Env env, int group) {
   }
   group_fds[group] = fd;
   return fd;
+}
+
+Napi::Value ReleaseGroup(const Napi::CallbackInfo& info) {
+  Napi::Env env = info.Env();
+  if (info.Length() < 1 || !info[0].IsNumber()) {
+    Napi::TypeError::New(env, "vfioReleaseGroup(group)").ThrowAsJavaScriptException();
+    return env.Undefined();
+  }
+  auto it = group_fds.find(info[0].As<Napi::Number>().Int32Value());
+  if (it != group_fds.end()) {
+    (void)ioctl(it->second, VFIO_GROUP_UNSET_CONTAINER);
+    close(it->second);
+    group_fds.erase(it);
+    // An empty container has no IOMMU model any more: the next group sets it again.
+    if (group_fds.empty()) iommu_set = false;
+  }
+  return Napi::Boolean::New(env, group_fds.empty());
 }
 
 Napi::Value OpenDevice(const Napi::CallbackInfo& info) {
@@ -246,16 +277,174 @@ Napi::Value UnmapDma(const Napi::CallbackInfo& info) {
   return env.Undefined();
 }
 
+
+// ---------------------------------------------------------------------------------------
+// Interrupts. VFIO turns each interrupt vector of the device into a signal on an eventfd
+// (VFIO_DEVICE_SET_IRQS); libuv watches the eventfd like any other fd, so a waiting driver
+// costs no thread and no CPU until the device interrupts.
+
+Napi::Value IrqCount(const Napi::CallbackInfo& info) {
+  Napi::Env env = info.Env();
+  if (info.Length() < 2 || !info[0].IsNumber() || !info[1].IsNumber()) {
+    Napi::TypeError::New(env, "vfioIrqCount(fd, index)").ThrowAsJavaScriptException();
+    return env.Undefined();
+  }
+  vfio_irq_info irq = {};
+  irq.argsz = sizeof(irq);
+  irq.index = info[1].As<Napi::Number>().Uint32Value();
+  if (ioctl(info[0].As<Napi::Number>().Int32Value(), VFIO_DEVICE_GET_IRQ_INFO, &irq) != 0) {
+    ThrowErrno(env, "cannot read the device's interrupt info", errno);
+    return env.Undefined();
+  }
+  return Napi::Number::New(env, irq.count);
+}
+
+// One VFIO_DEVICE_SET_IRQS: `fds` (may be empty: DATA_NONE) for vectors 0.. of `index`.
+int SetIrqs(int device, uint32_t index, const std::vector<int32_t>& fds) {
+  std::vector<char> buf(sizeof(vfio_irq_set) + fds.size() * sizeof(int32_t));
+  vfio_irq_set* set = reinterpret_cast<vfio_irq_set*>(buf.data());
+  set->argsz = static_cast<uint32_t>(buf.size());
+  set->flags = (fds.empty() ? VFIO_IRQ_SET_DATA_NONE : VFIO_IRQ_SET_DATA_EVENTFD) | VFIO_IRQ_SET_ACTION_TRIGGER;
+  set->index = index;
+  set->start = 0;
+  set->count = static_cast<uint32_t>(fds.size());
+  if (!fds.empty()) memcpy(set->data, fds.data(), fds.size() * sizeof(int32_t));
+  return ioctl(device, VFIO_DEVICE_SET_IRQS, set);
+}
+
+Napi::Value EnableIrqs(const Napi::CallbackInfo& info) {
+  Napi::Env env = info.Env();
+  if (info.Length() < 3 || !info[0].IsNumber() || !info[1].IsNumber() || !info[2].IsNumber()) {
+    Napi::TypeError::New(env, "vfioEnableIrqs(fd, index, count)").ThrowAsJavaScriptException();
+    return env.Undefined();
+  }
+  const int device = info[0].As<Napi::Number>().Int32Value();
+  const uint32_t index = info[1].As<Napi::Number>().Uint32Value();
+  const uint32_t count = info[2].As<Napi::Number>().Uint32Value();
+  std::vector<int32_t> fds;
+  for (uint32_t i = 0; i < count; i++) {
+    int fd = eventfd(0, EFD_NONBLOCK | EFD_CLOEXEC);
+    if (fd < 0) {
+      int err = errno;
+      for (int f : fds) close(f);
+      ThrowErrno(env, "cannot create an eventfd", err);
+      return env.Undefined();
+    }
+    fds.push_back(fd);
+  }
+  if (SetIrqs(device, index, fds) != 0) {
+    int err = errno;
+    for (int f : fds) close(f);
+    ThrowErrno(env, "cannot route the device's interrupts to eventfds (VFIO_DEVICE_SET_IRQS)", err);
+    return env.Undefined();
+  }
+  Napi::Array result = Napi::Array::New(env, fds.size());
+  for (size_t i = 0; i < fds.size(); i++) result.Set(i, Napi::Number::New(env, fds[i]));
+  return result;
+}
+
+Napi::Value DisableIrqs(const Napi::CallbackInfo& info) {
+  Napi::Env env = info.Env();
+  if (info.Length() < 2 || !info[0].IsNumber() || !info[1].IsNumber()) {
+    Napi::TypeError::New(env, "vfioDisableIrqs(fd, index)").ThrowAsJavaScriptException();
+    return env.Undefined();
+  }
+  if (SetIrqs(info[0].As<Napi::Number>().Int32Value(), info[1].As<Napi::Number>().Uint32Value(), {}) != 0) {
+    ThrowErrno(env, "cannot stop the device's interrupts", errno);
+  }
+  return env.Undefined();
+}
+
+class FdWatcher : public Napi::ObjectWrap<FdWatcher> {
+ public:
+  static Napi::Function Define(Napi::Env env) {
+    return DefineClass(env, "FdWatcher",
+                       {InstanceMethod("start", &FdWatcher::Start), InstanceMethod("stop", &FdWatcher::Stop),
+                        InstanceMethod("close", &FdWatcher::Close)});
+  }
+
+  explicit FdWatcher(const Napi::CallbackInfo& info) : Napi::ObjectWrap<FdWatcher>(info) {
+    Napi::Env env = info.Env();
+    if (info.Length() < 2 || !info[0].IsNumber() || !info[1].IsFunction()) {
+      Napi::TypeError::New(env, "new FdWatcher(fd, callback)").ThrowAsJavaScriptException();
+      return;
+    }
+    fd_ = info[0].As<Napi::Number>().Int32Value();
+    callback_ = Napi::Persistent(info[1].As<Napi::Function>());
+    uv_loop_t* loop = nullptr;
+    if (napi_get_uv_event_loop(env, &loop) != napi_ok) {
+      Napi::Error::New(env, "no event loop").ThrowAsJavaScriptException();
+      return;
+    }
+    poll_ = new uv_poll_t;
+    if (uv_poll_init(loop, poll_, fd_) != 0) {
+      delete poll_;
+      poll_ = nullptr;
+      Napi::Error::New(env, "cannot watch fd " + std::to_string(fd_)).ThrowAsJavaScriptException();
+      return;
+    }
+    poll_->data = this;
+  }
+
+  ~FdWatcher() override { Release(); }
+
+ private:
+  Napi::Value Start(const Napi::CallbackInfo& info) {
+    if (poll_ != nullptr) uv_poll_start(poll_, UV_READABLE, OnReadable);
+    return info.Env().Undefined();
+  }
+
+  Napi::Value Stop(const Napi::CallbackInfo& info) {
+    if (poll_ != nullptr) uv_poll_stop(poll_);
+    return info.Env().Undefined();
+  }
+
+  Napi::Value Close(const Napi::CallbackInfo& info) {
+    Release();
+    return info.Env().Undefined();
+  }
+
+  // The handle goes back to libuv, which frees it once the loop has let go of it.
+  void Release() {
+    if (poll_ == nullptr) return;
+    poll_->data = nullptr;
+    uv_close(reinterpret_cast<uv_handle_t*>(poll_), [](uv_handle_t* h) { delete reinterpret_cast<uv_poll_t*>(h); });
+    poll_ = nullptr;
+  }
+
+  static void OnReadable(uv_poll_t* handle, int status, int /*events*/) {
+    FdWatcher* self = static_cast<FdWatcher*>(handle->data);
+    if (self == nullptr || status < 0) return;
+    uint64_t count = 0;
+    if (read(self->fd_, &count, sizeof(count)) != sizeof(count)) return;  // already read
+    Napi::Env env = self->callback_.Env();
+    Napi::HandleScope scope(env);
+    // MakeCallback: as for any libuv callback into JavaScript, microtasks (the promise the
+    // waiting loop awaits) run right after it.
+    self->callback_.MakeCallback(env.Global(), {Napi::Number::New(env, static_cast<double>(count))});
+    if (env.IsExceptionPending()) napi_fatal_exception(env, env.GetAndClearPendingException().Value());
+  }
+
+  int fd_ = -1;
+  uv_poll_t* poll_ = nullptr;
+  Napi::FunctionReference callback_;
+};
+
 }  // namespace
 
 namespace ixy {
 
 void InitVfio(Napi::Env env, Napi::Object exports) {
   exports.Set("vfioOpenDevice", Napi::Function::New(env, OpenDevice));
+  exports.Set("vfioReleaseGroup", Napi::Function::New(env, ReleaseGroup));
   exports.Set("vfioRegionInfo", Napi::Function::New(env, GetRegionInfo));
   exports.Set("vfioMapRegion", Napi::Function::New(env, MapRegion));
   exports.Set("vfioMapDma", Napi::Function::New(env, MapDma));
   exports.Set("vfioUnmapDma", Napi::Function::New(env, UnmapDma));
+  exports.Set("vfioIrqCount", Napi::Function::New(env, IrqCount));
+  exports.Set("vfioEnableIrqs", Napi::Function::New(env, EnableIrqs));
+  exports.Set("vfioDisableIrqs", Napi::Function::New(env, DisableIrqs));
+  exports.Set("FdWatcher", FdWatcher::Define(env));
 }
 
 }  // namespace ixy

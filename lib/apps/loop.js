@@ -5,7 +5,7 @@
 // and I/O keep working; stop on SIGINT/SIGTERM, after `seconds`, or when step() says done.
 // When nothing moves, sleep instead (idle 'backoff', lib/idle.js).
 const { RateMeter, formatRates } = require('../stats');
-const { idleMode, Backoff, IDLE_AFTER_MS } = require('../idle');
+const { idleMode, Backoff, IDLE_AFTER_MS, INTERRUPT_SAFETY_MS } = require('../idle');
 
 const SLICE_MS = 2; // how long we run before yielding
 // The clock is read about this many times per slice, not per step: in Node 20 every
@@ -65,10 +65,13 @@ function packetsMoved(devices) {
 // done. Resolves with the reason it stopped: 'signal', 'time' or 'done'; rejects with the
 // device's error when a device is gone (EDEVICELOST). Each second every device is checked
 // (device.check()): link changes and recovered TX hangs are printed as lines of their own.
-// idle: 'backoff' (default) or 'spin', see lib/idle.js; with 'backoff' the loop sleeps
-// between single steps once no queue of `devices` has moved a packet for IDLE_AFTER_MS.
+// idle: 'backoff' (default), 'spin' or 'interrupt', see lib/idle.js; once no queue of
+// `devices` has moved a packet for IDLE_AFTER_MS the loop sleeps between single steps, on
+// a timer ('backoff') or until one of the devices interrupts ('interrupt', VFIO only).
 async function runLoop({ devices, step, seconds = 0, report = true, out = process.stdout, idle }) {
-  const backoff = idleMode(idle) === 'backoff' ? new Backoff() : null;
+  const mode = idleMode(idle);
+  const backoff = mode === 'backoff' ? new Backoff() : null;
+  const lines = mode === 'interrupt' ? devices.map((d) => d.interrupts()) : null; // EUNSUPPORTED without VFIO
   let stopReason = null;
   let failure = null;
   const onSignal = () => { stopReason = 'signal'; };
@@ -102,18 +105,40 @@ async function runLoop({ devices, step, seconds = 0, report = true, out = proces
           resolve();
           return;
         }
-        if (backoff !== null) {
+        if (mode !== 'spin') {
           const now = packetsMoved(devices);
           if (now !== moved) {
             moved = now;
             movedAt = performance.now();
-            backoff.reset();
+            if (backoff !== null) backoff.reset();
           } else if (performance.now() - movedAt >= IDLE_AFTER_MS) {
-            sleeper = setTimeout(wake, backoff.next());
+            if (lines !== null) sleepOnInterrupts();
+            else sleeper = setTimeout(wake, backoff.next());
             return;
           }
         }
         setImmediate(turn);
+      };
+      // idle 'interrupt': arm every device, step once more (a frame that came before the
+      // arming raised no interrupt), then sleep until one of them interrupts.
+      const sleepOnInterrupts = () => {
+        for (const d of devices) d.armInterrupt();
+        try {
+          if (stopReason === null && step()) stopReason = 'done';
+        } catch (err) {
+          reject(err);
+          return;
+        }
+        if (stopReason !== null || packetsMoved(devices) !== moved) {
+          for (const d of devices) d.disarmInterrupt();
+          schedule(wake);
+          return;
+        }
+        Promise.race(lines.map((line) => line.wait(INTERRUPT_SAFETY_MS))).then(() => {
+          for (const line of lines) line.cancel();
+          for (const d of devices) if (!d.closed) d.disarmInterrupt();
+          wake();
+        });
       };
       // While busy: one slice per turn of the event loop, by a callback rather than an
       // `await` loop: a turn then allocates one Immediate and no promises, and every
@@ -143,6 +168,7 @@ async function runLoop({ devices, step, seconds = 0, report = true, out = proces
   } finally {
     clearInterval(reporter);
     if (sleeper !== null) clearTimeout(sleeper);
+    if (lines !== null) for (const line of lines) line.cancel();
     if (cancelTimer) cancelTimer();
     process.removeListener('SIGINT', onSignal);
     process.removeListener('SIGTERM', onSignal);

@@ -38,11 +38,23 @@ const R = {
   PHY_CTRL_RESTART_AN: 1 << 9,
   PHY_CTRL_AN_ENABLE: 1 << 12,
 
-  // Interrupts (8.8): ixy polls, every cause masked.
+  // Interrupts (8.8): masked while ixy polls; with idle 'interrupt' (VFIO only) RX queues
+  // raise MSI-X vector 0, which masks itself when it fires (7.3).
   IMC: 0x000d8,
   IMC_ALL: 0xffffffff,
+  EIMS: 0x01524, // extended mask set: bit n enables MSI-X vector n
   EIMC: 0x01528,
   EIMC_ALL: 0xffffffff,
+  EIAC: 0x0152c, // auto clear: the vector's EICR bit clears when it is sent
+  EIAM: 0x01530, // auto mask: the vector's EIMS bit clears when it is sent
+  GPIE: 0x01514,
+  GPIE_NSICR: 1 << 0, // reading EICR does not clear it
+  GPIE_MULTIPLE_MSIX: 1 << 4, // one vector per cause, as IVAR maps them
+  GPIE_EIAME: 1 << 30, // EIAM applies to MSI-X vectors too
+  GPIE_PBA_SUPPORT: 1 << 31, // MSI-X pending bits in the PBA table
+  IVAR: (i) => 0x01700 + 4 * i, // RX queue q: IVAR(q % 8), byte 2 * (q >> 3)
+  IVAR_VALID: 0x80,
+  EITR: (i) => 0x01680 + 4 * i,
 
   // Receive (8.10)
   RCTL: 0x00100,

@@ -127,6 +127,24 @@ class VirtioDevice extends Device {
     }
   }
 
+  // idle 'interrupt' (lib/device.js interrupts()): the receive queue has MSI-X vector 0
+  // (ModernTransport.activateQueue); a legacy device has no MSI-X vectors of ours.
+  setupInterrupts() {
+    if (this.transport.kind !== 'modern') {
+      throw new IxyError('EUNSUPPORTED', `idle 'interrupt' needs a modern virtio device; ${this.address} is ${this.transport.kind}`);
+    }
+  }
+
+  // 2.6.7 Used Buffer Notification Suppression: the device interrupts after using a
+  // receive buffer only while AVAIL_F_NO_INTERRUPT is clear.
+  armInterrupt() {
+    this.rx.vq.avail[0] = 0;
+  }
+
+  disarmInterrupt() {
+    this.rx.vq.avail[0] = C.AVAIL_F_NO_INTERRUPT;
+  }
+
   has(feature) {
     return (this.features & bit(feature)) !== 0n;
   }
