@@ -23,8 +23,14 @@ function integer(name, min, max) {
 
 // --idle: what a loop does while no frames come (lib/idle.js).
 function idleOption() {
-  return new Option('--idle <mode>', "what to do while no frames come: 'backoff' sleeps on timers, 'spin' polls without pause (a whole core), 'interrupt' sleeps until the NIC interrupts (VFIO only)")
-    .choices(['backoff', 'spin', 'interrupt']).default('backoff');
+  return new Option('--idle <mode>', "what to do while no frames come: 'interrupt' sleeps until the NIC interrupts (VFIO only), 'backoff' sleeps on timers, 'spin' polls without pause (a whole core); default: interrupt through VFIO, else backoff")
+    .choices(['backoff', 'spin', 'interrupt']);
+}
+
+// generate's --idle: it sends on its own clock, so there is no interrupt to wait for.
+function sendIdleOption() {
+  return new Option('--idle <mode>', "between the sends of a slow --rate: 'backoff' sleeps on timers and sends what fell due as one burst, 'spin' keeps the spacing (a whole core)")
+    .choices(['backoff', 'spin']).default('backoff');
 }
 
 // Runs an async command body; IxyErrors become "ixy: message" and exit code 1.
@@ -74,7 +80,7 @@ program
   .option('-t, --seconds <s>', 'stop after this many seconds (0: run until Ctrl-C)', integer('--seconds', 0, 1e9), 0)
   .option('--link-timeout <ms>', 'how long to wait for link', integer('--link-timeout', 1, 600000), 10000)
   .option('--force', "take the NIC even if the kernel's interface of it is up or has addresses or routes")
-  .addOption(idleOption())
+  .addOption(sendIdleOption())
   .action(action(async (pci, opts) => {
     const { generate } = require('../lib/apps/generate');
     await generate(pci, {

@@ -37,6 +37,7 @@ class Device {
     this.stopped = false;
     this.closed = false;
     this.txMinLength = 14; // the shortest frame txBatch() takes: an Ethernet header
+    this.interruptCapable = false; // the driver programs receive interrupts (setupInterrupts)
   }
 
   // Receives up to batch.capacity frames from RX queue `queue` into `batch`.
@@ -129,6 +130,11 @@ class Device {
       throw new IxyError('EUNSUPPORTED', `idle 'interrupt' needs ${this.address} driven through VFIO (bind it to vfio-pci: 'ixy bind ${this.address}'); use 'backoff'`);
     }
     return line;
+  }
+
+  // Whether idle 'interrupt' works here (the default then, lib/idle.js bestIdle()).
+  hasInterrupts() {
+    return this.interruptCapable && !this.closed && vfio.deviceOf(this.address) !== undefined;
   }
 
   setupInterrupts() {

@@ -3,7 +3,7 @@
 // What a polling loop does when its queues are empty (the `idle` option of open(),
 // receive() and the commands):
 //   'spin'      poll without pause, as a benchmark wants: a whole core, always.
-//   'backoff'   (default) poll while frames come; once the queues have stayed empty for
+//   'backoff'   poll while frames come; once the queues have stayed empty for
 //               IDLE_AFTER_MS, sleep in the event loop on a timer between single polls,
 //               the sleeps doubling from SLEEP_MIN_MS to SLEEP_MAX_MS; the first frame
 //               returns the loop to full polling.
@@ -34,13 +34,20 @@ const SLEEP_MAX_MS = 1;
 // One wake-up per second of idleness costs next to nothing.
 const INTERRUPT_SAFETY_MS = 1000;
 
-// Throws EINVAL for anything but one of IDLE_MODES; returns the mode (undefined: `fallback`).
-function idleMode(idle, fallback = 'backoff') {
+// Throws EINVAL for anything but one of IDLE_MODES; returns the mode (undefined or null:
+// `fallback`, and null when that is not given either: the best the devices can do).
+function idleMode(idle, fallback = null) {
   const mode = idle === undefined || idle === null ? fallback : idle;
-  if (!IDLE_MODES.includes(mode)) {
+  if (mode !== null && mode !== undefined && !IDLE_MODES.includes(mode)) {
     throw new IxyError('EINVAL', `idle must be 'spin', 'backoff' or 'interrupt', got ${shown(mode)}`);
   }
-  return mode;
+  return mode === undefined ? null : mode;
+}
+
+// The default: 'interrupt' when every device can interrupt (driven through VFIO by a
+// driver that programs its interrupts), 'backoff' otherwise.
+function bestIdle(devices) {
+  return devices.length > 0 && devices.every((d) => typeof d.hasInterrupts === 'function' && d.hasInterrupts()) ? 'interrupt' : 'backoff';
 }
 
 // The sleeps of one idle period: 1, 2, 4 ... SLEEP_MAX_MS ms; reset() when frames come.
@@ -60,4 +67,4 @@ class Backoff {
   }
 }
 
-module.exports = { idleMode, Backoff, IDLE_MODES, IDLE_AFTER_MS, SLEEP_MIN_MS, SLEEP_MAX_MS, INTERRUPT_SAFETY_MS };
+module.exports = { idleMode, bestIdle, Backoff, IDLE_MODES, IDLE_AFTER_MS, SLEEP_MIN_MS, SLEEP_MAX_MS, INTERRUPT_SAFETY_MS };

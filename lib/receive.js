@@ -27,7 +27,8 @@
 // Per packet this costs nothing: the work per step is one receive call, one clock read and
 // one release of the previous batch's leftovers.
 //
-// Idle (lib/idle.js): with `idle: 'backoff'` (the default, or what open() was given) a
+// Idle (lib/idle.js; the default is what open() was given, else the best the device can
+// do: 'interrupt' through VFIO, 'backoff' otherwise): with `idle: 'backoff'` a
 // queue that has stayed empty for IDLE_AFTER_MS is polled once per timer, the sleeps
 // growing to SLEEP_MAX_MS, instead of once per turn: an idle loop then sleeps in the event
 // loop. The first batch returns it to full polling. `idle: 'spin'` polls without pause.
@@ -35,7 +36,7 @@
 const { setImmediate: yieldToEventLoop, setTimeout: sleep } = require('timers/promises');
 const { PacketBatch } = require('./batch');
 const { IxyError, shown } = require('./errors');
-const { idleMode, Backoff, IDLE_AFTER_MS, INTERRUPT_SAFETY_MS } = require('./idle');
+const { idleMode, bestIdle, Backoff, IDLE_AFTER_MS, INTERRUPT_SAFETY_MS } = require('./idle');
 
 const SLICE_MS = 1; // how long we may poll before giving the event loop a turn
 
@@ -43,7 +44,7 @@ class ReceiveIterator {
   // status: the batch keeps each frame's descriptor status word (batch.checksumOf()).
   constructor(dev, queue, { batchSize = 32, sliceMs = SLICE_MS, status = false, signal = null, idle } = {}) {
     dev.checkQueue('RX', queue, dev.rxQueues.length);
-    const mode = idleMode(idle, dev.options ? dev.options.idle : undefined);
+    const mode = idleMode(idle, dev.options ? dev.options.idle : undefined) || bestIdle([dev]);
     if (signal !== null && (typeof signal !== 'object' || typeof signal.addEventListener !== 'function')) {
       throw new IxyError('EINVAL', `receive()'s signal must be an AbortSignal, got ${shown(signal)}`);
     }

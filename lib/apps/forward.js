@@ -51,7 +51,8 @@ function forwardBatch(rxQueue, txQueue, batch) {
   return n - sent;
 }
 
-// idle: 'backoff' (default) or 'spin' (lib/idle.js); also taken from deviceOptions.idle.
+// idle: 'backoff', 'spin' or 'interrupt' (lib/idle.js; default: deviceOptions.idle, else
+// the best the two ports can do).
 async function forward(addressA, addressB, { batchSize = 32, seconds = 0, out = process.stdout, deviceOptions = {}, idle } = {}) {
   if (addressA === addressB) {
     throw new IxyError('EINVAL', 'forward needs two different ports');

@@ -10,6 +10,7 @@ const { Mempool } = require('../mempool');
 const packet = require('../packet');
 const { runLoop } = require('./loop');
 const { idleMode } = require('../idle');
+const { IxyError } = require('../errors');
 const { formatTotals } = require('../stats');
 const arena = require('../arena');
 
@@ -50,7 +51,10 @@ async function generate(address, {
   // Validate before touching the device.
   // idle: with a rate, 'backoff' (default) sleeps between the sends of a slow rate and
   // sends what fell due meanwhile as one burst; 'spin' keeps the spacing (lib/idle.js).
-  const idleAs = idleMode(idle, deviceOptions.idle);
+  const idleAs = idleMode(idle, deviceOptions.idle) || 'backoff';
+  if (idleAs === 'interrupt') {
+    throw new IxyError('EINVAL', "generate sends on its own clock: idle 'interrupt' (waiting for received frames) does not apply; use 'backoff' or 'spin'");
+  }
   const template = new Uint8Array(packet.MAX_FRAME);
   packet.writeUdpFrame(template, { size, ...frame });
   const batch = new PacketBatch(batchSize);

@@ -5,7 +5,7 @@
 // and I/O keep working; stop on SIGINT/SIGTERM, after `seconds`, or when step() says done.
 // When nothing moves, sleep instead (idle 'backoff', lib/idle.js).
 const { RateMeter, formatRates } = require('../stats');
-const { idleMode, Backoff, IDLE_AFTER_MS, INTERRUPT_SAFETY_MS } = require('../idle');
+const { idleMode, bestIdle, Backoff, IDLE_AFTER_MS, INTERRUPT_SAFETY_MS } = require('../idle');
 
 const SLICE_MS = 2; // how long we run before yielding
 // The clock is read about this many times per slice, not per step: in Node 20 every
@@ -65,11 +65,11 @@ function packetsMoved(devices) {
 // done. Resolves with the reason it stopped: 'signal', 'time' or 'done'; rejects with the
 // device's error when a device is gone (EDEVICELOST). Each second every device is checked
 // (device.check()): link changes and recovered TX hangs are printed as lines of their own.
-// idle: 'backoff' (default), 'spin' or 'interrupt', see lib/idle.js; once no queue of
+// idle: 'backoff', 'spin' or 'interrupt' (default: the best the devices can do), see lib/idle.js; once no queue of
 // `devices` has moved a packet for IDLE_AFTER_MS the loop sleeps between single steps, on
 // a timer ('backoff') or until one of the devices interrupts ('interrupt', VFIO only).
 async function runLoop({ devices, step, seconds = 0, report = true, out = process.stdout, idle }) {
-  const mode = idleMode(idle);
+  const mode = idleMode(idle) || bestIdle(devices);
   const backoff = mode === 'backoff' ? new Backoff() : null;
   const lines = mode === 'interrupt' ? devices.map((d) => d.interrupts()) : null; // EUNSUPPORTED without VFIO
   let stopReason = null;

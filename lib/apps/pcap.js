@@ -18,7 +18,7 @@ const { ProgressBar } = require('./progress');
 async function pcap(address, file, {
   count = 0, batchSize = 32, nanoseconds = true, seconds = 0, packetBuffered = false, err = process.stderr, deviceOptions = {}, idle,
 } = {}) {
-  const idleAs = idleMode(idle, deviceOptions.idle); // 'backoff' (default) or 'spin': lib/idle.js
+  const idleAs = idleMode(idle, deviceOptions.idle); // null: the best the port can do (lib/idle.js)
   const batch = new PacketBatch(batchSize);
   // The device first: a bad address or a link that stays down must not leave an empty file.
   const dev = await open(address, { txQueues: 0, ...deviceOptions });

@@ -19,6 +19,7 @@ class IgbDevice extends AdvancedNic {
     // RDLEN/TDLEN: a multiple of 128 bytes (8.10, 8.12), at most 4096 descriptors here.
     super(address, 'igb', { layout: R, options, maxQueues: MAX_QUEUES, maxRingSize: 4096 });
     this.counters = null; // hardwareCounters()' sums
+    this.interruptCapable = true; // MSI-X, setupInterrupts()
   }
 
   // 4.5.3 Initialization sequence.

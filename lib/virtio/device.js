@@ -56,6 +56,7 @@ class VirtioDevice extends Device {
     pci.checkIommu(address);
     pci.unbindDriver(address);
     this.transport = id.device === LEGACY_DEVICE_ID ? new LegacyTransport(address) : new ModernTransport(address);
+    this.interruptCapable = this.transport.kind === 'modern'; // MSI-X vector 0 for RX
     this.pools = [];
     this.rx = null;
     this.tx = null;
