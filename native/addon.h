@@ -16,6 +16,13 @@ void ThrowErrno(Napi::Env env, const std::string& what, int err);
 void ThrowCode(Napi::Env env, const std::string& message, const char* code);
 // An ArrayBuffer over memory mapped with mmap: unmapped by free() or at garbage collection.
 Napi::Value WrapMappedMemory(Napi::Env env, void* addr, size_t size);
+// Whether addr starts a mapping of ours (mapResource, allocDma, a VFIO region); its size.
+bool IsOurMapping(void* addr, size_t* size);
+// Takes the device whose BAR starts at addr out of the fatal-signal guard (guard.cc), for
+// the BAR's unmapping.
+void UnguardBar(const void* addr);
+// Adds the fatal-signal guard's functions (guard.cc) to the addon's exports.
+void InitGuard(Napi::Env env, Napi::Object exports);
 // Adds the VFIO functions (vfio.cc) to the addon's exports.
 void InitVfio(Napi::Env env, Napi::Object exports);
 
