@@ -31,6 +31,10 @@ const { idleMode } = require('./idle');
 async function open(address, options = {}) {
   pci.validateAddress(address);
   if (options.idle !== undefined) idleMode(options.idle); // receive()'s default (lib/idle.js)
+  const viaVfio = vfio.isVfioBound(pci.boundDriver(address));
+  if (options.idle === 'interrupt' && !viaVfio) {
+    throw new IxyError('EUNSUPPORTED', `idle 'interrupt' needs ${address} driven through VFIO (bind it to vfio-pci: 'ixy bind ${address}'); use 'backoff'`);
+  }
   requireRoot(address);
   const id = pci.readIdentity(address);
   const driver = driverFor(id);
@@ -48,6 +52,10 @@ async function open(address, options = {}) {
   } catch (err) {
     pci.releaseDevice(address);
     throw err;
+  }
+  if (options.idle === 'interrupt' && !dev.hasInterrupts()) {
+    dev.close();
+    throw new IxyError('EUNSUPPORTED', `idle 'interrupt': the ${dev.driver} driver has no interrupts for ${address}; use 'backoff'`);
   }
   // Buffer ownership checks (lib/ownership.js): off unless asked for, free when off.
   if (options.debug || (options.debug === undefined && envDebug())) checkDevice(dev);

@@ -149,7 +149,8 @@ describe('idle: receive() on the model', function () {
     }
   });
 
-  it("receive() and the run loop refuse 'interrupt' for a device not driven through VFIO, and an unknown mode", async function () {
+  it("open(), receive() and the run loop refuse 'interrupt' for a device not driven through VFIO, and an unknown mode", async function () {
+    await assert.rejects(ixy.open(model.addresses[0], { idle: 'interrupt' }), { code: 'EUNSUPPORTED', message: /VFIO.*ixy bind/ });
     const dev = await ixy.open(model.addresses[0]);
     try {
       assert.throws(() => dev.receive(0, { idle: 'interrupt' }), { code: 'EUNSUPPORTED', message: /VFIO.*ixy bind/ });
