@@ -17,7 +17,7 @@ const GUEST_DIR = path.join(__dirname, 'vm', 'guest');
 
 function guestTestNames(vfio) {
   return fs.readdirSync(GUEST_DIR).filter((f) => f.endsWith('.test.js')).map((f) => f.replace(/\.test\.js$/, ''))
-    .filter((name) => /-vfio\b/.test(name) === vfio).sort();
+    .filter((name) => !name.startsWith('bench-') && /-vfio\b/.test(name) === vfio).sort();
 }
 
 // Which NIC kinds the guest tests use: a guest test file named after a kind ("igb",

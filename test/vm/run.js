@@ -15,15 +15,16 @@ const topology = require('./guest/topology');
 const MEMORY = '1536M';
 const HUGEPAGES = 256; // 512 MiB of 2 MiB pages
 
-// iommu: an emulated Intel IOMMU (VT-d) that the guest kernel uses, and /init then loads
-// VFIO and runs the tests as an unprivileged user (init.sh).
+// iommu: an emulated Intel IOMMU (VT-d) that the guest kernel uses (in passthrough for its
+// own drivers and for ixy's sysfs path, iommu=pt; VFIO gives each group its own domain),
+// and /init then loads VFIO and runs the tests as an unprivileged user (init.sh).
 function qemuArgs({ kernel, initrd, workDir }, tests, nics, iommu = false) {
   const append = `console=ttyS0 quiet loglevel=3 panic=-1 ixytest=${tests.join(',')} ixypages=${HUGEPAGES}`;
   const args = [
     '-accel', 'tcg', '-cpu', 'max', '-smp', '1', '-M', iommu ? 'q35,kernel-irqchip=split' : 'q35', '-m', MEMORY,
     '-nodefaults', '-display', 'none', '-serial', 'stdio', '-no-reboot',
     '-kernel', kernel, '-initrd', initrd,
-    '-append', iommu ? `${append} intel_iommu=on ixyvfio=${nics.filter((n) => topology.KINDS[n.kind].vfio).map((n) => n.address).join(',')}` : append,
+    '-append', iommu ? `${append} intel_iommu=on iommu=pt ixyvfio=${nics.filter((n) => topology.KINDS[n.kind].vfio).map((n) => n.address).join(',')}` : append,
   ];
   // Before the NICs: a device created before the IOMMU would bypass it.
   if (iommu) args.push('-device', 'intel-iommu,intremap=on,caching-mode=on');

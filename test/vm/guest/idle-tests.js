@@ -7,18 +7,15 @@
 // measured share for the record.
 const assert = require('assert');
 const fs = require('fs');
-const path = require('path');
-const { spawn } = require('child_process');
 const ixy = require('../../../lib');
 const { PacketBatch } = require('../../../lib/batch');
 const topology = require('./topology');
-const { Generator, Checker } = require('./traffic');
+const { Generator, Checker, spawnIxy } = require('./traffic');
 
 const IDLE_CPU_BOUND = 0.3; // of one core
 const IDLE_MS = 3000;
 const BURSTS = 10;
 const BURST = 10;
-const IXY = path.join(__dirname, '..', '..', '..', 'bin', 'ixy.js');
 const TIMEOUT_MS = 120000;
 
 const sleep = (ms) => new Promise((r) => setTimeout(r, ms));
@@ -84,16 +81,12 @@ function idleTests(kind) {
       const gen = new Generator(spec);
       const checker = new Checker(spec);
       const batch = new PacketBatch(64);
-      const child = spawn(process.execPath, [IXY, 'forward', addr(1), addr(2), '--idle', 'interrupt'], { stdio: ['ignore', 'pipe', 'pipe'] });
-      let said = '';
-      child.stdout.on('data', (d) => { said += d; });
-      child.stderr.on('data', (d) => { said += d; });
-      const exited = new Promise((resolve) => child.on('exit', resolve));
+      const { child, exited, said } = spawnIxy(['forward', addr(1), addr(2), '--idle', 'interrupt']);
       try {
         // Up once it prints its first rates line; then idle.
         const up = Date.now() + TIMEOUT_MS;
-        while (!/RX:/.test(said) && Date.now() < up) await sleep(100);
-        assert.match(said, /RX:/, `the forwarder did not start: ${said}`);
+        while (!/RX:/.test(said()) && Date.now() < up) await sleep(100);
+        assert.match(said(), /RX:/, `the forwarder did not start: ${said()}`);
         await sleep(500);
         const cpu0 = cpuSecondsOf(child.pid);
         await sleep(IDLE_MS);
@@ -108,7 +101,7 @@ function idleTests(kind) {
           await sleep(batch.count > 0 ? 0 : 50);
         }
         assert.deepStrictEqual(checker.problems, []);
-        assert.strictEqual(checker.received, BURSTS * BURST, `frames at the sink; the forwarder said: ${said.trim().split('\n').slice(-2).join(' | ')}`);
+        assert.strictEqual(checker.received, BURSTS * BURST, `frames at the sink; the forwarder said: ${said().trim().split('\n').slice(-2).join(' | ')}`);
       } finally {
         child.kill('SIGINT');
         await exited;

@@ -10,18 +10,16 @@
 //   - a device writing to memory the IOMMU does not map faults (the kernel logs a DMAR
 //     fault, the host checks) and the memory stays untouched.
 const assert = require('assert');
-const { spawn, spawnSync } = require('child_process');
-const path = require('path');
+const { spawnSync } = require('child_process');
 const ixy = require('../../../lib');
 const pci = require('../../../lib/pci');
 const vfio = require('../../../lib/vfio');
 const { PacketBatch } = require('../../../lib/batch');
 const topology = require('./topology');
-const { Generator, Checker } = require('./traffic');
+const { Generator, Checker, spawnIxy, IXY } = require('./traffic');
 
 const ports = topology.nics(['igb-vfio']);
 const addr = (i) => ports[i].address;
-const IXY = path.join(__dirname, '..', '..', '..', 'bin', 'ixy.js');
 const TIMEOUT_MS = 120000;
 
 const tick = (ms = 0) => new Promise((r) => (ms ? setTimeout(r, ms) : setImmediate(r)));
@@ -70,11 +68,7 @@ describe('igb through VFIO: what the IOMMU and the kernel guarantee', function (
       seen += batch.count;
       batch.freeFrom(0);
     };
-    const child = spawn(process.execPath, [IXY, 'forward', addr(1), addr(2)], { stdio: ['ignore', 'pipe', 'pipe'] });
-    let output = '';
-    child.stdout.on('data', (d) => { output += d; });
-    child.stderr.on('data', (d) => { output += d; });
-    const exited = new Promise((resolve) => child.on('exit', resolve));
+    const { child, exited, said } = spawnIxy(['forward', addr(1), addr(2)]);
     try {
       // Until frames come through the forwarder, and a while longer.
       const deadline = Date.now() + TIMEOUT_MS;
@@ -83,7 +77,7 @@ describe('igb through VFIO: what the IOMMU and the kernel guarantee', function (
         drain();
         await tick(2);
       }
-      assert.ok(seen >= 200, `the forwarder forwarded ${seen} frames; it said: ${output.trim().split('\n').slice(-3).join(' | ')}`);
+      assert.ok(seen >= 200, `the forwarder forwarded ${seen} frames; it said: ${said().trim().split('\n').slice(-3).join(' | ')}`);
       child.kill('SIGKILL');
       await exited;
       const firstAfterKill = gen.seq;

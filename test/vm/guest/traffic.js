@@ -3,6 +3,8 @@
 // Traffic for the guest tests: a generator that sends numbered IPv4/UDP frames from its own
 // mempool, and a checker that takes received batches and verifies every frame (valid
 // header, expected length and UDP port, sequence numbers in order, pattern intact).
+const path = require('path');
+const { spawn } = require('child_process');
 const packet = require('../../../lib/packet');
 const { Mempool } = require('../../../lib/mempool');
 const { PacketBatch } = require('../../../lib/batch');
@@ -89,4 +91,17 @@ function reportFile(name, bytes, what, { srcPort, size, count, src }) {
   console.log(`@@ixy data ${JSON.stringify(record)}`);
 }
 
-module.exports = { Generator, Checker, reportSent, reportFile };
+const IXY = path.join(__dirname, '..', '..', '..', 'bin', 'ixy.js');
+
+// `ixy ARGS` in a child process (spawn `options`, e.g. another uid): { child, exited (a
+// promise of its exit), said() (what it printed so far) }.
+function spawnIxy(args, options = {}) {
+  const child = spawn(process.execPath, [IXY, ...args], { stdio: ['ignore', 'pipe', 'pipe'], ...options });
+  let said = '';
+  child.stdout.on('data', (d) => { said += d; });
+  child.stderr.on('data', (d) => { said += d; });
+  const exited = new Promise((resolve) => child.on('exit', resolve));
+  return { child, exited, said: () => said };
+}
+
+module.exports = { Generator, Checker, reportSent, reportFile, spawnIxy, IXY };
