@@ -33,7 +33,7 @@
  *     clears those bits; a write of exactly what EICR holds cannot be seen,
  *     and neither can a read (EICR's clear-on-read in legacy mode).  Clear
  *     with the bits you handled while others are set, with all ones, or let
- *     EIAC clear it (what 7.3.4.3 advises for MSI-X).
+ *     EIAC clear it (what the datasheet advises for MSI-X).
  * Writes are seen at the next scan (about 0.5 ms) or cause; two writes to one
  * of these registers within that time count as the last one, and of an EIMC
  * and an EIMS write in that time EIMC is taken first (a vector unmasked and
