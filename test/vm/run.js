@@ -117,7 +117,8 @@ if (require.main === module) {
   const tests = (process.argv[2] || 'smoke').split(',');
   const kinds = process.argv[3] ? process.argv[3].split(',') : [];
   const iommu = kinds.some((k) => topology.KINDS[k].vfio);
-  runGuest({ tests, kinds, iommu, echo: process.stdout }).then((r) => {
+  const timeoutMs = tests.some((t) => t.startsWith('bench-')) ? 60 * 60 * 1000 : 600000;
+  runGuest({ tests, kinds, iommu, timeoutMs, echo: process.stdout }).then((r) => {
     const failed = r.tests.filter((t) => t.state === 'fail').length;
     const ok = r.exit === 0 && r.done !== null && failed === 0 && !r.timedOut;
     process.stderr.write(`[vm] build ${r.buildSeconds.toFixed(1)} s, boot to power-off ${r.bootToOffSeconds.toFixed(1)} s, ` +

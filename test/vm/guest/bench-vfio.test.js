@@ -78,6 +78,12 @@ function releaseFromVfio(address) {
   if (fs.existsSync(`${dev}/driver`)) fs.writeFileSync(`${dev}/driver/unbind`, address);
 }
 
+// A new binding makes a new /dev/vfio/N, root's: give it to the user again (init.sh did
+// the first time).
+function grant(group) {
+  fs.chownSync(`/dev/vfio/${group}`, 1000, 1000);
+}
+
 const median = (xs) => [...xs].sort((a, b) => a - b)[xs.length >> 1];
 
 describe('forwarding through VFIO and through sysfs, side by side', function () {
@@ -91,7 +97,7 @@ describe('forwarding through VFIO and through sysfs, side by side', function () 
       for (let round = 0; round < ROUNDS; round++) {
         for (const mode of ['vfio', 'sysfs']) {
           for (const i of [1, 2]) {
-            if (mode === 'vfio') ixy.bind(addr(i));
+            if (mode === 'vfio') grant(ixy.bind(addr(i)).iommuGroup);
             else releaseFromVfio(addr(i));
           }
           const as = mode === 'vfio' ? { uid: 1000, gid: 1000 } : {};
