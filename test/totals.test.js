@@ -6,7 +6,7 @@
 const assert = require('assert');
 const { runOptimising } = require('./helpers');
 
-// An RX and a TX queue on a register file in plain memory, and the bench's stand-in NIC:
+// An RX and a TX queue on a register file in plain memory, and the stand-in NIC (lib/advanced/stand-in.js):
 // every RX descriptor up to RDT is completed with a `length`-byte frame, every TX
 // descriptor up to TDT is marked done. step() forwards one batch from rx to tx.
 const CHILD = `

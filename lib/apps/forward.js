@@ -22,21 +22,21 @@ const arena = require('../arena');
 // and with one frame per trip those checks were most of the loop's instructions.
 function touchFrames(batch, n) {
   const words = arena.words; // a local, so TurboFan folds it (see lib/arena.js)
-  const ids = batch.idsAt; // batch.ids[i] is words[ids + i]
+  const idsAt = batch.idsAt; // batch.ids[i] is words[idsAt + i]
   const bytes = batch.pool.bytes; // the whole pool: buffer id k starts at k << shift
   const shift = batch.pool.bufferShift;
   let i = 0;
   for (; i + 4 <= n; i += 4) {
-    const a = (words[ids + i] << shift) + 1;
-    const b = (words[ids + i + 1] << shift) + 1;
-    const c = (words[ids + i + 2] << shift) + 1;
-    const d = (words[ids + i + 3] << shift) + 1;
+    const a = (words[idsAt + i] << shift) + 1;
+    const b = (words[idsAt + i + 1] << shift) + 1;
+    const c = (words[idsAt + i + 2] << shift) + 1;
+    const d = (words[idsAt + i + 3] << shift) + 1;
     bytes[a] |= 0;
     bytes[b] |= 0;
     bytes[c] |= 0;
     bytes[d] |= 0;
   }
-  for (; i < n; i++) bytes[(words[ids + i] << shift) + 1] |= 0;
+  for (; i < n; i++) bytes[(words[idsAt + i] << shift) + 1] |= 0;
 }
 
 // Moves one batch from rx to tx; returns how many packets it dropped because the TX ring
