@@ -16,7 +16,7 @@ const { Generator, spawnIxy } = require('./traffic');
 
 const ports = topology.nics(['igb-vfio']);
 const addr = (i) => ports[i].address;
-const ROUNDS = 3;
+const ROUNDS = 5;
 const WARM_MS = 5000;
 const WINDOW_MS = 10000;
 
