@@ -22,9 +22,20 @@ const R = {
   EEC: 0x10010,
   EEC_ARD: 1 << 9, // auto-read done
 
-  // Interrupts (8.2.3.5)
-  EIMC: 0x00888,
+  // Interrupts (8.2.3.5): masked while ixy polls; with idle 'interrupt' (VFIO only) the RX
+  // queues raise MSI-X vector 0, which clears its cause and masks itself when sent (7.3).
+  EIAC: 0x00810, // auto clear (MSI-X): the vector's EICR bit clears when it is sent
+  EITR: (n) => 0x00820 + 4 * n, // n < 24; ITR_INTERVAL in bits 11:3, 2 us units, 0: none
+  EIMS: 0x00880, // mask set: bit n enables vector n
+  EIMC: 0x00888, // mask clear
   EIMC_ALL: 0x7fffffff,
+  EIAM: 0x00890, // auto mask (GPIE.EIAME): the vector's EIMS bit clears when it is sent
+  GPIE: 0x00898,
+  GPIE_MULTIPLE_MSIX: 1 << 4, // MSI-X: one vector per cause, as IVAR maps them
+  GPIE_EIAME: 1 << 30, // EIAM applies to MSI-X vectors
+  GPIE_PBA_SUPPORT: 1 << 31, // MSI-X pending bits in the PBA
+  IVAR: (n) => 0x00900 + 4 * n, // RX queue q: byte 2 * (q & 1) of IVAR(q >> 1)
+  IVAR_ALLOC_VAL: 0x80, // the entry is valid
 
   // Receive (8.2.3.8)
   RXCTRL: 0x03000,
