@@ -44,7 +44,7 @@ const R = {
   RDRXCTL_CRCSTRIP: 1 << 1,
   RDRXCTL_DMAIDONE: 1 << 3,
   RXPBSIZE: (i) => 0x03c00 + 4 * i,
-  RXPBSIZE_128KB: 128 << 10,
+  RXPBSIZE_512KB: 512 << 10, // the whole RX packet buffer
   FCTRL: 0x05080,
   FCTRL_MPE: 1 << 8, // multicast promiscuous
   FCTRL_UPE: 1 << 9, // unicast promiscuous
