@@ -15,14 +15,15 @@
 //               others refuse the mode (EUNSUPPORTED, Device.interrupts()).
 //
 // The bound: while the loop sleeps, arriving frames wait in the RX ring and the NIC's RX
-// packet buffer. Our ixgbe init gives packet buffer 0 128 KiB, about 1,560 frames of 64
-// bytes (plus ~24 bytes of buffer overhead each, as the model counts them), and the ring
-// has at least 384 of its 512 descriptors armed when idle (rxFreeThreshold 128): some
-// 1,940 frames, 1.9 ms at 1 Mpps. A timer asked for SLEEP_MAX_MS fires about 0.1-0.3 ms
-// late, so the loop is back within ~1.3 ms of the first frame: the defaults protect
-// traffic that starts at up to ~1.4 Mpps of 64-byte frames (line rate for 1518-byte
-// frames needs 0.82 Mpps, also protected) from loss at the first frames. A longer bound
-// would cost less CPU when idle and lose frames of a fast burst after idleness.
+// packet buffer. Our ixgbe init gives packet buffer 0 all of its 512 KiB: 6,241 frames of
+// 64 bytes (plus ~24 bytes of buffer overhead each, as the model counts them), and the
+// ring has at least 384 of its 512 descriptors armed when idle (rxFreeThreshold 128): some
+// 6,600 frames, 6.6 ms at 1 Mpps. A timer asked for SLEEP_MAX_MS fires about 0.1-0.3 ms
+// late, so the loop is usually back within ~1.3 ms of the first frame (on the 2-vCPU
+// development VM at worst 3.4 ms of 30 tries, bench/idle.js): traffic that starts at up
+// to ~1.9 Mpps of 64-byte frames loses nothing even then, ~5 Mpps usually. In bytes the
+// buffer is 0.4 ms of a 10 Gb/s line: a burst at line rate after idleness loses its start.
+// A longer bound would cost less CPU when idle and lose more of a fast burst.
 const { IxyError, shown } = require('./errors');
 
 const IDLE_MODES = ['spin', 'backoff', 'interrupt'];
