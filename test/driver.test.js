@@ -86,8 +86,8 @@ describe('ixgbe driver on the device model', function () {
       }
       await model.pcapOut(1, capture);
       // A rate the driver keeps up with easily, even on a busy machine: with RXPBSIZE(0)
-      // at 128 KiB (as the driver sets it) the model's RX packet buffer holds ~1500 frames,
-      // plus at least 384 free descriptors: ~45 ms at this rate. No frame may be lost.
+      // at 512 KiB (as the driver sets it) the model's RX packet buffer holds ~6200 frames,
+      // plus at least 384 free descriptors: ~165 ms at this rate. No frame may be lost.
       await model.source(0, { rate: 40000, size: 60, count: N });
       await model.source(1, { rate: 40000, size: 60, count: N });
 
