@@ -19,7 +19,6 @@ class IgbDevice extends AdvancedNic {
     // RDLEN/TDLEN: a multiple of 128 bytes (8.10, 8.12), at most 4096 descriptors here.
     super(address, 'igb', { layout: R, options, maxQueues: MAX_QUEUES, maxRingSize: 4096 });
     this.counters = null; // hardwareCounters()' sums
-    this.interruptCapable = true; // MSI-X, setupInterrupts()
   }
 
   // 4.5.3 Initialization sequence.
@@ -90,29 +89,6 @@ class IgbDevice extends AdvancedNic {
 
   phyWrite(reg, value) {
     this.mdic(R.MDIC_OP_WRITE | (R.MDIC_PHY_INTERNAL << R.MDIC_PHYADD_SHIFT) | (reg << R.MDIC_REGADD_SHIFT) | value, `a write of PHY register ${reg}`);
-  }
-
-  // 7.3 MSI-X with one vector: every RX queue's cause goes to vector 0 (IVAR), which clears
-  // and masks itself when it is sent (EIAC, EIAM with GPIE.EIAME), and EITR 0 sends it at
-  // once. armInterrupt() unmasks it: one interrupt per idle period, then the driver polls.
-  setupInterrupts() {
-    const regs = this.regs;
-    setBits(regs, R.GPIE, R.GPIE_NSICR | R.GPIE_MULTIPLE_MSIX | R.GPIE_EIAME | R.GPIE_PBA_SUPPORT);
-    for (let q = 0; q < this.options.rxQueues; q++) {
-      const shift = 16 * (q >> 3);
-      regs[R.IVAR(q & 7) >> 2] = (regs[R.IVAR(q & 7) >> 2] & ~(0xff << shift)) | (R.IVAR_VALID << shift);
-    }
-    regs[R.EITR(0) >> 2] = 0;
-    regs[R.EIAC >> 2] = 1;
-    regs[R.EIAM >> 2] = 1;
-  }
-
-  armInterrupt() {
-    this.regs[R.EIMS >> 2] = 1;
-  }
-
-  disarmInterrupt() {
-    this.regs[R.EIMC >> 2] = 1;
   }
 
   // 4.5.9 Receive initialization: receive off while the rings are programmed, then on with

@@ -52,7 +52,7 @@ const R = {
   GPIE_MULTIPLE_MSIX: 1 << 4, // one vector per cause, as IVAR maps them
   GPIE_EIAME: 1 << 30, // EIAM applies to MSI-X vectors too
   GPIE_PBA_SUPPORT: 1 << 31, // MSI-X pending bits in the PBA table
-  IVAR: (i) => 0x01700 + 4 * i, // RX queue q: IVAR(q % 8), byte 2 * (q >> 3)
+  IVAR_RX: (q) => [0x01700 + 4 * (q & 7), 16 * (q >> 3)], // RX queue q's entry: [register, bit]
   IVAR_VALID: 0x80,
   EITR: (i) => 0x01680 + 4 * i,
 
@@ -130,5 +130,7 @@ R.LINK = {
 R.MISSED_COUNTERS = [R.MPC];
 R.ERROR_COUNTERS = [R.CRCERRS];
 R.CLEAR_ON_READ = [R.GPRC, R.GPTC, R.GORCL, R.GORCH, R.GOTCL, R.GOTCH, R.MPC, R.CRCERRS];
+// What the NIC base's setupInterrupts() sets in GPIE for MSI-X with auto-masking.
+R.GPIE_MSIX = R.GPIE_NSICR | R.GPIE_MULTIPLE_MSIX | R.GPIE_EIAME | R.GPIE_PBA_SUPPORT;
 
 module.exports = R;

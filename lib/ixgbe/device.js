@@ -18,7 +18,6 @@ class IxgbeDevice extends AdvancedNic {
   constructor(address, options = {}) {
     // RDLEN/TDLEN allow up to 8192 descriptors here (8.2.3.8.3, 8.2.3.9.7).
     super(address, 'ixgbe', { layout: R, options, maxQueues: MAX_QUEUES, maxRingSize: 8192 });
-    this.interruptCapable = true; // MSI-X, setupInterrupts()
   }
 
   // 4.6.3 Initialization sequence.
@@ -39,32 +38,6 @@ class IxgbeDevice extends AdvancedNic {
   // 4.6.3.1: mask every interrupt cause; ixy polls and never takes interrupts.
   disableInterrupts() {
     this.regs[R.EIMC >> 2] = R.EIMC_ALL;
-  }
-
-  // 7.3 MSI-X: every RX queue's cause goes to vector 0 (IVAR, 8.2.3.5.13), which clears
-  // its cause and masks itself when it is sent (EIAC; EIAM with GPIE.EIAME), and EITR(0) 0
-  // sends it at once. armInterrupt() unmasks it: one interrupt per idle period, then the
-  // driver polls. (Device.interrupts() calls this once a VFIO interrupt line exists.)
-  setupInterrupts() {
-    const regs = this.regs;
-    setBits(regs, R.GPIE, R.GPIE_MULTIPLE_MSIX | R.GPIE_EIAME | R.GPIE_PBA_SUPPORT);
-    for (let q = 0; q < this.options.rxQueues; q++) {
-      const shift = 16 * (q & 1);
-      setField(regs, R.IVAR(q >> 1), 0xff << shift, R.IVAR_ALLOC_VAL << shift);
-    }
-    regs[R.EITR(0) >> 2] = 0;
-    regs[R.EIAC >> 2] = 1;
-    regs[R.EIAM >> 2] = 1;
-  }
-
-  // A cause that came while masked (a frame the loop has polled already) is sent as soon as
-  // the vector is unmasked: at most one early wake-up per idle period.
-  armInterrupt() {
-    this.regs[R.EIMS >> 2] = 1;
-  }
-
-  disarmInterrupt() {
-    this.regs[R.EIMC >> 2] = 1;
   }
 
   // 4.6.3.2: device reset (CTRL.RST) together with link reset; both bits clear themselves

@@ -34,8 +34,8 @@ const R = {
   GPIE_MULTIPLE_MSIX: 1 << 4, // MSI-X: one vector per cause, as IVAR maps them
   GPIE_EIAME: 1 << 30, // EIAM applies to MSI-X vectors
   GPIE_PBA_SUPPORT: 1 << 31, // MSI-X pending bits in the PBA
-  IVAR: (n) => 0x00900 + 4 * n, // RX queue q: byte 2 * (q & 1) of IVAR(q >> 1)
-  IVAR_ALLOC_VAL: 0x80, // the entry is valid
+  IVAR_RX: (q) => [0x00900 + 4 * (q >> 1), 16 * (q & 1)], // RX queue q's entry: [register, bit]
+  IVAR_VALID: 0x80, // IVAR.INT_ALLOC_VAL: the entry is valid
 
   // Receive (8.2.3.8)
   RXCTRL: 0x03000,
@@ -145,5 +145,7 @@ R.MISSED_COUNTERS = [...range(8, R.MPC), ...range(16, R.QPRDC)];
 // A frame with a bad FCS, a wrong length field, too short or too long counts in one of these.
 R.ERROR_COUNTERS = [R.CRCERRS, R.RLEC, R.RUC, R.RFC, R.ROC, R.RJC];
 R.CLEAR_ON_READ = [R.GPRC, R.GPTC, R.GORCL, R.GORCH, R.GOTCL, R.GOTCH, ...R.MISSED_COUNTERS, ...R.ERROR_COUNTERS];
+// What the NIC base's setupInterrupts() sets in GPIE for MSI-X with auto-masking.
+R.GPIE_MSIX = R.GPIE_MULTIPLE_MSIX | R.GPIE_EIAME | R.GPIE_PBA_SUPPORT;
 
 module.exports = R;
