@@ -180,16 +180,18 @@ describe('what a real 82599 demands, on the device model', function () {
     for (const [rxQueues, where] of [[1, 'MPC: frames wait in the packet buffer'], [2, 'QPRDC: DROP_EN']]) {
       it(`counts drops for want of room once, however often stats() is read (${rxQueues} RX queues, ${where})`, async function () {
         const dev = await ixy.open(model.addresses[0], { rxQueues, rxRingSize: 64 });
+        const FRAMES = 12000;
         try {
           await model.command('clear 0');
-          await model.command('source 0 rate=200000 count=5000');
+          // More than the 512 KiB packet buffer holds (about 6,600 frames of 64 bytes).
+          await model.command(`source 0 rate=200000 count=${FRAMES}`);
           // Nobody receives: the ring (and with one queue the packet buffer) fills, the rest is dropped.
           let truth;
           for (let k = 0; k < 100; k++) {
             await sleep(20);
             dev.stats();
             truth = await model.stats(0);
-            if (truth.sourceBacklog === 0 && truth.rxOffered === 5000) break;
+            if (truth.sourceBacklog === 0 && truth.rxOffered === FRAMES) break;
           }
           for (let k = 0; k < 5; k++) dev.stats();
           await sleep(20);
