@@ -513,7 +513,10 @@ describe('device model', function () {
       // with jumbo frames the limit is MFS - 4
       dev.write(d.R.HLREG0, dev.read(d.R.HLREG0) | 4);
       dev.write(d.R.MAXFRS, 3000 << 16);
-      await d.sleep(2);
+      // The model takes MAXFRS in its slow scan, where it also answers commands: after two
+      // answers a whole scan has passed since the write.
+      await model.stats(0);
+      await model.stats(0);
       d.txDesc(mem, 9, 2996);
       d.txDesc(mem, 10, 2997);
       dev.write(d.R.TDT, 11);
