@@ -22,7 +22,6 @@ class InterruptLine {
     if (addon.vfioIrqCount(fd, this.index) === 0) {
       throw new IxyError('EUNSUPPORTED', `${vfioDevice.address} has neither MSI-X nor MSI: ixy does not use its legacy interrupt`);
     }
-    this.kind = this.index === VFIO_PCI_MSIX_IRQ_INDEX ? 'MSI-X' : 'MSI';
     this.deviceFd = fd;
     [this.eventFd] = addon.vfioEnableIrqs(fd, this.index, 1);
     this.count = 0; // interrupts seen

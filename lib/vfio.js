@@ -207,4 +207,4 @@ function mapMemory(memory) {
   memory.iommuMapped = true;
 }
 
-module.exports = { isVfioBound, open, close, deviceOf, interruptLine, iovasFor, track, untrack, CONFIG_REGION };
+module.exports = { isVfioBound, open, close, deviceOf, interruptLine, iovasFor, track, untrack };

@@ -5,7 +5,7 @@
 //   vfioReleaseGroup(group)          take the group out of the container once none of its
 //                      devices is open, so that another process may have it; true when the
 //                      container is left empty (its DMA mappings went with the last group)
-//   vfioRegionInfo(fd, index)        { offset, size, mappable } of region `index` (the BARs
+//   vfioRegionInfo(fd, index)        { offset, size } of region `index` (the BARs
 //                      are regions 0-5, config space is region 7)
 //   vfioMapRegion(fd, index, minBytes)  mmap a BAR region: an ArrayBuffer like mapResource's
 //   vfioMapDma(buffer, offset, bytes, iova)  let the device reach those bytes of `buffer`
@@ -192,7 +192,6 @@ Napi::Value GetRegionInfo(const Napi::CallbackInfo& info) {
   // Region offsets are index << 40: below 2^53, exact in a double.
   result.Set("offset", Napi::Number::New(env, static_cast<double>(region.offset)));
   result.Set("size", Napi::Number::New(env, static_cast<double>(region.size)));
-  result.Set("mappable", Napi::Boolean::New(env, (region.flags & VFIO_REGION_INFO_FLAG_MMAP) != 0));
   return result;
 }
 
