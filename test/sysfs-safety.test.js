@@ -168,9 +168,9 @@ describe('device directories that are not what sysfs makes', function () {
       let highest = 0;
       for (const [name, value] of Object.entries(R)) {
         // Registers are upper-case names (bits carry an underscore, CTRL_EXT aside) or
-        // functions of a queue or table index (IVAR_RX gives [register, bit]).
+        // functions of a queue or table index.
         if (typeof value === 'function') {
-          for (let i = 0; i < maxQueues; i++) highest = Math.max(highest, [].concat(value(i))[0]);
+          for (let i = 0; i < maxQueues; i++) highest = Math.max(highest, value(i));
         } else if (typeof value === 'number' && (/^[A-Z0-9]+$/.test(name) || name === 'CTRL_EXT')) {
           highest = Math.max(highest, value);
         }

@@ -109,8 +109,8 @@ class AdvancedNic extends Device {
     const regs = this.regs;
     setBits(regs, L.GPIE, L.GPIE_MSIX);
     for (let q = 0; q < this.options.rxQueues; q++) {
-      const [offset, shift] = L.IVAR_RX(q);
-      setField(regs, offset, 0xff << shift, L.IVAR_VALID << shift);
+      const shift = L.IVAR_RX_SHIFT(q);
+      setField(regs, L.IVAR_RX(q), 0xff << shift, L.IVAR_VALID << shift);
     }
     regs[L.EITR(0) >> 2] = 0;
     regs[L.EIAC >> 2] = 1;

@@ -52,7 +52,8 @@ const R = {
   GPIE_MULTIPLE_MSIX: 1 << 4, // one vector per cause, as IVAR maps them
   GPIE_EIAME: 1 << 30, // EIAM applies to MSI-X vectors too
   GPIE_PBA_SUPPORT: 1 << 31, // MSI-X pending bits in the PBA table
-  IVAR_RX: (q) => [0x01700 + 4 * (q & 7), 16 * (q >> 3)], // RX queue q's entry: [register, bit]
+  IVAR_RX: (q) => 0x01700 + 4 * (q & 7), // the IVAR holding RX queue q's entry ...
+  IVAR_RX_SHIFT: (q) => 16 * (q >> 3), // ... at this bit
   IVAR_VALID: 0x80,
   EITR: (i) => 0x01680 + 4 * i,
 

@@ -34,7 +34,8 @@ const R = {
   GPIE_MULTIPLE_MSIX: 1 << 4, // MSI-X: one vector per cause, as IVAR maps them
   GPIE_EIAME: 1 << 30, // EIAM applies to MSI-X vectors
   GPIE_PBA_SUPPORT: 1 << 31, // MSI-X pending bits in the PBA
-  IVAR_RX: (q) => [0x00900 + 4 * (q >> 1), 16 * (q & 1)], // RX queue q's entry: [register, bit]
+  IVAR_RX: (q) => 0x00900 + 4 * (q >> 1), // the IVAR holding RX queue q's entry ...
+  IVAR_RX_SHIFT: (q) => 16 * (q & 1), // ... at this bit
   IVAR_VALID: 0x80, // IVAR.INT_ALLOC_VAL: the entry is valid
 
   // Receive (8.2.3.8)
