@@ -6,6 +6,7 @@
 const { IxyError, shown } = require('./errors');
 const { ReceiveIterator } = require('./receive');
 const vfio = require('./vfio');
+const { needsVfio } = require('./idle');
 
 // What every driver's RX and TX queue counts as it moves frames, for stats(): packets and
 // bytes, added per batch in receive()/send() as `totals[PACKETS] += n`. A Float64Array,
@@ -127,7 +128,7 @@ class Device {
     this.checkOpen("idle 'interrupt'");
     const line = vfio.interruptLine(this.address, () => this.setupInterrupts());
     if (line === null) {
-      throw new IxyError('EUNSUPPORTED', `idle 'interrupt' needs ${this.address} driven through VFIO (bind it to vfio-pci: 'ixy bind ${this.address}'); use 'backoff'`);
+      throw needsVfio(this.address);
     }
     return line;
   }

@@ -45,6 +45,12 @@ function idleMode(idle, fallback = null) {
   return mode === undefined ? null : mode;
 }
 
+// The error for idle 'interrupt' on a NIC that is not driven through VFIO: only VFIO gives
+// user space interrupts.
+function needsVfio(address) {
+  return new IxyError('EUNSUPPORTED', `idle 'interrupt' needs ${address} driven through VFIO (bind it to vfio-pci: 'ixy bind ${address}'); use 'backoff'`);
+}
+
 // The default: 'interrupt' when every device can interrupt (driven through VFIO by a
 // driver that programs its interrupts), 'backoff' otherwise.
 function bestIdle(devices) {
@@ -68,4 +74,4 @@ class Backoff {
   }
 }
 
-module.exports = { idleMode, bestIdle, Backoff, IDLE_MODES, IDLE_AFTER_MS, SLEEP_MIN_MS, SLEEP_MAX_MS, INTERRUPT_SAFETY_MS };
+module.exports = { idleMode, bestIdle, needsVfio, Backoff, IDLE_MODES, IDLE_AFTER_MS, SLEEP_MIN_MS, SLEEP_MAX_MS, INTERRUPT_SAFETY_MS };

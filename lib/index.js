@@ -23,7 +23,7 @@ const { Device } = require('./device');
 const { bind, unbind } = require('./bind');
 const { tuneJit } = require('./jit');
 const { warmUp } = require('./warm-up');
-const { idleMode } = require('./idle');
+const { idleMode, needsVfio } = require('./idle');
 
 // Picks the driver from the device's vendor and device IDs, initialises the device and
 // resolves once its link is up. Options go to the driver (queues, ring sizes, ...);
@@ -33,7 +33,7 @@ async function open(address, options = {}) {
   if (options.idle !== undefined) idleMode(options.idle); // receive()'s default (lib/idle.js)
   const viaVfio = vfio.isVfioBound(pci.boundDriver(address));
   if (options.idle === 'interrupt' && !viaVfio) {
-    throw new IxyError('EUNSUPPORTED', `idle 'interrupt' needs ${address} driven through VFIO (bind it to vfio-pci: 'ixy bind ${address}'); use 'backoff'`);
+    throw needsVfio(address);
   }
   requireRoot(address);
   const id = pci.readIdentity(address);
