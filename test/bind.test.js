@@ -11,7 +11,7 @@ const path = require('path');
 const { spawn } = require('child_process');
 const { bind, unbind } = require('../lib/bind');
 const fakeKernel = require('./fake-kernel');
-const { runIxy } = require('./helpers');
+const { runIxy, fakePciDevice } = require('./helpers');
 
 const ADDRESS = '0000:00:05.0';
 const PAST = new Date('2001-02-03T04:05:06Z');
@@ -25,11 +25,7 @@ describe('ixy bind and ixy unbind', function () {
   beforeEach(function () {
     tmp = fs.mkdtempSync(path.join(os.tmpdir(), 'ixy-bind-'));
     dev = path.join(tmp, 'devices', ADDRESS);
-    fs.mkdirSync(dev, { recursive: true });
-    fs.writeFileSync(path.join(dev, 'vendor'), '0x8086\n');
-    fs.writeFileSync(path.join(dev, 'device'), '0x10fb\n');
-    fs.writeFileSync(path.join(dev, 'class'), '0x020000\n');
-    fs.writeFileSync(path.join(dev, 'config'), Buffer.alloc(4096));
+    fakePciDevice(dev);
     fs.writeFileSync(path.join(dev, 'driver_override'), '(null)\n');
     fs.mkdirSync(path.join(tmp, 'kernel', 'iommu_groups', '7'), { recursive: true });
     fs.symlinkSync('../../kernel/iommu_groups/7', path.join(dev, 'iommu_group'));

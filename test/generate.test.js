@@ -7,7 +7,7 @@ const { Mempool } = require('../lib/mempool');
 const { PacketBatch } = require('../lib/batch');
 const { stampFrames } = require('../lib/apps/generate');
 const { SEQ_OFFSET } = require('../lib/packet');
-const { hugepageMappings } = require('./helpers');
+const { hugepageMappings, modelForSuite } = require('./helpers');
 
 describe('stampFrames', function () {
   let pool;
@@ -44,24 +44,13 @@ describe('stampFrames', function () {
 
 describe('generate() on the device model', function () {
   const { generate } = require('../lib/apps/generate');
-  const { Model } = require('../lib/model');
-  let model;
-
-  before(async function () {
-    model = await Model.start({ ports: 1 });
-    process.env.IXY_PCI_ROOT = model.dir;
-  });
-
-  after(async function () {
-    delete process.env.IXY_PCI_ROOT;
-    if (model) await model.stop();
-  });
+  const model = modelForSuite(1);
 
   it('a pool that cannot be made (2 GiB of buffers) closes the device and returns its hugepages', async function () {
     const before = hugepageMappings();
-    await assert.rejects(generate(model.addresses[0], { poolEntries: 1 << 20, count: 1, out: { write() {} } }), { name: 'IxyError', code: 'ENOHUGEPAGES' });
+    await assert.rejects(generate(model().addresses[0], { poolEntries: 1 << 20, count: 1, out: { write() {} } }), { name: 'IxyError', code: 'ENOHUGEPAGES' });
     assert.strictEqual(hugepageMappings(), before, 'DMA memory still mapped');
     // The model's truth: bus mastering off and no queue left enabled.
-    await model.waitFor(0, (s) => !s.busMaster && !s.rxQueueActive && s.txQueuesActive === 0, 2000);
+    await model().waitFor(0, (s) => !s.busMaster && !s.rxQueueActive && s.txQueuesActive === 0, 2000);
   });
 });

@@ -80,4 +80,30 @@ function suiteTmpDir(prefix) {
   return () => dir;
 }
 
-module.exports = { IXY, runIxy, tsharkFields, freeHugepages, hugetlbfsFiles, hugepageMappings, runOptimising, suiteTmpDir };
+// A PCI function's sysfs directory as a fake tree needs it: `dir` with vendor, device (an
+// 82599 unless `device` says otherwise), class (Ethernet) and a config space of `configBytes`.
+function fakePciDevice(dir, { device = '0x10fb', configBytes = 4096 } = {}) {
+  fs.mkdirSync(dir, { recursive: true });
+  fs.writeFileSync(path.join(dir, 'vendor'), '0x8086\n');
+  fs.writeFileSync(path.join(dir, 'device'), `${device}\n`);
+  fs.writeFileSync(path.join(dir, 'class'), '0x020000\n');
+  fs.writeFileSync(path.join(dir, 'config'), Buffer.alloc(configBytes));
+}
+
+// A device model of `ports` ports for the enclosing describe(), which the driver finds
+// through IXY_PCI_ROOT while its tests run. Returns a function that gives the Model.
+function modelForSuite(ports = 1) {
+  const { Model } = require('../lib/model');
+  let model = null;
+  before(async function () {
+    model = await Model.start({ ports });
+    process.env.IXY_PCI_ROOT = model.dir;
+  });
+  after(async function () {
+    delete process.env.IXY_PCI_ROOT;
+    if (model) await model.stop();
+  });
+  return () => model;
+}
+
+module.exports = { IXY, runIxy, tsharkFields, freeHugepages, hugetlbfsFiles, hugepageMappings, runOptimising, suiteTmpDir, modelForSuite, fakePciDevice };

@@ -7,7 +7,7 @@
 // far below a spinning core); the figures are measured by bench/idle.js.
 const assert = require('assert');
 const ixy = require('../lib/index');
-const { Model } = require('../lib/model');
+const { modelForSuite } = require('./helpers');
 const { runLoop } = require('../lib/apps/loop');
 
 const IDLE_CPU_BOUND = 0.3; // of one core
@@ -93,20 +93,10 @@ describe('idle: the run loop of the commands', function () {
 
 describe('idle: receive() on the model', function () {
   this.timeout(30000);
-  let model;
-
-  before(async function () {
-    model = await Model.start({ ports: 1 });
-    process.env.IXY_PCI_ROOT = model.dir;
-  });
-
-  after(async function () {
-    delete process.env.IXY_PCI_ROOT;
-    if (model) await model.stop();
-  });
+  const model = modelForSuite(1);
 
   it('with no traffic, sleeps between polls: far less than a core', async function () {
-    const dev = await ixy.open(model.addresses[0]);
+    const dev = await ixy.open(model().addresses[0]);
     try {
       const stop = new AbortController();
       setTimeout(() => stop.abort(), 2500);
@@ -123,11 +113,11 @@ describe('idle: receive() on the model', function () {
 
   it('frames that start after a second of idleness all arrive, in order', async function () {
     // open()'s idle is the default of its receive() loops.
-    const dev = await ixy.open(model.addresses[0], { idle: 'backoff', rxRingSize: 512 });
+    const dev = await ixy.open(model().addresses[0], { idle: 'backoff', rxRingSize: 512 });
     const FRAMES = 20000;
     try {
-      await model.command('clear 0');
-      setTimeout(() => model.source(0, { rate: 20000, count: FRAMES }), 1000);
+      await model().command('clear 0');
+      setTimeout(() => model().source(0, { rate: 20000, count: FRAMES }), 1000);
       let frames = 0;
       let outOfOrder = 0;
       // Ends the loop should frames be missing: the asserts below then say which.
@@ -140,7 +130,7 @@ describe('idle: receive() on the model', function () {
         }
         if (frames >= FRAMES) break;
       }
-      const [port] = await model.stats();
+      const [port] = await model().stats();
       assert.strictEqual(port.rxDropNoDesc, 0, `frames that found no descriptor while the loop slept; model: ${JSON.stringify(port)}`);
       assert.strictEqual(frames, FRAMES);
       assert.strictEqual(outOfOrder, 0);
@@ -150,8 +140,8 @@ describe('idle: receive() on the model', function () {
   });
 
   it("open(), receive() and the run loop refuse 'interrupt' for a device not driven through VFIO, and an unknown mode", async function () {
-    await assert.rejects(ixy.open(model.addresses[0], { idle: 'interrupt' }), { code: 'EUNSUPPORTED', message: /VFIO.*ixy bind/ });
-    const dev = await ixy.open(model.addresses[0]);
+    await assert.rejects(ixy.open(model().addresses[0], { idle: 'interrupt' }), { code: 'EUNSUPPORTED', message: /VFIO.*ixy bind/ });
+    const dev = await ixy.open(model().addresses[0]);
     try {
       assert.throws(() => dev.receive(0, { idle: 'interrupt' }), { code: 'EUNSUPPORTED', message: /VFIO.*ixy bind/ });
       await assert.rejects(runLoop({ devices: [dev], step: () => true, report: false, idle: 'interrupt' }), { code: 'EUNSUPPORTED', message: /VFIO/ });

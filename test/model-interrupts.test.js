@@ -204,20 +204,11 @@ describe('ixgbe interrupt programming, on the model', function () {
   this.timeout(20000);
   const ixy = require('../lib/index');
   const { PacketBatch } = require('../lib/batch');
-  const { Model } = require('../lib/model');
-  let model;
-
-  before(async function () {
-    model = await Model.start({ ports: 1 });
-    process.env.IXY_PCI_ROOT = model.dir;
-  });
-  after(async function () {
-    delete process.env.IXY_PCI_ROOT;
-    if (model) await model.stop();
-  });
+  const { modelForSuite } = require('./helpers');
+  const model = modelForSuite(1);
 
   it('maps RX queue 0 to vector 0 with auto-clear and auto-mask; armInterrupt() lets one interrupt through', async function () {
-    const dev = await ixy.open(model.addresses[0]);
+    const dev = await ixy.open(model().addresses[0]);
     const read = (off) => dev.regs[off >> 2] >>> 0;
     try {
       // Through VFIO, Device.interrupts() calls it when a loop first sleeps on interrupts.
@@ -227,12 +218,12 @@ describe('ixgbe interrupt programming, on the model', function () {
       assert.strictEqual(read(IVAR(0)) & 0xff, VALID, 'IVAR(0): RX queue 0 on vector 0');
       assert.strictEqual(read(EIAC) & 1, 1, 'EIAC');
       assert.strictEqual(read(EIAM) & 1, 1, 'EIAM');
-      const sent = async () => (await model.stats(0)).interrupts[0];
+      const sent = async () => (await model().stats(0)).interrupts[0];
       const batch = new PacketBatch(32);
       const frame = async () => {
-        const before = (await model.stats(0)).rxDelivered;
-        await model.source(0, { count: 1 });
-        await model.waitFor(0, (s) => s.rxDelivered > before, 2000);
+        const before = (await model().stats(0)).rxDelivered;
+        await model().source(0, { count: 1 });
+        await model().waitFor(0, (s) => s.rxDelivered > before, 2000);
         await d.sleep(SCAN_MS);
       };
 

@@ -11,7 +11,7 @@ const fs = require('fs');
 const os = require('os');
 const path = require('path');
 const ixy = require('../lib');
-const { runIxy } = require('./helpers');
+const { runIxy, fakePciDevice } = require('./helpers');
 
 const ADDRESS = '0000:00:05.0';
 const IFNAME = 'ixyfake0'; // a name no real interface has: `ip` is asked about IPv4 too
@@ -28,11 +28,7 @@ describe('the unbind guard', function () {
   beforeEach(function () {
     tmp = fs.mkdtempSync(path.join(os.tmpdir(), 'ixy-guard-'));
     dev = path.join(tmp, 'devices', ADDRESS);
-    fs.mkdirSync(dev, { recursive: true });
-    fs.writeFileSync(path.join(dev, 'vendor'), '0x8086\n');
-    fs.writeFileSync(path.join(dev, 'device'), '0x10fb\n');
-    fs.writeFileSync(path.join(dev, 'class'), '0x020000\n');
-    fs.writeFileSync(path.join(dev, 'config'), Buffer.alloc(4096));
+    fakePciDevice(dev);
     fs.writeFileSync(path.join(dev, 'resource0'), Buffer.alloc(4096)); // too small: stops the open after unbind
     // Bound to ixgbe, as sysfs shows it: driver -> ../../drivers/ixgbe.
     fs.mkdirSync(path.join(tmp, 'drivers', 'ixgbe'), { recursive: true });

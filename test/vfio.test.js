@@ -10,7 +10,7 @@ const os = require('os');
 const path = require('path');
 const { spawnSync } = require('child_process');
 const ixy = require('../lib');
-const { IXY } = require('./helpers');
+const { IXY, fakePciDevice } = require('./helpers');
 
 const ADDRESS = '0000:01:00.0';
 const NOBODY = ['--reuid=65534', '--regid=65534', '--clear-groups'];
@@ -20,12 +20,8 @@ const NOBODY = ['--reuid=65534', '--regid=65534', '--clear-groups'];
 function fakeBus(root, { group }) {
   const bus = path.join(root, 'bus');
   const dev = path.join(bus, 'devices', ADDRESS);
-  fs.mkdirSync(dev, { recursive: true });
+  fakePciDevice(dev, { device: '0x10c9', configBytes: 256 });
   fs.mkdirSync(path.join(bus, 'drivers', 'vfio-pci'), { recursive: true });
-  fs.writeFileSync(path.join(dev, 'vendor'), '0x8086\n');
-  fs.writeFileSync(path.join(dev, 'device'), '0x10c9\n');
-  fs.writeFileSync(path.join(dev, 'class'), '0x020000\n');
-  fs.writeFileSync(path.join(dev, 'config'), Buffer.alloc(256));
   fs.symlinkSync(path.join('..', '..', 'drivers', 'vfio-pci'), path.join(dev, 'driver'));
   if (group) {
     const groupDir = path.join(root, 'iommu_groups', '7');
