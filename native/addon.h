@@ -1,4 +1,4 @@
-// What addon.cc shares with vfio.cc.
+// What addon.cc shares with guard.cc, vfio.cc and process.cc.
 #pragma once
 
 #include <napi.h>
@@ -25,5 +25,7 @@ void UnguardBar(const void* addr);
 void InitGuard(Napi::Env env, Napi::Object exports);
 // Adds the VFIO functions (vfio.cc) to the addon's exports.
 void InitVfio(Napi::Env env, Napi::Object exports);
+// Adds lockFile and captureStderr (process.cc) to the addon's exports.
+void InitProcess(Napi::Env env, Napi::Object exports);
 
 }  // namespace ixy

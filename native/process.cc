@@ -1,0 +1,103 @@
+// The addon's two helpers for the process around the driver, apart from the driver path:
+//   lockFile(fd)       flock(fd, LOCK_EX | LOCK_NB): true when taken, false when another
+//                      open file holds it (lib/claim.js: one owner per device)
+//   captureStderr(fn)  call fn() with file descriptor 2 pointing into a pipe and return
+//                      what was written there (how lib/jit.js hears V8 refuse a flag)
+
+#include <napi.h>
+
+#include <cerrno>
+#include <cstdio>
+#include <string>
+
+#include <fcntl.h>
+#include <sys/file.h>
+#include <unistd.h>
+
+#include "addon.h"
+
+namespace {
+
+using ixy::ThrowErrno;
+
+// captureStderr(fn): calls fn() with file descriptor 2 pointing into a pipe and returns what
+// was written to it meanwhile, as a string. V8 answers a flag it does not know by printing
+// "Error: unrecognized flag ..." to stderr (v8.setFlagsFromString returns nothing), and
+// JavaScript cannot redirect a file descriptor: this lets lib/jit.js hear the answer and
+// tell the user in its own words. Whatever another thread writes to stderr during the call
+// lands here too, so fn must be short. The pipe holds 64 KiB; past that writes fail (the
+// write end is non-blocking) instead of blocking the process on itself. If fn throws, the
+// exception is passed on once stderr is restored.
+Napi::Value CaptureStderr(const Napi::CallbackInfo& info) {
+  Napi::Env env = info.Env();
+  if (info.Length() < 1 || !info[0].IsFunction()) {
+    Napi::TypeError::New(env, "captureStderr(fn): fn must be a function").ThrowAsJavaScriptException();
+    return env.Undefined();
+  }
+  int pipe_fds[2];
+  if (pipe2(pipe_fds, O_CLOEXEC | O_NONBLOCK) != 0) {
+    ThrowErrno(env, "captureStderr: pipe", errno);
+    return env.Undefined();
+  }
+  fflush(stderr);
+  // A process started with fd 2 closed gets it closed again afterwards.
+  const int saved = fcntl(STDERR_FILENO, F_DUPFD_CLOEXEC, 3);
+  if (saved < 0 && errno != EBADF) {
+    const int err = errno;
+    close(pipe_fds[0]);
+    close(pipe_fds[1]);
+    ThrowErrno(env, "captureStderr: dup", err);
+    return env.Undefined();
+  }
+  if (dup2(pipe_fds[1], STDERR_FILENO) < 0) {
+    const int err = errno;
+    if (saved >= 0) close(saved);
+    close(pipe_fds[0]);
+    close(pipe_fds[1]);
+    ThrowErrno(env, "captureStderr: dup2", err);
+    return env.Undefined();
+  }
+  info[0].As<Napi::Function>().Call({});  // a throw leaves the exception pending, see below
+  fflush(stderr);
+  if (saved >= 0) {
+    dup2(saved, STDERR_FILENO);
+    close(saved);
+  } else {
+    close(STDERR_FILENO);
+  }
+  close(pipe_fds[1]);
+  std::string text;
+  char chunk[4096];
+  ssize_t n;
+  while ((n = read(pipe_fds[0], chunk, sizeof(chunk))) > 0) text.append(chunk, static_cast<size_t>(n));
+  close(pipe_fds[0]);
+  if (env.IsExceptionPending()) return env.Undefined();
+  return Napi::String::New(env, text);
+}
+
+// lockFile(fd): an exclusive flock on fd's open file, without waiting. The kernel drops it
+// when the last descriptor of that open file closes, and so with the process, however it
+// dies. Returns false when another open file holds it; throws on any other error.
+Napi::Value LockFile(const Napi::CallbackInfo& info) {
+  Napi::Env env = info.Env();
+  if (info.Length() < 1 || !info[0].IsNumber()) {
+    Napi::TypeError::New(env, "lockFile(fd): fd must be a number").ThrowAsJavaScriptException();
+    return env.Undefined();
+  }
+  const int fd = info[0].As<Napi::Number>().Int32Value();
+  int rc;
+  do {
+    rc = flock(fd, LOCK_EX | LOCK_NB);
+  } while (rc != 0 && errno == EINTR);
+  if (rc == 0) return Napi::Boolean::New(env, true);
+  if (errno == EWOULDBLOCK) return Napi::Boolean::New(env, false);
+  ThrowErrno(env, "flock", errno);
+  return env.Undefined();
+}
+
+}  // namespace
+
+void ixy::InitProcess(Napi::Env env, Napi::Object exports) {
+  exports.Set("captureStderr", Napi::Function::New(env, CaptureStderr));
+  exports.Set("lockFile", Napi::Function::New(env, LockFile));
+}
