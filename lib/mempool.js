@@ -1,5 +1,14 @@
 'use strict';
 
+// Memory the NIC reads and writes: DMA memory on hugepages, and the mempool of packet
+// buffers carved from it.
+//
+// DmaMemory: the addon allocates (a hugetlbfs file, mapped shared, unlinked) and translates
+// (/proc/self/pagemap); the class keeps the result and answers "where is byte N" for the
+// device. That address is the physical one when this process can read it (root); otherwise
+// an I/O virtual address that only the IOMMU knows (lib/vfio.js), which only a device bound
+// to vfio-pci can use.
+//
 // A mempool: fixed-size packet buffers in DMA memory. A packet is a buffer id (a small
 // integer), never an object; everything about buffer i is made once, here:
 //   buffers[i]   a Uint8Array view of its bytes
@@ -8,9 +17,57 @@
 // Free buffers sit on a stack of ids, so alloc and free are one array access each.
 // phys and the free stack are spans of the index arena (arena.js); the RX and TX loops use
 // their offsets physAt and freeAt.
-const { IxyError } = require('./errors');
-const { DmaMemory } = require('./memory');
+const fs = require('fs');
+const { IxyError, fromNative } = require('./errors');
+const { native } = require('./native');
+const vfio = require('./vfio');
 const { allocWords, offsetOf } = require('./arena');
+
+class DmaMemory {
+  // size: bytes wanted, rounded up to whole 2 MiB hugepages by the addon.
+  constructor(size) {
+    const addon = native();
+    let result;
+    try {
+      result = addon.allocDma(size);
+    } catch (err) {
+      throw fromNative(err, 'cannot allocate DMA memory in /mnt/huge');
+    }
+    this.buffer = result.buffer;
+    this.size = result.buffer.byteLength;
+    this.pageSize = addon.HUGE_PAGE_SIZE;
+    // Device address of each hugepage.
+    this.pagePhys = result.phys || vfio.iovasFor(this.size, this.pageSize);
+    this.iommuMapped = false;
+    try {
+      vfio.track(this);
+    } catch (err) {
+      this.free();
+      throw err;
+    }
+  }
+
+  // Device address of byte `offset`. Bytes are physically contiguous only within a
+  // hugepage, so a ring or buffer must never straddle a page boundary.
+  physOf(offset) {
+    const page = Math.floor(offset / this.pageSize);
+    return this.pagePhys[page] + (offset % this.pageSize);
+  }
+
+  free() {
+    if (this.buffer !== null) {
+      vfio.untrack(this);
+      native().free(this.buffer);
+      this.buffer = null;
+    }
+  }
+}
+
+// Free hugepages right now, for messages and tests.
+function freeHugepages() {
+  const match = /HugePages_Free:\s+(\d+)/.exec(fs.readFileSync('/proc/meminfo', 'utf8'));
+  return match ? Number(match[1]) : 0;
+}
 
 const HUGE_PAGE = 2 * 1024 * 1024;
 // Buffer ids fit in ID_BITS bits; a TX ring keeps a pool number in the bits above them.
@@ -100,4 +157,4 @@ class Mempool {
   }
 }
 
-module.exports = { Mempool, ID_BITS };
+module.exports = { DmaMemory, freeHugepages, Mempool, ID_BITS };

@@ -6,7 +6,7 @@ const { spawn, execFileSync } = require('child_process');
 const fs = require('fs');
 const os = require('os');
 const path = require('path');
-const { freeHugepages } = require('../lib/memory');
+const { freeHugepages } = require('../lib/mempool');
 
 const IXY = path.join(__dirname, '..', 'bin', 'ixy.js');
 

@@ -51,7 +51,7 @@ describe('VFIO without an IOMMU at hand', function () {
 
   it('gives a normal user DMA memory at I/O virtual addresses, since physical ones are root\'s', function () {
     const script = `
-      const { DmaMemory } = require(${JSON.stringify(path.join(__dirname, '..', 'lib', 'memory'))});
+      const { DmaMemory } = require(${JSON.stringify(path.join(__dirname, '..', 'lib', 'mempool'))});
       const m = new DmaMemory(3 << 20);
       const bytes = new Uint8Array(m.buffer);
       bytes[m.size - 1] = 7;

@@ -2,7 +2,7 @@
 
 // Descriptor rings of the Intel NICs with advanced descriptors (ixgbe, igb): what a
 // descriptor holds, where the rings live, and how a ring is handed to the NIC.
-const { DmaMemory } = require('../memory');
+const { DmaMemory } = require('../mempool');
 const { IxyError } = require('../errors');
 
 // Advanced descriptors are 16 bytes, seen as four 32-bit words: word k of the descriptor

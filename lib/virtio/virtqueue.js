@@ -8,7 +8,7 @@
 //   avail  Uint16Array: [0] flags, [1] idx, [2 + i] ring[i]                       (2.6.6)
 //   usedHead Uint16Array: [0] flags, [1] idx; usedRing Uint32Array: [2i] id, [2i+1] len (2.6.8)
 const C = require('./constants');
-const { DmaMemory } = require('../memory');
+const { DmaMemory } = require('../mempool');
 const { IxyError } = require('../errors');
 
 const TWO_32 = 2 ** 32;
