@@ -13,7 +13,8 @@ const path = require('path');
 const pci = require('./pci');
 const { driverFor } = require('./drivers');
 const { checkInactive } = require('./iface');
-const { IxyError } = require('./errors');
+const { IxyError, fromNative } = require('./errors');
+const claim = require('./claim');
 
 const DRIVER_NAME = /^[A-Za-z0-9_.-]{1,64}$/;
 
@@ -32,14 +33,14 @@ function bind(address, { driver = 'vfio-pci', force = false } = {}) {
   if (!fs.existsSync(path.join(drivers, driver))) {
     throw new IxyError('ENODRIVER', `the kernel has no driver ${driver} (nothing in ${drivers}): load it first ('modprobe ${driver}')`);
   }
-  return withClaim(address, force, () => {
+  return withClaim(address, () => {
     const from = pci.boundDriver(address);
     if (from !== driver) {
       const override = overrideFile(address);
-      pci.checkAttribute(override, `cannot set the driver_override of ${address}`);
+      checkAttribute(override, `cannot set the driver_override of ${address}`);
       checkProbe(address);
       detach(address, force);
-      pci.writeAttribute(override, `${driver}\n`, `cannot set the driver_override of ${address}`);
+      writeAttribute(override, `${driver}\n`, `cannot set the driver_override of ${address}`);
       probe(address);
       const now = pci.boundDriver(address);
       if (now !== driver) {
@@ -54,14 +55,14 @@ function bind(address, { driver = 'vfio-pci', force = false } = {}) {
 // and probes. Returns { address, from, to } (to: the driver now bound, or null).
 function unbind(address, { force = false } = {}) {
   const id = pci.readIdentity(address);
-  return withClaim(address, force, () => {
+  return withClaim(address, () => {
     const from = pci.boundDriver(address);
     const override = readOverride(address);
     if (from !== null && override === '') return { address, from, to: from };
-    if (override !== '') pci.checkAttribute(overrideFile(address), `cannot clear the driver_override of ${address}`);
+    if (override !== '') checkAttribute(overrideFile(address), `cannot clear the driver_override of ${address}`);
     checkProbe(address);
     detach(address, force);
-    if (override !== '') pci.writeAttribute(overrideFile(address), '\n', `cannot clear the driver_override of ${address}`);
+    if (override !== '') writeAttribute(overrideFile(address), '\n', `cannot clear the driver_override of ${address}`);
     probe(address);
     const to = pci.boundDriver(address);
     if (to === null) {
@@ -73,13 +74,13 @@ function unbind(address, { force = false } = {}) {
   });
 }
 
-// Runs fn() while this process owns the device (pci.claimDevice), and lets go after.
-function withClaim(address, force, fn) {
-  pci.claimDevice(address, { force });
+// Runs fn() while this process owns the device (lib/claim.js), and lets go after.
+function withClaim(address, fn) {
+  claim.claimDevice(address);
   try {
     return fn();
   } finally {
-    pci.releaseDevice(address);
+    claim.releaseDevice(address);
   }
 }
 
@@ -88,7 +89,7 @@ function detach(address, force) {
   const driverDir = pci.driverDir(address);
   if (driverDir === null) return;
   checkInactive(address, pci.deviceDir(address), force);
-  pci.writeAttribute(path.join(driverDir, 'unbind'), address, `cannot unbind the kernel driver of ${address}`);
+  writeAttribute(path.join(driverDir, 'unbind'), address, `cannot unbind the kernel driver of ${address}`);
 }
 
 // The bus's drivers_probe, checked before the first write of a bind or unbind.
@@ -97,11 +98,36 @@ function checkProbe(address) {
   if (!fs.existsSync(file)) {
     throw new IxyError('ENODRIVER', `no ${file}: ${pci.pciRoot()} is not a PCI bus's devices directory`);
   }
-  pci.checkAttribute(file, `cannot probe drivers for ${address}`);
+  checkAttribute(file, `cannot probe drivers for ${address}`);
 }
 
 function probe(address) {
-  pci.writeAttribute(path.join(pci.busDir(), 'drivers_probe'), address, `cannot probe drivers for ${address}`);
+  writeAttribute(path.join(pci.busDir(), 'drivers_probe'), address, `cannot probe drivers for ${address}`);
+}
+
+// Writes `text` to the sysfs attribute `file` (driver_override, drivers_probe, an unbind
+// file), refusing links and files of the wrong kind as pci.openPlain does. O_TRUNC changes
+// nothing in sysfs and keeps a fake tree's file holding only the last write.
+function writeAttribute(file, text, what) {
+  let fd;
+  try {
+    fd = pci.openPlain(file, fs.constants.O_WRONLY | fs.constants.O_TRUNC);
+    fs.writeSync(fd, text);
+  } catch (err) {
+    throw fromNative(err, what);
+  } finally {
+    if (fd !== undefined) fs.closeSync(fd);
+  }
+}
+
+// Throws what writeAttribute(file) would for a link or a file of the wrong kind, writing
+// nothing: for checking every file of a multi-step change before its first step.
+function checkAttribute(file, what) {
+  try {
+    fs.closeSync(pci.openPlain(file, fs.constants.O_WRONLY));
+  } catch (err) {
+    throw fromNative(err, what);
+  }
 }
 
 function overrideFile(address) {

@@ -15,6 +15,53 @@
 const fs = require('fs');
 const { IxyError } = require('./errors');
 const { native } = require('./native');
+const pci = require('./pci');
+
+// This process's claims, taken before the first register write and ended by close()
+// (releaseDevice): key -> the open config file whose lock is the claim.
+const claims = new Map();
+const claimKey = (address) => `${pci.pciRoot()}\0${pci.validateAddress(address)}`;
+
+// Makes this process the device's one owner, or throws EBUSY naming the owner there is.
+function claimDevice(address) {
+  const key = claimKey(address);
+  if (claims.has(key)) {
+    throw new IxyError('EBUSY', `${address} is already open in this process (pid ${process.pid}): close() that Device first`);
+  }
+  const fd = pci.openConfig(address, fs.constants.O_RDONLY);
+  try {
+    lockDevice(fd, address);
+  } catch (err) {
+    fs.closeSync(fd);
+    throw err;
+  }
+  claims.set(key, fd);
+}
+
+// Lets go of the device (every close() calls this, last): its files (pci.forgetDevice) and
+// this process's claim; nothing more when there is no claim. If IXY_PCI_ROOT changed since
+// the claim, the one claim of that address is the device's (a Device is closed once).
+function releaseDevice(address) {
+  pci.forgetDevice(address);
+  let key = claimKey(address);
+  if (!claims.has(key)) {
+    const same = [...claims.keys()].filter((k) => k.endsWith(`\0${address}`));
+    if (same.length !== 1) return;
+    key = same[0];
+  }
+  const fd = claims.get(key);
+  claims.delete(key);
+  fs.closeSync(fd);
+}
+
+// Who holds the device ({ pid, command }), or null. `locks`: readLocks(), for a listing.
+function deviceHolder(address, locks = readLocks()) {
+  try {
+    return holderOf(fs.statSync(pci.deviceFile(address, 'config'), { bigint: true }), locks);
+  } catch {
+    return null;
+  }
+}
 
 // Takes the lock on fd (the device's config file, open) or throws EBUSY naming the holder.
 function lockDevice(fd, address) {
@@ -68,4 +115,4 @@ function commandOf(pid) {
   return text.length > 100 ? `${text.slice(0, 97)}...` : text;
 }
 
-module.exports = { lockDevice, holderOf, readLocks };
+module.exports = { claimDevice, releaseDevice, deviceHolder, lockDevice, readLocks };

@@ -9,6 +9,7 @@
 //   dev.txBatch(0, batch);                 // returns how many were queued
 //   dev.close();
 const pci = require('./pci');
+const claim = require('./claim');
 const vfio = require('./vfio');
 const { driverFor, describeId } = require('./drivers');
 const { IxyError, shown } = require('./errors');
@@ -21,6 +22,7 @@ const { checkDevice, CheckedMempool, envDebug } = require('./ownership');
 const { PcapWriter, CaptureClock, readPcap } = require('./pcap');
 const { Device } = require('./device');
 const { bind, unbind } = require('./bind');
+const { listDevices } = require('./apps/list');
 const { tuneJit } = require('./jit');
 const { warmUp } = require('./warm-up');
 const { idleMode, needsVfio } = require('./idle');
@@ -42,15 +44,14 @@ async function open(address, options = {}) {
     throw new IxyError('EUNSUPPORTED', `${address} is ${describeId(id)}, which ixy does not support ('ixy list' shows what it does)`);
   }
   // One owner per device, before anything is written to it; the device's close() ends the
-  // claim (pci.forgetDevice), and so does the process's death.
-  const { force = false, ...driverOptions } = options;
-  if (typeof force !== 'boolean') throw new IxyError('EINVAL', `force must be true or false, got ${shown(force)}`);
-  pci.claimDevice(address, { force });
+  // claim (claim.releaseDevice), and so does the process's death.
+  if (options.force !== undefined && typeof options.force !== 'boolean') throw new IxyError('EINVAL', `force must be true or false, got ${shown(options.force)}`);
+  claim.claimDevice(address);
   let dev;
   try {
-    dev = await driver.load().open(address, driverOptions);
+    dev = await driver.load().open(address, options);
   } catch (err) {
-    pci.releaseDevice(address);
+    claim.releaseDevice(address);
     throw err;
   }
   if (options.idle === 'interrupt' && !dev.hasInterrupts()) {
@@ -88,7 +89,7 @@ module.exports = {
   CHECKSUM_IP_BAD,
   CHECKSUM_L4_GOOD,
   CHECKSUM_L4_BAD,
-  listDevices: pci.listDevices,
+  listDevices,
   bind,
   unbind,
   get IxgbeDevice() {

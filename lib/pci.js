@@ -5,7 +5,6 @@
 // Everything here is plain file I/O except mapping, which needs the addon.
 const fs = require('fs');
 const path = require('path');
-const claim = require('./claim');
 const iface = require('./iface');
 const { IxyError, fromNative } = require('./errors');
 const { native } = require('./native');
@@ -64,12 +63,11 @@ function deviceDir(address) {
   return dir;
 }
 
-// Lets go of the device (every close() calls this, last): forgets its resolved directory,
-// which the next open resolves again, and ends this process's claim of it.
+// Lets go of the device's files (claim.releaseDevice calls this): its VFIO group, if any,
+// and its resolved directory, which the next open resolves again.
 function forgetDevice(address) {
   vfio.close(address);
   resolvedDirs.delete(`${pciRoot()}\0${validateAddress(address)}`);
-  releaseDevice(address);
 }
 
 // The path of file `name` in the device's resolved directory.
@@ -184,17 +182,16 @@ function driverDir(address) {
 // Takes the device from the kernel. Bound to vfio-pci: open it through VFIO (lib/vfio.js),
 // and from then on its registers, config space and DMA go through there. Any other driver:
 // writing our address to driver/unbind detaches it, as it would otherwise fight us for the
-// device. No driver bound: nothing to do.
-function unbindDriver(address) {
+// device, unless one of its interfaces is in use and `force` is not given (lib/iface.js).
+// No driver bound: nothing to do.
+function unbindDriver(address, force = false) {
   const driver = driverDir(address);
   if (driver === null) return;
   if (vfio.isVfioBound(path.basename(driver))) {
     vfio.open(address, deviceDir(address));
     return;
   }
-  // Its owner may have said that the kernel's interfaces of the device may go (force).
-  const owner = claims.get(claimKey(address));
-  iface.checkInactive(address, deviceDir(address), owner !== undefined && owner.force);
+  iface.checkInactive(address, deviceDir(address), force);
   const unbind = path.join(driver, 'unbind');
   let fd;
   try {
@@ -327,99 +324,6 @@ function mapBar(address, index = 0, minBytes = 1) {
   }
 }
 
-// Writes `text` to the sysfs attribute `file` (driver_override, drivers_probe, an unbind
-// file), refusing links and files of the wrong kind as openPlain does. O_TRUNC changes
-// nothing in sysfs and keeps a fake tree's file holding only the last write.
-function writeAttribute(file, text, what) {
-  let fd;
-  try {
-    fd = openPlain(file, O_WRONLY | fs.constants.O_TRUNC);
-    fs.writeSync(fd, text);
-  } catch (err) {
-    throw fromNative(err, what);
-  } finally {
-    if (fd !== undefined) fs.closeSync(fd);
-  }
-}
-
-// Throws what writeAttribute(file) would for a link or a file of the wrong kind, writing
-// nothing: for checking every file of a multi-step change before its first step.
-function checkAttribute(file, what) {
-  try {
-    fs.closeSync(openPlain(file, O_WRONLY));
-  } catch (err) {
-    throw fromNative(err, what);
-  }
-}
-
-// Claims by this process: one owner per device (lib/claim.js), taken before the first
-// register write and let go by close() through forgetDevice(). key -> { fd, force }.
-const claims = new Map();
-const claimKey = (address) => `${pciRoot()}\0${validateAddress(address)}`;
-
-// Makes this process the device's one owner, or throws EBUSY naming the owner there is.
-// force: the kernel's interfaces of the device may be taken even if in use (unbindDriver).
-function claimDevice(address, { force = false } = {}) {
-  const key = claimKey(address);
-  if (claims.has(key)) {
-    throw new IxyError('EBUSY', `${address} is already open in this process (pid ${process.pid}): close() that Device first`);
-  }
-  const fd = openConfig(address, O_RDONLY);
-  try {
-    claim.lockDevice(fd, address);
-  } catch (err) {
-    fs.closeSync(fd);
-    throw err;
-  }
-  claims.set(key, { fd, force: Boolean(force) });
-}
-
-// Lets go of a claim of this process; nothing when there is none. If IXY_PCI_ROOT changed
-// since the claim, the one claim of that address is the device's (a Device is closed once).
-function releaseDevice(address) {
-  let key = claimKey(address);
-  if (!claims.has(key)) {
-    const same = [...claims.keys()].filter((k) => k.endsWith(`\0${address}`));
-    if (same.length !== 1) return;
-    key = same[0];
-  }
-  const held = claims.get(key);
-  claims.delete(key);
-  fs.closeSync(held.fd);
-}
-
-// Who holds the device ({ pid, command }), or null. `locks`: claim.readLocks(), for a listing.
-function deviceHolder(address, locks = claim.readLocks()) {
-  try {
-    return claim.holderOf(fs.statSync(deviceFile(address, 'config'), { bigint: true }), locks);
-  } catch {
-    return null;
-  }
-}
-
-// Every PCI function under the root, with what sysfs says of it: its kernel driver, the
-// kernel's interfaces of it (lib/iface.js) and who holds it.
-function listDevices() {
-  let names;
-  try {
-    names = fs.readdirSync(pciRoot());
-  } catch (err) {
-    throw new IxyError('ENODEV', `cannot list PCI devices in ${pciRoot()}: ${err.code}`);
-  }
-  let read = null;
-  const tables = () => read || (read = iface.readTables());
-  const locks = claim.readLocks();
-  return names
-    .filter((name) => ADDRESS_FORMAT.test(name))
-    .sort()
-    .map((address) => ({
-      ...readIdentity(address),
-      driver: boundDriver(address),
-      interfaces: iface.interfacesOf(deviceDir(address), tables),
-      holder: deviceHolder(address, locks),
-    }));
-}
-
 module.exports = {
   pciRoot,
   busDir,
@@ -427,14 +331,11 @@ module.exports = {
   deviceDir,
   deviceFile,
   forgetDevice,
-  claimDevice,
-  releaseDevice,
-  deviceHolder,
+  openPlain,
+  openConfig,
   readIdentity,
   boundDriver,
   driverDir,
-  writeAttribute,
-  checkAttribute,
   unbindDriver,
   checkIommu,
   enableBusMastering,
@@ -443,5 +344,5 @@ module.exports = {
   readConfigSpace,
   openResource,
   mapBar,
-  listDevices,
+  ADDRESS_FORMAT,
 };

@@ -178,7 +178,7 @@ describe('ixy bind and ixy unbind', function () {
   });
 
   it('refuses a device an ixy process holds', async function () {
-    const script = `require(${JSON.stringify(require.resolve('../lib/pci'))}).claimDevice(process.argv[1]); process.stdout.write('held\\n'); setInterval(() => {}, 1000);`;
+    const script = `require(${JSON.stringify(require.resolve('../lib/claim'))}).claimDevice(process.argv[1]); process.stdout.write('held\\n'); setInterval(() => {}, 1000);`;
     const child = spawn(process.execPath, ['-e', script, ADDRESS], { env: process.env, stdio: ['ignore', 'pipe', 'inherit'] });
     try {
       await new Promise((resolve, reject) => {

@@ -7,7 +7,7 @@
 const assert = require('assert');
 const { spawn } = require('child_process');
 const ixy = require('../lib');
-const pci = require('../lib/pci');
+const claim = require('../lib/claim');
 const { Model } = require('../lib/model');
 const { runIxy } = require('./helpers');
 
@@ -75,16 +75,16 @@ describe('one owner per NIC', function () {
   });
 
   it('refuses a second claim through another open file in the same process (the flock itself)', function () {
-    const { lockDevice } = require('../lib/claim');
+    const { lockDevice } = claim;
     const fs = require('fs');
     const path = require('path');
-    pci.claimDevice(address);
+    claim.claimDevice(address);
     const fd = fs.openSync(path.join(model.dir, address, 'config'), 'r');
     try {
       assert.throws(() => lockDevice(fd, address), (err) => assertBusy(err, new RegExp(`in use by this process \\(pid ${process.pid}\\)`)));
     } finally {
       fs.closeSync(fd);
-      pci.releaseDevice(address);
+      claim.releaseDevice(address);
     }
   });
 
@@ -102,7 +102,7 @@ describe('one owner per NIC', function () {
     } finally {
       process.env.IXY_PCI_ROOT = model.dir;
     }
-    assert.strictEqual(pci.deviceHolder(address), null);
+    assert.strictEqual(claim.deviceHolder(address), null);
     (await ixy.open(address)).close();
   });
 
@@ -143,7 +143,7 @@ describe('one owner per NIC', function () {
     const { signal } = await holder.exited;
     holder = null;
     assert.strictEqual(signal, 'SIGKILL');
-    assert.strictEqual(pci.deviceHolder(address), null);
+    assert.strictEqual(claim.deviceHolder(address), null);
     (await ixy.open(address)).close();
   });
 });

@@ -7,6 +7,7 @@
 // role what differs between the NICs (LINK, PROMISCUOUS, RECEIVER_ENABLE, the counter
 // lists). A driver adds its init sequence, resetAndInit(), which open() calls.
 const pci = require('../pci');
+const claim = require('../claim');
 const { Device } = require('../device');
 const { IxyError, shown, checkInteger } = require('../errors');
 const { native } = require('../native');
@@ -17,6 +18,7 @@ const { TxQueue } = require('./tx-queue');
 const { sleepSync, sleep, setBits, clearBits, setField } = require('../wait');
 
 const DEFAULTS = {
+  force: false, // take the NIC even while its kernel interface is in use (lib/iface.js)
   rxQueues: 1,
   txQueues: 1,
   rxRingSize: 512,
@@ -39,7 +41,7 @@ class AdvancedNic extends Device {
     this.options = withDefaults(DEFAULTS, options);
     checkOptions(this.options, maxQueues, maxRingSize);
     pci.checkIommu(address);
-    pci.unbindDriver(address);
+    pci.unbindDriver(address, this.options.force);
     this.bar = pci.mapBar(address, 0, layout.MIN_BAR_BYTES);
     this.regs = new Uint32Array(this.bar);
     this.pools = [];
@@ -270,7 +272,7 @@ class AdvancedNic extends Device {
     if (this.bar) native().free(this.bar);
     this.regs = null;
     this.bar = null;
-    pci.forgetDevice(this.address);
+    claim.releaseDevice(this.address);
     if (busMasterError) throw busMasterError;
   }
 }

@@ -5,6 +5,7 @@
 // batch API on top of both. Initialisation follows virtio 1.1, 3.1.1 (and 3.1.2 for
 // legacy); the network specifics follow 5.1. One receive and one transmit queue.
 const pci = require('../pci');
+const claim = require('../claim');
 const C = require('./constants');
 const { Device } = require('../device');
 const { Mempool } = require('../mempool');
@@ -31,6 +32,7 @@ const WANTED = bit(C.NET_F_MAC) | bit(C.NET_F_STATUS) | bit(C.NET_F_CTRL_VQ) | b
   bit(C.F_ANY_LAYOUT) | bit(C.F_VERSION_1) | bit(C.F_ACCESS_PLATFORM);
 
 const DEFAULTS = {
+  force: false, // take the NIC even while its kernel interface is in use (lib/iface.js)
   rxQueues: 1,
   txQueues: 1,
   mempoolEntries: 4096,
@@ -54,7 +56,7 @@ class VirtioDevice extends Device {
     }
     const id = pci.readIdentity(address);
     pci.checkIommu(address);
-    pci.unbindDriver(address);
+    pci.unbindDriver(address, this.options.force);
     this.transport = id.device === LEGACY_DEVICE_ID ? new LegacyTransport(address) : new ModernTransport(address);
     this.interruptCapable = this.transport.kind === 'modern'; // MSI-X vector 0 for RX
     this.pools = [];
@@ -231,7 +233,7 @@ class VirtioDevice extends Device {
     for (const pool of this.pools) pool.close();
     if (this.transport) this.transport.close();
     this.transport = null;
-    pci.forgetDevice(this.address);
+    claim.releaseDevice(this.address);
     if (busMasterError) throw busMasterError;
   }
 }
