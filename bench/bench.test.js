@@ -8,7 +8,7 @@ const { execFile, execFileSync, spawn, spawnSync } = require('child_process');
 const fs = require('fs');
 const os = require('os');
 const path = require('path');
-const { suiteTmpDir } = require('../test/helpers');
+const { suiteTmpDir, runBench } = require('../test/helpers');
 const { sleep } = require('./run-one');
 
 const RUN = path.join(__dirname, 'run.js');
@@ -48,59 +48,48 @@ describe('npm run bench (--quick)', function () {
   this.timeout(120000);
   const tmpDir = suiteTmpDir('ixy-bench-');
 
-  it('measures JS and C forwarding, generate and the model ceiling, and writes the results', function (done) {
-    const args = [RUN, '--quick', '--batches', '32', '--runs', '2', '--seconds', '0.5', '--warmup', '0.3', '--ring', '1024', '--results', tmpDir()];
-    execFile(process.execPath, args, { timeout: 110000 }, (err, stdout, stderr) => {
-      if (err) return done(new Error(`bench failed: ${stderr || err.message}`));
-      try {
-        const files = fs.readdirSync(tmpDir()).filter((f) => f.endsWith('.json'));
-        assert.strictEqual(files.length, 1, 'one results file');
-        const r = JSON.parse(fs.readFileSync(path.join(tmpDir(), files[0]), 'utf8'));
-        assert.ok(r.machine.nproc >= 1 && r.machine.node === process.version);
-        assert.strictEqual(r.forward.length, 1);
-        const row = r.forward[0];
-        assert.strictEqual(row.batch, 32);
-        assert.strictEqual(r.options.ringSize, 1024);
-        assert.strictEqual(row.c.runs[0].driver.ring, 1024, 'the C yardstick ran with --ring');
-        checkMeasurement(row.js, 'forward.js');
-        checkMeasurement(row.c, 'forward.c');
-        // The ratio pairs each JS run with the C run just before it: the median of two pairs.
-        const pairs = row.js.runs.map((run, i) => run.mpps / row.c.runs[i].mpps);
-        assert.strictEqual(pairs.length, 2);
-        assert.ok(Math.abs(row.ratio - (pairs[0] + pairs[1]) / 2) < 1e-9, `ratio ${row.ratio} from pairs ${pairs}`);
-        assert.ok(row.ratios.min <= row.ratio && row.ratio <= row.ratios.max);
-        // C's mean frames per receive call: at most the batch. Empty polls count as calls,
-        // and c-forward prints two decimals: on a busy machine the mean can read 0.00.
-        assert.ok(row.c.rxPerCall.min >= 0 && row.c.rxPerCall.max <= 32, `C mean RX batch: ${JSON.stringify(row.c.rxPerCall)}`);
-        assert.ok(Number.isFinite(row.js.heapBytesPerPacket) && row.js.heapBytesPerPacket >= 0, 'heap bytes per packet');
-        checkSideBySide(row.sideBySide, 'forward side by side');
-        checkPhases(row.pairs, row.phases, 'run pairs');
-        assert.strictEqual(r.options.rounds, 2);
-        assert.ok(Number.isInteger(row.js.gcs), 'GC count');
-        checkMeasurement(r.generate.js, 'generate.js');
-        checkMeasurement(r.generate.c, 'generate.c');
-        checkSideBySide(r.generate.sideBySide, 'generate side by side');
-        checkMeasurement(r.ceiling[0].c, 'ceiling');
-        // The drivers against their stand-in NICs, without the model: batch 32 in --quick,
-        // two run pairs, the ratio their median.
-        assert.strictEqual(r.standIn.length, 1);
-        const own = r.standIn[0];
-        assert.strictEqual(own.batch, 32);
-        for (const lang of ['js', 'c']) assert.ok(own[lang].mpps.median > 0 && own[lang].nsPerPacket.median > 0, `stand-in ${lang}: ${JSON.stringify(own[lang])}`);
-        assert.ok(own.ratios.min <= own.ratio && own.ratio <= own.ratios.max, `stand-in ratio ${JSON.stringify(own)}`);
-        assert.match(stdout, /the drivers' own cost: forwarding against a stand-in NIC, no model/);
-        assert.match(stdout, /forward, batch 32/);
-        assert.match(stdout, /JavaScript \/ C, side by side/);
-        // Both side-by-side drivers were stopped with SIGSTOP between windows: none may be
-        // left behind, stopped or running.
-        const left = execFileSync('ps', ['-eo', 'args']).toString().split('\n')
-          .filter((line) => line.includes('build/c-forward') || line.includes('bench/js-child.js') || line.includes('bench/stand-in.js'));
-        assert.deepStrictEqual(left, [], 'driver processes left behind');
-        done();
-      } catch (e) {
-        done(e);
-      }
-    });
+  it('measures JS and C forwarding, generate and the model ceiling, and writes the results', async function () {
+    const { results: r, stdout } = await runBench(['--quick', '--batches', '32', '--runs', '2', '--seconds', '0.5', '--warmup', '0.3', '--ring', '1024'], tmpDir());
+    assert.ok(r.machine.nproc >= 1 && r.machine.node === process.version);
+    assert.strictEqual(r.forward.length, 1);
+    const row = r.forward[0];
+    assert.strictEqual(row.batch, 32);
+    assert.strictEqual(r.options.ringSize, 1024);
+    assert.strictEqual(row.c.runs[0].driver.ring, 1024, 'the C yardstick ran with --ring');
+    checkMeasurement(row.js, 'forward.js');
+    checkMeasurement(row.c, 'forward.c');
+    // The ratio pairs each JS run with the C run just before it: the median of two pairs.
+    const pairs = row.js.runs.map((run, i) => run.mpps / row.c.runs[i].mpps);
+    assert.strictEqual(pairs.length, 2);
+    assert.ok(Math.abs(row.ratio - (pairs[0] + pairs[1]) / 2) < 1e-9, `ratio ${row.ratio} from pairs ${pairs}`);
+    assert.ok(row.ratios.min <= row.ratio && row.ratio <= row.ratios.max);
+    // C's mean frames per receive call: at most the batch. Empty polls count as calls,
+    // and c-forward prints two decimals: on a busy machine the mean can read 0.00.
+    assert.ok(row.c.rxPerCall.min >= 0 && row.c.rxPerCall.max <= 32, `C mean RX batch: ${JSON.stringify(row.c.rxPerCall)}`);
+    assert.ok(Number.isFinite(row.js.heapBytesPerPacket) && row.js.heapBytesPerPacket >= 0, 'heap bytes per packet');
+    checkSideBySide(row.sideBySide, 'forward side by side');
+    checkPhases(row.pairs, row.phases, 'run pairs');
+    assert.strictEqual(r.options.rounds, 2);
+    assert.ok(Number.isInteger(row.js.gcs), 'GC count');
+    checkMeasurement(r.generate.js, 'generate.js');
+    checkMeasurement(r.generate.c, 'generate.c');
+    checkSideBySide(r.generate.sideBySide, 'generate side by side');
+    checkMeasurement(r.ceiling[0].c, 'ceiling');
+    // The drivers against their stand-in NICs, without the model: batch 32 in --quick,
+    // two run pairs, the ratio their median.
+    assert.strictEqual(r.standIn.length, 1);
+    const own = r.standIn[0];
+    assert.strictEqual(own.batch, 32);
+    for (const lang of ['js', 'c']) assert.ok(own[lang].mpps.median > 0 && own[lang].nsPerPacket.median > 0, `stand-in ${lang}: ${JSON.stringify(own[lang])}`);
+    assert.ok(own.ratios.min <= own.ratio && own.ratio <= own.ratios.max, `stand-in ratio ${JSON.stringify(own)}`);
+    assert.match(stdout, /the drivers' own cost: forwarding against a stand-in NIC, no model/);
+    assert.match(stdout, /forward, batch 32/);
+    assert.match(stdout, /JavaScript \/ C, side by side/);
+    // Both side-by-side drivers were stopped with SIGSTOP between windows: none may be
+    // left behind, stopped or running.
+    const left = execFileSync('ps', ['-eo', 'args']).toString().split('\n')
+      .filter((line) => line.includes('build/c-forward') || line.includes('bench/js-child.js') || line.includes('bench/stand-in.js'));
+    assert.deepStrictEqual(left, [], 'driver processes left behind');
   });
 });
 

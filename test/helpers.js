@@ -2,7 +2,8 @@
 
 // Shared by the driver and CLI tests: run the `ixy` command, decode pcap files with tshark,
 // and check that a run left nothing behind.
-const { spawn, execFileSync } = require('child_process');
+const assert = require('assert');
+const { spawn, execFile, execFileSync } = require('child_process');
 const fs = require('fs');
 const os = require('os');
 const path = require('path');
@@ -106,4 +107,19 @@ function modelForSuite(ports = 1) {
   return () => model;
 }
 
-module.exports = { IXY, runIxy, tsharkFields, freeHugepages, hugetlbfsFiles, hugepageMappings, runOptimising, suiteTmpDir, modelForSuite, fakePciDevice };
+// Runs `node bench/run.js args... --results dir` and resolves with { results, stdout } once
+// it has exited and written exactly one results file named like `pattern`.
+async function runBench(args, dir, { pattern = /\.json$/, timeoutMs = 110000 } = {}) {
+  const run = path.join(__dirname, '..', 'bench', 'run.js');
+  const stdout = await new Promise((resolve, reject) => {
+    execFile(process.execPath, [run, ...args, '--results', dir], { timeout: timeoutMs }, (err, out, stderr) => {
+      if (err) reject(new Error(`bench ${args.join(' ')} failed: ${stderr || err.message}`));
+      else resolve(out);
+    });
+  });
+  const files = fs.readdirSync(dir).filter((f) => pattern.test(f));
+  assert.strictEqual(files.length, 1, `one results file in ${dir}, found ${files.join(', ')}`);
+  return { results: JSON.parse(fs.readFileSync(path.join(dir, files[0]), 'utf8')), stdout };
+}
+
+module.exports = { IXY, runBench, runIxy, tsharkFields, freeHugepages, hugetlbfsFiles, hugepageMappings, runOptimising, suiteTmpDir, modelForSuite, fakePciDevice };
