@@ -74,4 +74,59 @@ class Backoff {
   }
 }
 
-module.exports = { idleMode, bestIdle, needsVfio, Backoff, IDLE_MODES, IDLE_AFTER_MS, SLEEP_MIN_MS, SLEEP_MAX_MS, INTERRUPT_SAFETY_MS };
+// The idleness of one polling loop over `devices`, in mode 'backoff' or 'interrupt' (a
+// 'spin' loop has none): the loop says when a poll found work (worked()), asks whether it
+// has been idle long enough (idle()), and then sleeps (sleep()).
+class Idler {
+  constructor(mode, devices) {
+    this.devices = devices;
+    this.backoff = mode === 'backoff' ? new Backoff() : null;
+    this.lines = mode === 'interrupt' ? devices.map((d) => d.interrupts()) : null; // EUNSUPPORTED without VFIO
+    this.workedAt = performance.now();
+    this.endSleep = null; // ends the sleep in progress at once
+  }
+
+  // A poll found work: the loop polls at full speed again, its next sleep the shortest.
+  worked(now) {
+    this.workedAt = now;
+    if (this.backoff !== null) this.backoff.reset();
+  }
+
+  // True once nothing has come for IDLE_AFTER_MS.
+  idle(now) {
+    return now - this.workedAt >= IDLE_AFTER_MS;
+  }
+
+  // One sleep, after which the loop polls once: 'backoff' the next of its timer sleeps;
+  // 'interrupt' arms every device and calls pollOnce() first (a frame that came just
+  // before the arming raised no interrupt): when that found work (true) it disarms and
+  // resolves true at once, else it sleeps until an interrupt or INTERRUPT_SAFETY_MS.
+  async sleep(pollOnce) {
+    if (this.lines === null) {
+      await new Promise((resolve) => {
+        const timer = setTimeout(resolve, this.backoff.next());
+        this.endSleep = () => { clearTimeout(timer); resolve(); };
+      });
+    } else {
+      for (const d of this.devices) d.armInterrupt();
+      if (pollOnce()) {
+        for (const d of this.devices) d.disarmInterrupt();
+        return true;
+      }
+      this.endSleep = () => { for (const line of this.lines) line.cancel(); };
+      await Promise.race(this.lines.map((line) => line.wait(INTERRUPT_SAFETY_MS)));
+      this.endSleep(); // the lines that did not fire stop waiting too
+      for (const d of this.devices) if (!d.closed) d.disarmInterrupt(); // a closed device's registers are unmapped
+    }
+    this.endSleep = null;
+    return false;
+  }
+
+  // Ends a sleep still in progress, as one that found nothing: a loop that has ended
+  // leaves no timer or wait behind.
+  close() {
+    if (this.endSleep !== null) this.endSleep();
+  }
+}
+
+module.exports = { idleMode, bestIdle, needsVfio, Backoff, Idler, IDLE_MODES, IDLE_AFTER_MS, SLEEP_MIN_MS, SLEEP_MAX_MS, INTERRUPT_SAFETY_MS };

@@ -33,10 +33,10 @@
 // growing to SLEEP_MAX_MS, instead of once per turn: an idle loop then sleeps in the event
 // loop. The first batch returns it to full polling. `idle: 'spin'` polls without pause.
 // `idle: 'interrupt'` (VFIO only) sleeps until the NIC's receive interrupt instead.
-const { setImmediate: yieldToEventLoop, setTimeout: sleep } = require('timers/promises');
+const { setImmediate: yieldToEventLoop } = require('timers/promises');
 const { PacketBatch } = require('./batch');
 const { IxyError, shown } = require('./errors');
-const { idleMode, bestIdle, Backoff, IDLE_AFTER_MS, INTERRUPT_SAFETY_MS } = require('./idle');
+const { idleMode, bestIdle, Idler } = require('./idle');
 
 const SLICE_MS = 1; // how long we may poll before giving the event loop a turn
 
@@ -53,9 +53,7 @@ class ReceiveIterator {
     this.batch = new PacketBatch(batchSize, null, { status });
     this.sliceMs = sliceMs;
     this.sliceEnd = 0; // yield first: the caller's code after the loop setup runs first
-    this.backoff = mode === 'backoff' ? new Backoff() : null;
-    this.interrupts = mode === 'interrupt' ? dev.interrupts() : null; // EUNSUPPORTED without VFIO
-    this.lastBatchAt = performance.now(); // when receive() last had frames
+    this.idler = mode === 'spin' ? null : new Idler(mode, [dev]); // EUNSUPPORTED: 'interrupt' without VFIO
     this.finished = false;
     // An abort only marks the iterator finished: next() checks that after every await
     // already, so a signal costs the loop nothing.
@@ -74,18 +72,13 @@ class ReceiveIterator {
   }
 
   async next() {
-    const batch = this.batch;
-    if (batch.count > 0) batch.release();
-    const rxQueue = this.dev.rxQueues[this.queue];
+    if (this.batch.count > 0) this.batch.release();
     for (;;) {
       const now = performance.now();
       if (now >= this.sliceEnd) {
-        if (this.backoff !== null && now - this.lastBatchAt >= IDLE_AFTER_MS) {
-          await sleep(this.backoff.next());
+        if (this.idler !== null && this.idler.idle(now)) {
           this.sliceEnd = 0; // one poll, then sleep again unless it found frames
-        } else if (this.interrupts !== null && now - this.lastBatchAt >= IDLE_AFTER_MS) {
-          if (await this.sleepUntilInterrupt(rxQueue, batch)) return this.result;
-          this.sliceEnd = 0;
+          if (await this.idler.sleep(() => this.poll())) return this.wokeUp();
         } else {
           await yieldToEventLoop();
           this.sliceEnd = performance.now() + this.sliceMs;
@@ -94,36 +87,26 @@ class ReceiveIterator {
       // Checked after every await: the device may have been closed meanwhile, and a closed
       // queue's ring memory is gone.
       if (this.finished || this.dev.closed) return this.finish();
-      batch.sent = 0;
-      if (rxQueue.receive(batch) > 0) {
-        if (this.sliceEnd === 0) this.wokeUp(); // the first frames after a sleep
-        else this.lastBatchAt = now;
+      if (this.poll()) {
+        if (this.sliceEnd === 0) return this.wokeUp();
+        if (this.idler !== null) this.idler.worked(now);
         return this.result;
       }
     }
   }
 
-  // idle 'interrupt': arms the interrupt, polls once more, and sleeps until it comes (or
-  // the device closes). True when that poll found frames (they are in the batch).
-  async sleepUntilInterrupt(rxQueue, batch) {
-    const dev = this.dev;
-    dev.armInterrupt();
-    batch.sent = 0;
-    if (rxQueue.receive(batch) > 0) {
-      dev.disarmInterrupt();
-      this.wokeUp();
-      return true;
-    }
-    await this.interrupts.wait(INTERRUPT_SAFETY_MS);
-    if (!dev.closed) dev.disarmInterrupt();
-    return false;
+  // One receive call into the batch; true when it took frames.
+  poll() {
+    this.batch.sent = 0;
+    return this.dev.rxQueues[this.queue].receive(this.batch) > 0;
   }
 
-  // Frames after idleness: full polling again, the next sleep the shortest.
+  // The first frames after a sleep: full polling again, the next sleep the shortest.
   wokeUp() {
-    this.lastBatchAt = performance.now();
-    this.sliceEnd = this.lastBatchAt + this.sliceMs;
-    if (this.backoff !== null) this.backoff.reset();
+    const now = performance.now();
+    this.idler.worked(now);
+    this.sliceEnd = now + this.sliceMs;
+    return this.result;
   }
 
   // Called by for-await on break, return or throw.
@@ -133,6 +116,7 @@ class ReceiveIterator {
 
   finish() {
     this.finished = true;
+    if (this.idler !== null) this.idler.close();
     if (this.signal !== null) this.signal.removeEventListener('abort', this.onAbort);
     if (this.batch.count > 0) this.batch.release();
     return { value: undefined, done: true };

@@ -3,9 +3,9 @@
 // The shape every long-running app shares: call `step()` as fast as possible, but give the
 // event loop a turn every couple of milliseconds so timers (the per-second report), signals
 // and I/O keep working; stop on SIGINT/SIGTERM, after `seconds`, or when step() says done.
-// When nothing moves, sleep instead (idle 'backoff', lib/idle.js).
+// When nothing moves, sleep instead (lib/idle.js).
 const { RateMeter, formatRates } = require('../stats');
-const { idleMode, bestIdle, Backoff, IDLE_AFTER_MS, INTERRUPT_SAFETY_MS } = require('../idle');
+const { idleMode, bestIdle, Idler } = require('../idle');
 
 const SLICE_MS = 2; // how long we run before yielding
 // The clock is read about this many times per slice, not per step: in Node 20 every
@@ -65,13 +65,12 @@ function packetsMoved(devices) {
 // done. Resolves with the reason it stopped: 'signal', 'time' or 'done'; rejects with the
 // device's error when a device is gone (EDEVICELOST). Each second every device is checked
 // (device.check()): link changes and recovered TX hangs are printed as lines of their own.
-// idle: 'backoff', 'spin' or 'interrupt' (default: the best the devices can do), see lib/idle.js; once no queue of
-// `devices` has moved a packet for IDLE_AFTER_MS the loop sleeps between single steps, on
-// a timer ('backoff') or until one of the devices interrupts ('interrupt', VFIO only).
+// idle: 'backoff', 'spin' or 'interrupt' (default: the best the devices can do), see
+// lib/idle.js; once no queue of `devices` has moved a packet for a while the loop sleeps
+// between single steps.
 async function runLoop({ devices, step, seconds = 0, report = true, out = process.stdout, idle }) {
   const mode = idleMode(idle) || bestIdle(devices);
-  const backoff = mode === 'backoff' ? new Backoff() : null;
-  const lines = mode === 'interrupt' ? devices.map((d) => d.interrupts()) : null; // EUNSUPPORTED without VFIO
+  const idler = mode === 'spin' ? null : new Idler(mode, devices); // EUNSUPPORTED: 'interrupt' without VFIO
   let stopReason = null;
   let failure = null;
   const onSignal = () => { stopReason = 'signal'; };
@@ -90,55 +89,30 @@ async function runLoop({ devices, step, seconds = 0, report = true, out = proces
     if (report) for (const m of meters) out.write(`${formatRates(m.device.address, m.sample())}\n`);
   }, 1000);
   const cancelTimer = seconds > 0 ? afterMs(seconds * 1000, () => { stopReason = stopReason || 'time'; }) : null;
-  let sleeper = null;
 
   try {
     await new Promise((resolve, reject) => {
       const pace = { stepsPerRead: 16 };
       let moved = packetsMoved(devices);
-      let movedAt = performance.now();
-      // After each slice (or, while sleeping, each single step): resolve when stopped,
-      // else the next slice at once, or with 'backoff' and nothing moved for
-      // IDLE_AFTER_MS a single step after the next sleep.
-      const schedule = (wake) => {
+      // After each slice (or, while idle, each single step): resolve when stopped, else
+      // the next slice at once or, once idle, a single step after a sleep.
+      const schedule = () => {
         if (stopReason !== null) {
           resolve();
           return;
         }
-        if (mode !== 'spin') {
-          const now = packetsMoved(devices);
-          if (now !== moved) {
-            moved = now;
-            movedAt = performance.now();
-            if (backoff !== null) backoff.reset();
-          } else if (performance.now() - movedAt >= IDLE_AFTER_MS) {
-            if (lines !== null) sleepOnInterrupts();
-            else sleeper = setTimeout(wake, backoff.next());
+        if (idler !== null) {
+          const n = packetsMoved(devices);
+          const now = performance.now();
+          if (n !== moved) {
+            moved = n;
+            idler.worked(now);
+          } else if (idler.idle(now)) {
+            idler.sleep(stepOnce).then((worked) => (worked ? schedule() : wake()), reject);
             return;
           }
         }
         setImmediate(turn);
-      };
-      // idle 'interrupt': arm every device, step once more (a frame that came before the
-      // arming raised no interrupt), then sleep until one of them interrupts.
-      const sleepOnInterrupts = () => {
-        for (const d of devices) d.armInterrupt();
-        try {
-          if (stopReason === null && step()) stopReason = 'done';
-        } catch (err) {
-          reject(err);
-          return;
-        }
-        if (stopReason !== null || packetsMoved(devices) !== moved) {
-          for (const d of devices) d.disarmInterrupt();
-          schedule(wake);
-          return;
-        }
-        Promise.race(lines.map((line) => line.wait(INTERRUPT_SAFETY_MS))).then(() => {
-          for (const line of lines) line.cancel();
-          for (const d of devices) if (!d.closed) d.disarmInterrupt();
-          wake();
-        });
       };
       // While busy: one slice per turn of the event loop, by a callback rather than an
       // `await` loop: a turn then allocates one Immediate and no promises, and every
@@ -150,25 +124,28 @@ async function runLoop({ devices, step, seconds = 0, report = true, out = proces
           reject(err);
           return;
         }
-        schedule(wake);
+        schedule();
       };
-      // While idle: one step per timer, then sleep again unless it moved packets.
+      // One step; true when the loop is to stop or the step moved packets.
+      const stepOnce = () => {
+        if (stopReason === null && step()) stopReason = 'done';
+        return stopReason !== null || packetsMoved(devices) !== moved;
+      };
+      // After a sleep: one step, then sleep again unless it moved packets.
       const wake = () => {
-        sleeper = null;
         try {
-          if (stopReason === null && step()) stopReason = 'done';
+          stepOnce();
         } catch (err) {
           reject(err);
           return;
         }
-        schedule(wake);
+        schedule();
       };
       setImmediate(turn);
     });
   } finally {
     clearInterval(reporter);
-    if (sleeper !== null) clearTimeout(sleeper);
-    if (lines !== null) for (const line of lines) line.cancel();
+    if (idler !== null) idler.close();
     if (cancelTimer) cancelTimer();
     process.removeListener('SIGINT', onSignal);
     process.removeListener('SIGTERM', onSignal);
