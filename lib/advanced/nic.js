@@ -100,6 +100,7 @@ class AdvancedNic extends Device {
     queue.configure();
     return queue;
   }
+
   // idle 'interrupt' (Device.interrupts(), once a VFIO interrupt line exists), as 82599 7.3
   // and 82576 7.3 describe MSI-X: every RX queue's cause goes to vector 0 (IVAR), which
   // clears its cause and masks itself when it is sent (EIAC; EIAM with GPIE.EIAME), and
@@ -126,7 +127,6 @@ class AdvancedNic extends Device {
   disarmInterrupt() {
     this.regs[this.layout.EIMC >> 2] = 1;
   }
-
 
   async waitForLink(timeoutMs) {
     const deadline = Date.now() + timeoutMs;
