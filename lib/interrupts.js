@@ -25,6 +25,7 @@ class InterruptLine {
     this.deviceFd = fd;
     [this.eventFd] = addon.vfioEnableIrqs(fd, this.index, 1);
     this.count = 0; // interrupts seen
+    this.waiting = null; // the pending wait() every caller shares, or null
     this.resolve = null;
     this.timer = null;
     this.watcher = new addon.FdWatcher(this.eventFd, () => this.fired());
@@ -42,19 +43,24 @@ class InterruptLine {
     this.timer = null;
     const resolve = this.resolve;
     this.resolve = null;
+    this.waiting = null;
     if (resolve !== null) resolve(value);
   }
 
   // Resolves with true at the next interrupt, or with false after `timeoutMs` (a safety net
   // for a frame that slipped in between the driver's last poll and its arming; it costs a
   // wake-up every `timeoutMs` of idleness). Only while waiting does the line keep the
-  // process alive.
+  // process alive. Loops of one device (one per RX queue) share its line: a wait() while
+  // one is pending joins it, and the one interrupt wakes them all.
   wait(timeoutMs) {
-    return new Promise((resolve) => {
-      this.resolve = resolve;
-      this.timer = setTimeout(() => this.settle(false), timeoutMs);
-      this.watcher.start();
-    });
+    if (this.waiting === null) {
+      this.waiting = new Promise((resolve) => {
+        this.resolve = resolve;
+        this.timer = setTimeout(() => this.settle(false), timeoutMs);
+        this.watcher.start();
+      });
+    }
+    return this.waiting;
   }
 
   // Ends a pending wait() at once (another line woke the loop, or the device closes).

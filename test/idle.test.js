@@ -151,3 +151,74 @@ describe('idle: receive() on the model', function () {
     }
   });
 });
+
+// The interrupt line's own logic, with the addon's VFIO calls played by a fake: one
+// eventfd (here /dev/null) and a watcher the test fires by hand.
+describe('idle: the interrupt line', function () {
+  const fs = require('fs');
+  const nativePath = require.resolve('../lib/native');
+  const linePath = require.resolve('../lib/interrupts');
+  let watcher = null;
+  let InterruptLine;
+  const saved = { native: require.cache[nativePath], line: require.cache[linePath] };
+
+  before(function () {
+    const fake = {
+      vfioIrqCount: () => 1,
+      vfioEnableIrqs: () => [fs.openSync('/dev/null', 'r')],
+      vfioDisableIrqs: () => {},
+      FdWatcher: class {
+        constructor(fd, onSignal) {
+          this.onSignal = onSignal;
+          this.watching = false;
+          watcher = this;
+        }
+
+        start() { this.watching = true; }
+
+        stop() { this.watching = false; }
+
+        close() { this.watching = false; }
+      },
+    };
+    delete require.cache[linePath];
+    require.cache[nativePath] = { id: nativePath, filename: nativePath, loaded: true, exports: { native: () => fake } };
+    ({ InterruptLine } = require(linePath));
+  });
+
+  after(function () {
+    for (const [file, entry] of [[nativePath, saved.native], [linePath, saved.line]]) {
+      if (entry === undefined) delete require.cache[file];
+      else require.cache[file] = entry;
+    }
+  });
+
+  it('two loops waiting on one line are both woken by its interrupt', async function () {
+    const line = new InterruptLine({ fd: 3, address: '0000:00:00.0' });
+    try {
+      const first = line.wait(5000);
+      const second = line.wait(5000);
+      assert.ok(watcher.watching, 'the line watches its eventfd while waited on');
+      watcher.onSignal();
+      const woken = await Promise.race([Promise.all([first, second]), new Promise((r) => setTimeout(() => r('hung'), 1000))]);
+      assert.deepStrictEqual(woken, [true, true]);
+      assert.strictEqual(line.count, 1);
+      assert.ok(!watcher.watching, 'and stops watching once nobody waits');
+    } finally {
+      line.close();
+    }
+  });
+
+  it('a wait that times out resolves false, and cancel() ends every wait', async function () {
+    const line = new InterruptLine({ fd: 3, address: '0000:00:00.0' });
+    try {
+      assert.strictEqual(await line.wait(10), false);
+      const a = line.wait(5000);
+      const b = line.wait(5000);
+      line.cancel();
+      assert.deepStrictEqual(await Promise.all([a, b]), [false, false]);
+    } finally {
+      line.close();
+    }
+  });
+});
