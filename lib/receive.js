@@ -77,6 +77,8 @@ class ReceiveIterator {
       const now = performance.now();
       if (now >= this.sliceEnd) {
         if (this.idler !== null && this.idler.idle(now)) {
+          // The loop body may have closed the device: its interrupt cannot be armed then.
+          if (this.finished || this.dev.closed) return this.finish();
           this.sliceEnd = 0; // one poll, then sleep again unless it found frames
           if (await this.idler.sleep(() => this.poll())) return this.wokeUp();
         } else {

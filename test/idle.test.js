@@ -222,3 +222,29 @@ describe('idle: the interrupt line', function () {
     }
   });
 });
+
+describe('idle: receive() on a device closed by the loop body', function () {
+  const { ReceiveIterator } = require('../lib/receive');
+
+  it("ends the loop instead of arming a closed device's interrupt", async function () {
+    // A device whose one RX queue yields one frame, then nothing; arming it once closed
+    // throws, as a write to its unmapped registers would.
+    const dev = {
+      closed: false,
+      options: {},
+      rxQueues: [{ receive: () => 1 }],
+      checkQueue() {},
+      interrupts: () => ({ wait: () => new Promise(() => {}), cancel() {} }),
+      armInterrupt() {
+        if (this.closed) throw new TypeError("Cannot set properties of null (setting '...')");
+      },
+      disarmInterrupt() {},
+    };
+    const it = new ReceiveIterator(dev, 0, { idle: 'interrupt' });
+    assert.strictEqual((await it.next()).done, false);
+    dev.rxQueues[0].receive = () => 0;
+    dev.closed = true; // the loop body closes the device and takes a while
+    await new Promise((resolve) => setTimeout(resolve, 20));
+    assert.strictEqual((await it.next()).done, true);
+  });
+});
