@@ -335,13 +335,13 @@ export interface WarmUpQueues {
 }
 
 /**
- * Runs `work(rxQueue, txQueue)`, a program's per-batch function, on stand-in ixgbe/igb
- * queues against a NIC played in memory (lib/warm-up.js), so that V8 has compiled it for
+ * Runs `work(rxQueue, txQueue, direction)`, a program's per-batch function, on stand-in
+ * ixgbe/igb queues (direction 0 from the first port to the second, 1 back) against a NIC played in memory (lib/warm-up.js), so that V8 has compiled it for
  * frames before the first real frame arrives. Call before opening the devices; close the
  * result when the program ends (freeing it earlier slows every typed array access).
  */
 export function warmUp(
-  work: (rxQueue: WarmUpQueues, txQueue: WarmUpQueues) => unknown,
+  work: (rxQueue: WarmUpQueues, txQueue: WarmUpQueues, direction: 0 | 1) => unknown,
   options?: { bufferSize?: number },
 ): { close(): void };
 

@@ -20,15 +20,15 @@ const { forwardBatch } = require('../lib/apps/forward');
 const { tuneJit } = require('../lib/jit');
 
 // Forwards for about `ms` milliseconds; returns the packets sent.
-function forwardFor(a, b, batch, ms) {
+function forwardFor(a, b, batches, ms) {
   const before = a.tx.packets + b.tx.packets;
   const end = performance.now() + ms;
   do {
     for (let i = 0; i < 1024; i++) {
       standInNic(a);
       standInNic(b);
-      forwardBatch(a.rx, b.tx, batch);
-      forwardBatch(b.rx, a.tx, batch);
+      forwardBatch(a.rx, b.tx, batches[0]);
+      forwardBatch(b.rx, a.tx, batches[1]);
     }
   } while (performance.now() < end);
   return a.tx.packets + b.tx.packets - before;
@@ -39,11 +39,11 @@ function main() {
   const cfg = JSON.parse(process.argv[2]);
   const a = openPort(cfg.ring);
   const b = openPort(cfg.ring);
-  const batch = new PacketBatch(cfg.batch);
+  const batches = [new PacketBatch(cfg.batch), new PacketBatch(cfg.batch)]; // one per direction
   process.stdout.write('{"ready":true}\n');
-  forwardFor(a, b, batch, cfg.warmup * 1000);
+  forwardFor(a, b, batches, cfg.warmup * 1000);
   const start = performance.now();
-  const packets = forwardFor(a, b, batch, cfg.seconds * 1000);
+  const packets = forwardFor(a, b, batches, cfg.seconds * 1000);
   const seconds = (performance.now() - start) / 1000;
   const mpps = packets / seconds / 1e6;
   process.stdout.write(`${JSON.stringify({ packets, seconds, mpps, nsPerPacket: 1000 / mpps })}\n`);

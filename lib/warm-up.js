@@ -26,8 +26,8 @@ const ROUNDS = 4;
 const LONGEST_BURST = 40; // RX frames per step cycle through 0..LONGEST_BURST
 const LENGTHS = [60, 1514, 590]; // frame lengths, in turn
 
-// work(rxQueue, txQueue): the app's per-batch function, called as its loop calls it, for
-// both directions of two stand-in ports. bufferSize: the app's mempool buffer size.
+// work(rxQueue, txQueue, direction): the app's per-batch function, called as its loop
+// calls it, for both directions of two stand-in ports (direction 0, then 1). bufferSize: the app's mempool buffer size.
 // Returns the stand-ins, for close() when the app ends and not before: freeing DMA memory
 // detaches its ArrayBuffer, and after the first detach in a process V8 checks on every
 // typed array access whether its buffer is gone; freeing the last ring would also make
@@ -48,8 +48,8 @@ function warmUp(work, { steps = STEPS, bufferSize = 2048 } = {}) {
       const length = LENGTHS[k % LENGTHS.length];
       standInNic(a, length, rxLimit, holdTx);
       standInNic(b, length, rxLimit, holdTx);
-      work(a.rx, b.tx);
-      work(b.rx, a.tx);
+      work(a.rx, b.tx, 0);
+      work(b.rx, a.tx, 1);
     }
   }
   return {

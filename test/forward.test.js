@@ -59,8 +59,9 @@ describe('forwardBatch', function () {
       for (let i = 0; i < n; i++) ids.push(pool.alloc());
       for (const id of ids) pool.buffers[id].forEach((_, k, b) => { b[k] = k & 0xff; });
       const { rx, tx } = standIns(pool, ids, n);
-      const dropped = forwardBatch(rx, tx, new PacketBatch(32));
-      assert.strictEqual(dropped, 0);
+      const batch = new PacketBatch(32);
+      forwardBatch(rx, tx, batch);
+      assert.strictEqual(batch.count, 0, 'nothing held back');
       assert.deepStrictEqual(tx.sent, ids);
       for (const id of ids) {
         const b = pool.buffers[id];
@@ -70,15 +71,48 @@ describe('forwardBatch', function () {
     });
   }
 
-  it('frees what the TX ring did not take and says how many', function () {
+  it('holds back what a full TX ring did not take and sends it first, receiving nothing meanwhile', function () {
     const ids = [];
     for (let i = 0; i < 6; i++) ids.push(pool.alloc());
     const before = pool.freeCount;
     const { rx, tx } = standIns(pool, ids, 4);
-    assert.strictEqual(forwardBatch(rx, tx, new PacketBatch(32)), 2);
+    let receives = 0;
+    const receive = rx.receive;
+    rx.receive = (b) => { receives++; return receive(b); };
+    const batch = new PacketBatch(32);
+    forwardBatch(rx, tx, batch);
     assert.deepStrictEqual(tx.sent, ids.slice(0, 4));
-    assert.strictEqual(pool.freeCount, before + 2, 'the two refused buffers are back in the pool');
+    assert.strictEqual(batch.count, 2, 'two frames held back');
+    assert.strictEqual(pool.freeCount, before, 'no buffer went back to the pool: none was dropped');
+    forwardBatch(rx, tx, batch); // the TX ring has room again: the held frames go first
+    assert.deepStrictEqual(tx.sent, ids);
+    assert.strictEqual(batch.count, 0);
+    assert.strictEqual(receives, 1, 'no receive while frames were held');
     for (const id of tx.sent) pool.free(id);
+  });
+
+  it('on stand-in queues, a TX ring that completes nothing for a while loses no frame', function () {
+    const { openPort, standInNic, closeQueues } = require('../lib/advanced/stand-in');
+    const a = openPort(64);
+    const b = openPort(64);
+    const batch = new PacketBatch(32);
+    try {
+      // 20 steps with b's TX completing nothing: its ring (63 frames) fills while a keeps
+      // receiving; then both run on until everything received has gone out.
+      for (let k = 0; k < 120; k++) {
+        standInNic(a, 60, k < 40 ? 32 : 0);
+        standInNic(b, 60, 0, k < 20);
+        forwardBatch(a.rx, b.tx, batch);
+      }
+      assert.ok(a.rx.packets > 64, `${a.rx.packets} frames received`);
+      assert.strictEqual(b.tx.packets, a.rx.packets, 'every received frame was sent');
+      assert.strictEqual(batch.count, 0);
+    } finally {
+      closeQueues(a);
+      closeQueues(b);
+      a.pool.close();
+      b.pool.close();
+    }
   });
 });
 

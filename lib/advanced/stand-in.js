@@ -54,8 +54,8 @@ function standInNic(port, length = 60, rxLimit = port.rx.size, holdTx = false) {
   port.txHead = head;
 }
 
-// Stops both queues and frees the pool. Ports that sent each other's buffers close their
-// queues first, then their pools.
+// Stops both queues and frees their rings; the pool stays its owner's to close. Ports that
+// sent each other's buffers close their queues first, then their pools.
 function closeQueues(port) {
   port.rx.close();
   port.tx.close();

@@ -56,7 +56,7 @@ function directionReport(from, to, driverFrom, driverTo) {
     ['+ on the ring', from.rxDelivered - received, 'still there when the driver stopped'],
     ['received', received, ''],
     ['= sent', to.txFrames, `taken by the NIC from ${to.address}'s TX ring, to the sink there`],
-    ['+ TX ring full', driverTo.txDropped, 'dropped by the driver: that TX ring had no room'],
+    ['+ held back', driverTo.txDropped, 'held by the driver for a full TX ring when it stopped: discarded'],
     ['+ unsent', received - driverTo.txDropped - to.txFrames, 'still on that TX ring when the driver stopped: discarded'],
   );
   const lines = rows.map(([label, n, what]) => `${label.padStart(15)} ${String(n).padStart(11)}  ${what}`.trimEnd());

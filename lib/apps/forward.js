@@ -39,16 +39,31 @@ function touchFrames(batch, n) {
   for (; i < n; i++) bytes[(words[idsAt + i] << shift) + 1] |= 0;
 }
 
-// Moves one batch from rx to tx; returns how many packets it dropped because the TX ring
-// was full (dropped as a switch would: holding them would only stall the other direction).
+// Moves one batch from rx to tx. Frames the TX ring has no room for stay in the batch and
+// go first at the next step, which receives nothing until they are sent: a full TX ring
+// then holds frames back in the RX ring and the NIC's packet buffer, whose room (thousands
+// of frames) outlasts a stall of this process, instead of dropping them. So each direction
+// needs a batch of its own; batch.count is what it holds back between steps.
 function forwardBatch(rxQueue, txQueue, batch) {
-  const n = rxQueue.receive(batch);
-  if (n === 0) return 0;
-  touchFrames(batch, n);
+  let n = batch.count;
+  if (n === 0) {
+    n = rxQueue.receive(batch);
+    if (n === 0) return;
+    touchFrames(batch, n);
+  }
   const sent = txQueue.send(batch);
-  if (sent === n) return 0;
-  batch.freeFrom(sent);
-  return n - sent;
+  if (sent === n) batch.count = 0;
+  else holdUnsent(batch, sent, n);
+}
+
+// Keeps frames [sent, n) of the batch, moved to its front, for the next step.
+function holdUnsent(batch, sent, n) {
+  if (sent > 0) {
+    const words = arena.words;
+    words.copyWithin(batch.idsAt, batch.idsAt + sent, batch.idsAt + n);
+    words.copyWithin(batch.lengthsAt, batch.lengthsAt + sent, batch.lengthsAt + n);
+  }
+  batch.count = n - sent;
 }
 
 // idle: 'backoff', 'spin' or 'interrupt' (lib/idle.js; default: deviceOptions.idle, else
@@ -58,10 +73,14 @@ async function forward(addressA, addressB, { batchSize = 32, seconds = 0, out = 
     throw new IxyError('EINVAL', 'forward needs two different ports');
   }
   const idleAs = idleMode(idle, deviceOptions.idle);
-  const batch = new PacketBatch(batchSize);
+  const towardB = new PacketBatch(batchSize);
+  const towardA = new PacketBatch(batchSize);
   // Before the ports go live, so that their first frames find the step optimised for
-  // frames; its stand-ins are closed with the ports (lib/warm-up.js says why).
-  const standIns = warmUp((rx, tx) => forwardBatch(rx, tx, batch), { bufferSize: deviceOptions.bufferSize });
+  // frames; its stand-ins are closed with the ports (lib/warm-up.js says why). Frames it
+  // left held go back to the stand-ins' pools.
+  const standIns = warmUp((rx, tx, direction) => forwardBatch(rx, tx, direction === 0 ? towardB : towardA), { bufferSize: deviceOptions.bufferSize });
+  towardB.freeFrom(0);
+  towardA.freeFrom(0);
   let a;
   let b;
   try {
@@ -77,9 +96,6 @@ async function forward(addressA, addressB, { batchSize = 32, seconds = 0, out = 
   const rxB = b.rxQueues[0];
   const txB = b.txQueues[0];
   out.write(`forwarding ${a.address} (${a.mac}) <-> ${b.address} (${b.mac}), batch ${batchSize}\n`);
-  // Frames dropped because the outgoing TX ring was full, by the port they were to leave.
-  let droppedTowardA = 0;
-  let droppedTowardB = 0;
   try {
     const reason = await runLoop({
       devices: [a, b],
@@ -87,14 +103,16 @@ async function forward(addressA, addressB, { batchSize = 32, seconds = 0, out = 
       out,
       idle: idleAs,
       step: () => {
-        droppedTowardB += forwardBatch(rxA, txB, batch);
-        droppedTowardA += forwardBatch(rxB, txA, batch);
+        forwardBatch(rxA, txB, towardB);
+        forwardBatch(rxB, txA, towardA);
         return false;
       },
     });
     const totals = { [a.address]: a.stats(), [b.address]: b.stats() };
-    totals[a.address].txDropped = droppedTowardA;
-    totals[b.address].txDropped = droppedTowardB;
+    // Frames still held back for a full TX ring when the loop ended are dropped, by the
+    // port they were to leave.
+    totals[a.address].txDropped = towardA.count;
+    totals[b.address].txDropped = towardB.count;
     for (const [address, s] of Object.entries(totals)) {
       out.write(`${formatTotals(address, s)}, dropped for a full TX ring ${s.txDropped}\n`);
     }
@@ -103,6 +121,8 @@ async function forward(addressA, addressB, { batchSize = 32, seconds = 0, out = 
     // Both stop before either frees memory: each TX ring holds the other port's buffers.
     a.stop();
     b.stop();
+    towardB.freeFrom(0);
+    towardA.freeFrom(0);
     a.close();
     b.close();
     standIns.close();
