@@ -27,7 +27,8 @@ const LONGEST_BURST = 40; // RX frames per step cycle through 0..LONGEST_BURST
 const LENGTHS = [60, 1514, 590]; // frame lengths, in turn
 
 // work(rxQueue, txQueue, direction): the app's per-batch function, called as its loop
-// calls it, for both directions of two stand-in ports (direction 0, then 1). bufferSize: the app's mempool buffer size.
+// calls it, for both directions of two stand-in ports (direction 0, then 1).
+// bufferSize: the app's mempool buffer size.
 // Returns the stand-ins, for close() when the app ends and not before: freeing DMA memory
 // detaches its ArrayBuffer, and after the first detach in a process V8 checks on every
 // typed array access whether its buffer is gone; freeing the last ring would also make

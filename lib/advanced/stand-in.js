@@ -7,12 +7,12 @@
 // - the benchmark of the driver's own cost without the model (bench/stand-in.js),
 //   whose C twin is `c-forward --mode stand-in`, and tests that watch V8 compile the loop.
 const ixgbeLayout = require('../ixgbe/registers');
-const D = require('./rings');
+const { RXD_STAT_DD, RXD_STAT_EOP, TXD_STAT_DD } = require('./rings');
 const { RxQueue } = require('./rx-queue');
 const { TxQueue } = require('./tx-queue');
 const { Mempool } = require('../mempool');
 
-const GOOD_FRAME = D.RXD_STAT_DD | D.RXD_STAT_EOP;
+const GOOD_FRAME = RXD_STAT_DD | RXD_STAT_EOP;
 const REGISTER_BYTES = 0x80000; // the 82599's 512 KiB of registers, enough for the 82576's
 
 // An RX and a TX queue of `ring` descriptors on registers in plain memory, started, with
@@ -50,7 +50,7 @@ function standInNic(port, length = 60, rxLimit = port.rx.size, holdTx = false) {
   port.rxHead = head;
   if (holdTx) return;
   head = port.txHead;
-  for (const tdt = regs[tx.tailIndex]; head !== tdt; head = (head + 1) & mask) txRing[head * 4 + 3] = D.TXD_STAT_DD;
+  for (const tdt = regs[tx.tailIndex]; head !== tdt; head = (head + 1) & mask) txRing[head * 4 + 3] = TXD_STAT_DD;
   port.txHead = head;
 }
 
