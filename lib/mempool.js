@@ -17,7 +17,6 @@
 // Free buffers sit on a stack of ids, so alloc and free are one array access each.
 // phys and the free stack are spans of the index arena (arena.js); the RX and TX loops use
 // their offsets physAt and freeAt.
-const fs = require('fs');
 const { IxyError, fromNative } = require('./errors');
 const { native } = require('./native');
 const vfio = require('./vfio');
@@ -31,7 +30,7 @@ class DmaMemory {
     try {
       result = addon.allocDma(size);
     } catch (err) {
-      throw fromNative(err, 'cannot allocate DMA memory in /mnt/huge');
+      throw fromNative(err, 'cannot allocate hugepage DMA memory');
     }
     this.buffer = result.buffer;
     this.size = result.buffer.byteLength;
@@ -61,12 +60,6 @@ class DmaMemory {
       this.buffer = null;
     }
   }
-}
-
-// Free hugepages right now, for messages and tests.
-function freeHugepages() {
-  const match = /HugePages_Free:\s+(\d+)/.exec(fs.readFileSync('/proc/meminfo', 'utf8'));
-  return match ? Number(match[1]) : 0;
 }
 
 const HUGE_PAGE = 2 * 1024 * 1024;
@@ -157,4 +150,4 @@ class Mempool {
   }
 }
 
-module.exports = { DmaMemory, freeHugepages, Mempool, ID_BITS };
+module.exports = { DmaMemory, Mempool, ID_BITS };

@@ -7,9 +7,14 @@ const { spawn, execFile, execFileSync } = require('child_process');
 const fs = require('fs');
 const os = require('os');
 const path = require('path');
-const { freeHugepages } = require('../lib/mempool');
 
 const IXY = path.join(__dirname, '..', 'bin', 'ixy.js');
+
+// Free hugepages right now (HugePages_Free of /proc/meminfo).
+function freeHugepages() {
+  const match = /HugePages_Free:\s+(\d+)/.exec(fs.readFileSync('/proc/meminfo', 'utf8'));
+  return match ? Number(match[1]) : 0;
+}
 
 // Runs `ixy args...` and resolves with { code, signal, stdout, stderr }.
 // `onStart(child)` may, for example, send it a signal later.

@@ -5,7 +5,7 @@
 // hugepages go back with the last ring.
 const assert = require('assert');
 const ringMemory = require('../lib/advanced/rings');
-const { freeHugepages } = require('../lib/mempool');
+const { freeHugepages } = require('./helpers');
 
 const { allocRing, releaseRing, ringsInUse, REGION_BYTES } = ringMemory;
 const KiB = 1024;
