@@ -9,12 +9,12 @@
 //     unhandled rejection (Node emits 'exit' for all of them). Each device still open is
 //     stopped (its stop(): queues and receiver off) and its Bus Master bit cleared,
 //     synchronously, as 'exit' listeners must be.
-//   - fatal signals, where no JavaScript runs: the addon's handler (native/addon.cc) clears
+//   - fatal signals, where no JavaScript runs: the addon's handler (native/guard.cc) clears
 //     the register bits the driver registered (stopBits) and Bus Master, then lets the
 //     signal end the process as it would have. It only takes signals whose action is the
 //     default; a program with its own process.on(signal) listener decides for itself.
-//   - SIGKILL cannot be caught by anyone. Only VFIO helps there (the kernel resets the
-//     device when the last fd on it closes), which ixy does not use yet.
+//   - SIGKILL cannot be caught by anyone. A device driven through VFIO is reset by the
+//     kernel when its last fd closes (lib/vfio.js); a device driven through sysfs is not.
 const { native } = require('./native');
 const pci = require('./pci');
 const vfio = require('./vfio');

@@ -19,7 +19,7 @@
 // A later V8 may rename or drop a flag. v8.setFlagsFromString() returns nothing and V8
 // answers an unknown flag by printing "Error: unrecognized flag ..." on stderr, which would
 // greet every user of the `ixy` command. So each flag is set while the addon holds stderr
-// (captureStderr in native/addon.cc): silence means V8 took it, anything else means it did
+// (captureStderr in native/process.cc): silence means V8 took it, anything else means it did
 // not, and tuneJit() says so once, in one line of its own. Asking `node --v8-options` instead
 // costs a process start (70-110 ms) on every run; the capture, well under a millisecond.
 const v8 = require('v8');

@@ -38,8 +38,9 @@ using ixy::ThrowErrno;
 // A handler may only call async-signal-safe functions (POSIX.1-2017, XSH 2.4.3): no
 // allocation, no locks, no JavaScript. So each guarded device is a fixed slot, filled in
 // normal context and published with one atomic store: the mapped BAR, the register bits
-// that stop its DMA (read-modify-write, in order), and an fd of its sysfs `config` file
-// opened at registration, through which pread/pwrite clear the Bus Master bit.
+// that stop its DMA (read-modify-write, in order), and an fd through which pread/pwrite
+// clear the Bus Master bit: its sysfs `config` file opened at registration, or a duplicate
+// of its VFIO device fd with the config region's offset.
 
 constexpr int kMaxGuarded = 64;
 // ixgbe: RXCTRL, 64 RXDCTL, 64 TXDCTL, DMATXCTL = 130 pairs at most.
@@ -256,13 +257,13 @@ int OpenConfigFile(Napi::Env env, const std::string& path) {
 
 // guardDevice(bar, config, stopBits[, configOffset]): registers a device; returns its id for
 // unguardDevice. config: the sysfs config file's path, or a VFIO device fd (kept as a
-// duplicate) whose config region starts at configOffset. bar: an ArrayBuffer from mapResource, or null (a device stopped only by
-// clearing Bus Master). stopBits: a Uint32Array of (offset, bits) pairs cleared in order.
+// duplicate) whose config region starts at configOffset. bar: an ArrayBuffer from
+// mapResource or vfioMapRegion, or null (a device stopped only by clearing Bus Master). stopBits: a Uint32Array of (offset, bits) pairs cleared in order.
 Napi::Value GuardDevice(const Napi::CallbackInfo& info) {
   Napi::Env env = info.Env();
   if (info.Length() < 3 || !(info[0].IsArrayBuffer() || info[0].IsNull()) || !(info[1].IsString() || info[1].IsNumber()) ||
       !info[2].IsTypedArray() || info[2].As<Napi::TypedArray>().TypedArrayType() != napi_uint32_array) {
-    Napi::TypeError::New(env, "guardDevice(bar, config, stopBits[, configOffset]): bar an ArrayBuffer from mapResource or null, config the config file's path or a VFIO device fd, stopBits a Uint32Array")
+    Napi::TypeError::New(env, "guardDevice(bar, config, stopBits[, configOffset]): bar an ArrayBuffer from mapResource or vfioMapRegion, or null, config the config file's path or a VFIO device fd, stopBits a Uint32Array")
         .ThrowAsJavaScriptException();
     return env.Undefined();
   }
@@ -271,7 +272,7 @@ Napi::Value GuardDevice(const Napi::CallbackInfo& info) {
   if (info[0].IsArrayBuffer()) {
     bar = info[0].As<Napi::ArrayBuffer>().Data();
     if (bar == nullptr || !IsOurMapping(bar, &bar_size)) {
-      Napi::TypeError::New(env, "guardDevice: bar is not a mapping from mapResource").ThrowAsJavaScriptException();
+      Napi::TypeError::New(env, "guardDevice: bar is not a mapping from mapResource or vfioMapRegion").ThrowAsJavaScriptException();
       return env.Undefined();
     }
   }
