@@ -18,8 +18,9 @@ class InterruptLine {
   constructor(vfioDevice) {
     const addon = native();
     const fd = vfioDevice.fd;
-    this.index = addon.vfioIrqCount(fd, VFIO_PCI_MSIX_IRQ_INDEX) > 0 ? VFIO_PCI_MSIX_IRQ_INDEX : VFIO_PCI_MSI_IRQ_INDEX;
-    if (addon.vfioIrqCount(fd, this.index) === 0) {
+    const msix = addon.vfioIrqCount(fd, VFIO_PCI_MSIX_IRQ_INDEX) > 0;
+    this.index = msix ? VFIO_PCI_MSIX_IRQ_INDEX : VFIO_PCI_MSI_IRQ_INDEX;
+    if (!msix && addon.vfioIrqCount(fd, VFIO_PCI_MSI_IRQ_INDEX) === 0) {
       throw new IxyError('EUNSUPPORTED', `${vfioDevice.address} has neither MSI-X nor MSI: ixy does not use its legacy interrupt`);
     }
     this.deviceFd = fd;

@@ -6,7 +6,8 @@
 //   allocDma(bytes)    allocate hugepage memory for DMA, return it with the physical
 //                      address of each hugepage (null where this process may not know them)
 //   vfio*              the VFIO ioctls, in vfio.cc
-//   free(arrayBuffer)  unmap either of the above now instead of at garbage collection
+//   free(arrayBuffer)  unmap either of the above (or a vfioMapRegion) now instead of at
+//                      garbage collection
 //   guardDevice(bar, config, stopBits) / unguardDevice(id) / armSignals()
 //                      the fatal-signal guard: stop registered devices from a signal
 //                      handler, where no JavaScript can run (guard.cc)
@@ -66,7 +67,7 @@ using ixy::ThrowCode;
 using ixy::ThrowErrno;
 using ixy::UnguardBar;
 
-using ixy::kHugePageSize;
+constexpr size_t kHugePageSize = 2 * 1024 * 1024;
 constexpr const char* kHugeMount = "/mnt/huge";
 constexpr long kHugetlbfsMagic = 0x958458f6;
 
@@ -93,15 +94,6 @@ void FinalizeMapping(Napi::Env /*env*/, void* /*data*/, Mapping* m) {
   delete m;
 }
 
-Napi::Value WrapMapping(Napi::Env env, void* addr, size_t size) {
-  Mapping* m = new Mapping{addr, size};
-  {
-    std::lock_guard<std::mutex> guard(mappings_lock);
-    mappings[addr] = m;
-  }
-  return Napi::ArrayBuffer::New(env, addr, size, FinalizeMapping, m);
-}
-
 // Forgets the mapping at addr and unmaps it; false if it was not one of ours.
 bool ReleaseMapping(void* addr) {
   std::lock_guard<std::mutex> guard(mappings_lock);
@@ -116,6 +108,15 @@ bool ReleaseMapping(void* addr) {
 }
 
 }  // namespace
+
+Napi::Value ixy::WrapMappedMemory(Napi::Env env, void* addr, size_t size) {
+  Mapping* m = new Mapping{addr, size};
+  {
+    std::lock_guard<std::mutex> guard(mappings_lock);
+    mappings[addr] = m;
+  }
+  return Napi::ArrayBuffer::New(env, addr, size, FinalizeMapping, m);
+}
 
 bool ixy::IsOurMapping(void* addr, size_t* size) {
   std::lock_guard<std::mutex> guard(mappings_lock);
@@ -181,7 +182,7 @@ Napi::Value MapResource(const Napi::CallbackInfo& info) {
     ThrowErrno(env, "cannot mmap " + path, err);
     return env.Undefined();
   }
-  return WrapMapping(env, addr, st.st_size);
+  return ixy::WrapMappedMemory(env, addr, st.st_size);
 }
 
 // Physical address of the page holding `virt`, from /proc/self/pagemap: one 64-bit entry
@@ -277,7 +278,7 @@ Napi::Value AllocDma(const Napi::CallbackInfo& info) {
   memset(addr, 0, size);
 
   Napi::Object result = Napi::Object::New(env);
-  result.Set("buffer", WrapMapping(env, addr, size));
+  result.Set("buffer", ixy::WrapMappedMemory(env, addr, size));
   result.Set("phys", env.Null());
   int pagemap = open("/proc/self/pagemap", O_RDONLY | O_CLOEXEC);
   if (pagemap < 0) return result;
@@ -308,7 +309,7 @@ Napi::Value Free(const Napi::CallbackInfo& info) {
   {
     std::lock_guard<std::mutex> guard(mappings_lock);
     if (mappings.count(addr) == 0) {
-      Napi::TypeError::New(env, "free(buffer): not a buffer from mapResource or allocDma").ThrowAsJavaScriptException();
+      Napi::TypeError::New(env, "free(buffer): not a buffer from mapResource, allocDma or vfioMapRegion").ThrowAsJavaScriptException();
       return env.Undefined();
     }
   }
@@ -329,11 +330,5 @@ Napi::Object Init(Napi::Env env, Napi::Object exports) {
 }
 
 }  // namespace
-
-namespace ixy {
-
-Napi::Value WrapMappedMemory(Napi::Env env, void* addr, size_t size) { return WrapMapping(env, addr, size); }
-
-}  // namespace ixy
 
 NODE_API_MODULE(ixy, Init)

@@ -8,8 +8,6 @@
 
 namespace ixy {
 
-constexpr size_t kHugePageSize = 2 * 1024 * 1024;
-
 // Throws a JS Error with message "what: strerror(err)" and code = the errno name.
 void ThrowErrno(Napi::Env env, const std::string& what, int err);
 // Throws a JS Error with an ixy code.

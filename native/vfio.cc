@@ -49,7 +49,6 @@ using ixy::ThrowCode;
 using ixy::ThrowErrno;
 
 int container_fd = -1;
-bool iommu_set = false;
 std::map<int, int> group_fds;  // IOMMU group number -> its open fd (one open per group)
 
 // The process's container, opened on first use.
@@ -117,15 +116,15 @@ int Group(Napi::Env env, int group) {
     ThrowErrno(env, "cannot add IOMMU group " + std::to_string(group) + " to the VFIO container", err);
     return -1;
   }
-  // The IOMMU model is chosen once, after the first group joined the container.
-  if (!iommu_set) {
+  // The IOMMU model is chosen after the first group joined the container (none is open
+  // yet: an empty container has no model, and the next first group sets it again).
+  if (group_fds.empty()) {
     if (ioctl(container, VFIO_SET_IOMMU, VFIO_TYPE1_IOMMU) != 0) {
       int err = errno;
       close(fd);
       ThrowErrno(env, "cannot set the VFIO container's IOMMU model", err);
       return -1;
     }
-    iommu_set = true;
   }
   group_fds[group] = fd;
   return fd;
@@ -142,8 +141,6 @@ Napi::Value ReleaseGroup(const Napi::CallbackInfo& info) {
     (void)ioctl(it->second, VFIO_GROUP_UNSET_CONTAINER);
     close(it->second);
     group_fds.erase(it);
-    // An empty container has no IOMMU model any more: the next group sets it again.
-    if (group_fds.empty()) iommu_set = false;
   }
   return Napi::Boolean::New(env, group_fds.empty());
 }
@@ -420,7 +417,7 @@ class FdWatcher : public Napi::ObjectWrap<FdWatcher> {
     Napi::HandleScope scope(env);
     // MakeCallback: as for any libuv callback into JavaScript, microtasks (the promise the
     // waiting loop awaits) run right after it.
-    self->callback_.MakeCallback(env.Global(), {Napi::Number::New(env, static_cast<double>(count))});
+    self->callback_.MakeCallback(env.Global(), {});
     if (env.IsExceptionPending()) napi_fatal_exception(env, env.GetAndClearPendingException().Value());
   }
 
