@@ -477,7 +477,9 @@ describe('the package', function () {
       for (const m of text.matchAll(/IxyError\('(E[A-Z]+)'/g)) codes.add(m[1]);
       for (const m of text.matchAll(/modelError\([^;]*'(E[A-Z]+)'\)/g)) codes.add(m[1]);
     }
-    for (const m of read('native/addon.cc').matchAll(/ThrowCode\([^;]*"(E[A-Z]+)"\);/g)) codes.add(m[1]);
+    for (const file of fs.readdirSync(path.join(root, 'native')).filter((f) => f.endsWith('.cc'))) {
+      for (const m of read(`native/${file}`).matchAll(/ThrowCode\([^;]*"(E[A-Z]+)"\);/g)) codes.add(m[1]);
+    }
     assert.ok(codes.has('ECLOSED') && codes.has('ENOHUGEPAGES') && codes.has('ENOMODEL'), [...codes].join(' '));
     const readme = read('README.md');
     const errors = readme.slice(readme.indexOf('### Errors'), readme.indexOf('\n### ', readme.indexOf('### Errors') + 1));
