@@ -4,9 +4,8 @@
 // receive() and the commands):
 //   'spin'      poll without pause, as a benchmark wants: a whole core, always.
 //   'backoff'   poll while frames come; once the queues have stayed empty for
-//               IDLE_AFTER_MS, sleep in the event loop on a timer between single polls,
-//               the sleeps doubling from SLEEP_MIN_MS to SLEEP_MAX_MS; the first frame
-//               returns the loop to full polling.
+//               IDLE_AFTER_MS, sleep in the event loop for SLEEP_MS between single polls;
+//               the first frame returns the loop to full polling.
 //   'interrupt' once the queues have stayed empty for IDLE_AFTER_MS, arm the NIC's receive
 //               interrupt, poll once more (a frame that came just before arming raised
 //               none), then sleep in the event loop until the interrupt (lib/interrupts.js)
@@ -18,18 +17,19 @@
 // packet buffer. Our ixgbe init gives packet buffer 0 all of its 512 KiB: 6,241 frames of
 // 64 bytes (plus ~24 bytes of buffer overhead each, as the model counts them), and the
 // ring has at least 384 of its 512 descriptors armed when idle (rxFreeThreshold 128): some
-// 6,600 frames, 6.6 ms at 1 Mpps. A timer asked for SLEEP_MAX_MS fires about 0.1-0.3 ms
-// late, so the loop is usually back within ~1.3 ms of the first frame (on the 2-vCPU
-// development VM at worst 3.4 ms of 30 tries, bench/idle.js): traffic that starts at up
-// to ~1.9 Mpps of 64-byte frames loses nothing even then, ~5 Mpps usually. In bytes the
-// buffer is 0.4 ms of a 10 Gb/s line: a burst at line rate after idleness loses its start.
+// 6,600 frames, 6.6 ms at 1 Mpps. A timer asked for SLEEP_MS fires a little late, so the
+// loop is back a millisecond or a few after the first frame (bench/idle.js measures it;
+// the README's Idle section has the figures): traffic that starts at a few Mpps of 64-byte
+// frames loses nothing. In bytes the buffer is 0.4 ms of a 10 Gb/s line: a burst at line
+// rate after idleness loses its start.
 // A longer bound would cost less CPU when idle and lose more of a fast burst.
 const { IxyError, shown } = require('./errors');
 
 const IDLE_MODES = ['spin', 'backoff', 'interrupt'];
 const IDLE_AFTER_MS = 5; // empty polls for this long before the first sleep
-const SLEEP_MIN_MS = 1; // setTimeout's granularity: shorter asks wait 1 ms too
-const SLEEP_MAX_MS = 1;
+// setTimeout's granularity (shorter asks wait 1 ms too), and the longest sleep the bound
+// above allows.
+const SLEEP_MS = 1;
 // How long an interrupt-waiting loop sleeps at most: should a frame slip in between the
 // last poll and the arming without raising the interrupt, it waits no longer than this.
 // One wake-up per second of idleness costs next to nothing.
@@ -57,39 +57,20 @@ function bestIdle(devices) {
   return devices.length > 0 && devices.every((d) => typeof d.hasInterrupts === 'function' && d.hasInterrupts()) ? 'interrupt' : 'backoff';
 }
 
-// The sleeps of one idle period: 1, 2, 4 ... SLEEP_MAX_MS ms; reset() when frames come.
-class Backoff {
-  constructor() {
-    this.ms = SLEEP_MIN_MS;
-  }
-
-  next() {
-    const ms = this.ms;
-    if (this.ms < SLEEP_MAX_MS) this.ms = Math.min(2 * this.ms, SLEEP_MAX_MS);
-    return ms;
-  }
-
-  reset() {
-    this.ms = SLEEP_MIN_MS;
-  }
-}
-
 // The idleness of one polling loop over `devices`, in mode 'backoff' or 'interrupt' (a
 // 'spin' loop has none): the loop says when a poll found work (worked()), asks whether it
 // has been idle long enough (idle()), and then sleeps (sleep()).
 class Idler {
   constructor(mode, devices) {
     this.devices = devices;
-    this.backoff = mode === 'backoff' ? new Backoff() : null;
     this.lines = mode === 'interrupt' ? devices.map((d) => d.interrupts()) : null; // EUNSUPPORTED without VFIO
     this.workedAt = performance.now();
     this.endSleep = null; // ends the sleep in progress at once
   }
 
-  // A poll found work: the loop polls at full speed again, its next sleep the shortest.
+  // A poll found work: the loop polls at full speed again.
   worked(now) {
     this.workedAt = now;
-    if (this.backoff !== null) this.backoff.reset();
   }
 
   // True once nothing has come for IDLE_AFTER_MS.
@@ -97,14 +78,14 @@ class Idler {
     return now - this.workedAt >= IDLE_AFTER_MS;
   }
 
-  // One sleep, after which the loop polls once: 'backoff' the next of its timer sleeps;
+  // One sleep, after which the loop polls once: 'backoff' a timer of SLEEP_MS;
   // 'interrupt' arms every device and calls pollOnce() first (a frame that came just
   // before the arming raised no interrupt): when that found work (true) it disarms and
   // resolves true at once, else it sleeps until an interrupt or INTERRUPT_SAFETY_MS.
   async sleep(pollOnce) {
     if (this.lines === null) {
       await new Promise((resolve) => {
-        const timer = setTimeout(resolve, this.backoff.next());
+        const timer = setTimeout(resolve, SLEEP_MS);
         this.endSleep = () => { clearTimeout(timer); resolve(); };
       });
     } else {
@@ -129,4 +110,4 @@ class Idler {
   }
 }
 
-module.exports = { idleMode, bestIdle, needsVfio, Backoff, Idler, IDLE_MODES, IDLE_AFTER_MS, SLEEP_MIN_MS, SLEEP_MAX_MS, INTERRUPT_SAFETY_MS };
+module.exports = { idleMode, bestIdle, needsVfio, Idler };

@@ -29,8 +29,8 @@
 //
 // Idle (lib/idle.js; the default is what open() was given, else the best the device can
 // do: 'interrupt' through VFIO, 'backoff' otherwise): with `idle: 'backoff'` a
-// queue that has stayed empty for IDLE_AFTER_MS is polled once per timer, the sleeps
-// growing to SLEEP_MAX_MS, instead of once per turn: an idle loop then sleeps in the event
+// queue that has stayed empty for a few milliseconds is polled once per 1 ms timer,
+// instead of once per turn: an idle loop then sleeps in the event
 // loop. The first batch returns it to full polling. `idle: 'spin'` polls without pause.
 // `idle: 'interrupt'` (VFIO only) sleeps until the NIC's receive interrupt instead.
 const { setImmediate: yieldToEventLoop } = require('timers/promises');
