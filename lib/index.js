@@ -9,7 +9,6 @@
 //   dev.txBatch(0, batch);                 // returns how many were queued
 //   dev.close();
 const pci = require('./pci');
-const claim = require('./claim');
 const vfio = require('./vfio');
 const { driverFor, describeId } = require('./drivers');
 const { IxyError, shown } = require('./errors');
@@ -43,17 +42,9 @@ async function open(address, options = {}) {
   if (driver === null) {
     throw new IxyError('EUNSUPPORTED', `${address} is ${describeId(id)}, which ixy does not support ('ixy list' shows what it does)`);
   }
-  // One owner per device, before anything is written to it; the device's close() ends the
-  // claim (claim.releaseDevice), and so does the process's death.
   if (options.force !== undefined && typeof options.force !== 'boolean') throw new IxyError('EINVAL', `force must be true or false, got ${shown(options.force)}`);
-  claim.claimDevice(address);
-  let dev;
-  try {
-    dev = await driver.load().open(address, options);
-  } catch (err) {
-    claim.releaseDevice(address);
-    throw err;
-  }
+  // The driver claims the device (one owner, lib/claim.js) before it writes to it.
+  const dev = await driver.load().open(address, options);
   if (options.idle === 'interrupt' && !dev.hasInterrupts()) {
     dev.close();
     throw new IxyError('EUNSUPPORTED', `idle 'interrupt': the ${dev.driver} driver has no interrupts for ${address}; use 'backoff'`);

@@ -74,6 +74,16 @@ describe('one owner per NIC', function () {
     (await ixy.open(address)).close();
   });
 
+  it('a device class opened directly (IxgbeDevice.open) claims the NIC as ixy.open() does', async function () {
+    const first = await ixy.IxgbeDevice.open(address);
+    try {
+      await assert.rejects(ixy.open(address), (err) => assertBusy(err, new RegExp(`${address} is already open in this process`)));
+    } finally {
+      first.close();
+    }
+    (await ixy.open(address)).close();
+  });
+
   it('refuses a second claim through another open file in the same process (the flock itself)', function () {
     const { lockDevice } = claim;
     const fs = require('fs');

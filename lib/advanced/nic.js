@@ -41,8 +41,16 @@ class AdvancedNic extends Device {
     this.options = withDefaults(DEFAULTS, options);
     checkOptions(this.options, maxQueues, maxRingSize);
     pci.checkIommu(address);
-    pci.unbindDriver(address, this.options.force);
-    this.bar = pci.mapBar(address, 0, layout.MIN_BAR_BYTES);
+    // One owner per device, before anything is written to it (lib/claim.js); close() ends
+    // the claim, and so does the process's death.
+    claim.claimDevice(address);
+    try {
+      pci.unbindDriver(address, this.options.force);
+      this.bar = pci.mapBar(address, 0, layout.MIN_BAR_BYTES);
+    } catch (err) {
+      claim.releaseDevice(address);
+      throw err;
+    }
     this.regs = new Uint32Array(this.bar);
     this.pools = [];
     this.linkUp = null; // as check() last saw it; null: not checked yet

@@ -56,8 +56,16 @@ class VirtioDevice extends Device {
     }
     const id = pci.readIdentity(address);
     pci.checkIommu(address);
-    pci.unbindDriver(address, this.options.force);
-    this.transport = id.device === LEGACY_DEVICE_ID ? new LegacyTransport(address) : new ModernTransport(address);
+    // One owner per device, before anything is written to it (lib/claim.js); close() ends
+    // the claim, and so does the process's death.
+    claim.claimDevice(address);
+    try {
+      pci.unbindDriver(address, this.options.force);
+      this.transport = id.device === LEGACY_DEVICE_ID ? new LegacyTransport(address) : new ModernTransport(address);
+    } catch (err) {
+      claim.releaseDevice(address);
+      throw err;
+    }
     this.interruptCapable = this.transport.kind === 'modern'; // MSI-X vector 0 for RX
     this.pools = [];
     this.rx = null;
