@@ -36,7 +36,7 @@ async function open(address, options = {}) {
   if (options.idle === 'interrupt' && !viaVfio) {
     throw needsVfio(address);
   }
-  requireRoot(address);
+  requireRoot(address, viaVfio);
   const id = pci.readIdentity(address);
   const driver = driverFor(id);
   if (driver === null) {
@@ -57,8 +57,8 @@ async function open(address, options = {}) {
 // Unbinding drivers, writing config space and reading physical addresses all need root:
 // say so once, up front, instead of failing half-way through initialisation. A device bound
 // to vfio-pci needs none of them (lib/vfio.js): only access to its /dev/vfio/N.
-function requireRoot(address) {
-  if (process.geteuid && process.geteuid() !== 0 && !vfio.isVfioBound(pci.boundDriver(address))) {
+function requireRoot(address, viaVfio) {
+  if (process.geteuid && process.geteuid() !== 0 && !viaVfio) {
     throw new IxyError('ENOTROOT', `ixy needs root to drive ${address} through sysfs (config space, physical addresses): run it with sudo, or bind it to vfio-pci ('sudo ixy bind ${address}') and grant this user its /dev/vfio/N`);
   }
 }
