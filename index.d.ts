@@ -130,10 +130,12 @@ export interface TxQueue {
 }
 
 /**
- * What a polling loop does while no frames come (lib/idle.js): 'backoff' (the default)
- * sleeps on timers once its queues have been empty for 5 ms, polling once per ms, and
- * returns to full polling with the first frame; 'spin' polls without pause (a whole core,
- * as benchmarks want); 'interrupt' needs VFIO interrupts and throws EUNSUPPORTED for now.
+ * What a polling loop does while no frames come (lib/idle.js): 'backoff' sleeps on timers
+ * once its queues have been empty for 5 ms, polling once per ms, and returns to full
+ * polling with the first frame; 'interrupt' sleeps until the NIC's receive interrupt
+ * instead (a NIC driven through VFIO only; EUNSUPPORTED otherwise); 'spin' polls without
+ * pause (a whole core, as benchmarks want). The default is 'interrupt' where every device
+ * has interrupts, else 'backoff'.
  */
 export type IdleMode = 'spin' | 'backoff' | 'interrupt';
 
@@ -146,7 +148,7 @@ export interface ReceiveOptions {
   status?: boolean;
   /** Aborting it ends the loop at its next step (an aborted one: at once), as close() does. */
   signal?: AbortSignal;
-  /** What the loop does while the queue is empty (default: open()'s idle, else 'backoff'). */
+  /** What the loop does while the queue is empty (default: open()'s idle, else the best the device has). */
   idle?: IdleMode;
 }
 
@@ -217,7 +219,7 @@ export interface OpenOptions {
    * (default false: EACTIVE).
    */
   force?: boolean;
-  /** The default idle mode of this device's receive() loops (default 'backoff'). */
+  /** The default idle mode of this device's receive() loops (default: 'interrupt' through VFIO, else 'backoff'). */
   idle?: IdleMode;
 }
 

@@ -132,7 +132,7 @@ async function main() {
     process.stdout.write(`A ${spread(pairs.map((p) => p.a)).median.toFixed(2)} Mpps  B ${spread(pairs.map((p) => p.b)).median.toFixed(2)} Mpps  ` +
       `B/A ${ratios.median.toFixed(3)} [${ratios.min.toFixed(2)}..${ratios.max.toFixed(2)}]` +
       `  (batch ${o.batch}, ${o.rounds} windows of ${o.window} ms each)\n`);
-    // The host's phases can favour one version differently (PERFORMANCE.md, eleventh round).
+    // The host's phases can favour one version differently (LOG.md, eleventh round).
     const phases = byPhase(pairs, (p) => p.b / p.a);
     const show = (p) => (p.count > 0 ? `${p.ratios.median.toFixed(3)} (${p.count})` : '-');
     process.stdout.write(`B/A by phase: vCPUs sharing a cache ${show(phases.near)}, apart ${show(phases.far)}, changing ${phases.mixed}\n`);

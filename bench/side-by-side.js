@@ -18,7 +18,7 @@
 //
 // Before and after each window pair, with both drivers stopped, the line-trip probe
 // (line-trip.c) tells which phase the host was in. The ratio differs between the phase
-// in which the two vCPUs share a cache and the one in which they do not (PERFORMANCE.md,
+// in which the two vCPUs share a cache and the one in which they do not (LOG.md,
 // eleventh round), so it is also given for each phase.
 const { Model } = require('../lib/model');
 const { startDriver, sample, sleep, forwardTraffic } = require('./run-one');
@@ -100,7 +100,7 @@ async function session({ mode, batch, ring, rounds, firstRound, windowMs, warmup
 
 // rounds window pairs in all, spread over `sessions` sessions: a driver process can sit
 // in a slow mode for its whole life (the C yardstick's mean RX batch of about 1, see
-// PERFORMANCE.md, ninth round), so one process of each would weigh a single draw as much
+// LOG.md, ninth round), so one process of each would weigh a single draw as much
 // as the whole measurement. Resolves with { js, c, ratios: spread() of Mpps and of the
 // JS/C ratios, ratio: their median, phases: byPhase() of the ratios (summary.js), rounds,
 // sessions, windowMs, windows: [{ js, c, trips }] }. mode: 'forward' or 'generate';

@@ -2,7 +2,8 @@
 
 // The PCI layer, shared by every driver: find a device in sysfs, read its identity and
 // config space, take it away from the kernel driver, let it do DMA, and map its BARs.
-// Everything here is plain file I/O except mapping, which needs the addon.
+// Plain sysfs file I/O, except that a device bound to vfio-pci is reached through
+// lib/vfio.js (config space, BARs) and mapping a sysfs BAR needs the addon.
 const fs = require('fs');
 const path = require('path');
 const iface = require('./iface');

@@ -56,8 +56,8 @@ function hugetlbfsFiles() {
 
 // For tests that ask V8 whether the hot paths stay optimised: runs `body` in a child node
 // that may use %-natives (%OptimizeFunctionOnNextCall optimises at once there), with the
-// queue classes and PacketBatch, and the stand-in port and NIC (lib/advanced/stand-in.js) (openPort,
-// standInNic: lib/advanced/stand-in.js) in scope. body writes one JSON value to stdout;
+// queue classes and PacketBatch, and the stand-in port and NIC (openPort, standInNic:
+// lib/advanced/stand-in.js) in scope. body writes one JSON value to stdout;
 // returns it, parsed.
 const LIB = path.join(__dirname, '..', 'lib');
 const STAND_IN = path.join(LIB, 'advanced', 'stand-in.js');

@@ -196,7 +196,7 @@ describe('model interrupts (82599 7.3)', function () {
   });
 });
 
-// The ixgbe driver's side (lib/ixgbe/device.js, MSI-X as 7.3 sets it up), checked against the
+// The ixgbe driver's side (setupInterrupts in lib/advanced/nic.js, MSI-X as 7.3 sets it up), checked against the
 // model's interrupts: every RX queue's cause on vector 0, which clears its cause and masks
 // itself when sent; armInterrupt() unmasks it, disarmInterrupt() masks it. (The model
 // cannot deliver the interrupt: that is VFIO's part, tested in the VM.)

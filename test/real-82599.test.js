@@ -183,7 +183,7 @@ describe('what a real 82599 demands, on the device model', function () {
         const FRAMES = 12000;
         try {
           await model.command('clear 0');
-          // More than the 512 KiB packet buffer holds (about 6,600 frames of 64 bytes).
+          // More than the 512 KiB packet buffer holds (about 6,200 frames of 60 bytes).
           await model.command(`source 0 rate=200000 count=${FRAMES}`);
           // Nobody receives: the ring (and with one queue the packet buffer) fills, the rest is dropped.
           let truth;

@@ -51,7 +51,7 @@ function afterMs(ms, done, chunkMs = MAX_TIMER_MS) {
 }
 
 // Packets the devices' queues have moved so far: a change says the loop had work. Read
-// once per slice, not per step, so the step itself stays as it was.
+// once per slice, not per step, so that a step pays nothing for it.
 function packetsMoved(devices) {
   let n = 0;
   for (const d of devices) {

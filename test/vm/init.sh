@@ -30,7 +30,7 @@ if [ -n "$vfio" ]; then
   # VFIO pins DMA memory and counts it as locked memory: what limits.conf would grant.
   ulimit -l unlimited
   as_user="node test/vm/guest/as-user.js"
-  # A benchmark switches drivers itself and runs the sysfs path: it stays root.
+  # Benchmarks stay root: bench-vfio switches drivers itself and runs the sysfs path too.
   case "$tests" in bench-*) as_user= ;; esac
 fi
 if [ "$tests" = "shell" ]; then
