@@ -17,7 +17,7 @@ const { sleep } = require('../lib/wait');
 
 // The model's traffic for forwarding at full load: on both ports a source of 60-byte frames
 // that fills every free RX descriptor (rate 0), and a sink that counts.
-const FULL_LOAD = ['source 0 rate=0 size=60', 'sink 0', 'source 1 rate=0 size=60', 'sink 1'];
+const FULL_LOAD = require('../bench/run-one').MODEL_CONFIG.forward;
 
 // An RX queue that "receives" the given buffer ids, and a TX queue that takes `room` frames.
 function standIns(pool, ids, room) {

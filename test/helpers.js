@@ -46,8 +46,9 @@ function tsharkFields(file, fields) {
 }
 
 // This process's mappings of hugetlbfs files: DMA memory it still holds.
+// Hugepage mappings of this process: files in /mnt/huge, or the addon's memfd fallback.
 function hugepageMappings() {
-  return fs.readFileSync('/proc/self/maps', 'utf8').split('\n').filter((l) => l.includes('/mnt/huge/')).length;
+  return fs.readFileSync('/proc/self/maps', 'utf8').split('\n').filter((l) => l.includes('/mnt/huge/') || l.includes('/memfd:ixy-dma')).length;
 }
 
 function hugetlbfsFiles() {

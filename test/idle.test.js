@@ -124,7 +124,7 @@ describe('idle: receive() on the model', function () {
       for await (const batch of dev.receive(0, { signal: AbortSignal.timeout(10000) })) {
         for (let i = 0; i < batch.count; i++) {
           const d = batch.data(i);
-          const seq = ((d[42] << 24) | (d[43] << 16) | (d[44] << 8) | d[45]) >>> 0;
+          const seq = ixy.packet.readSeq(d);
           if (seq !== frames) outOfOrder++;
           frames++;
         }
