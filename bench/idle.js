@@ -15,25 +15,21 @@
 //        work in the last 2 ms, so this adds microseconds). --rounds frames per loop.
 // 'interrupt' needs VFIO interrupts and is not measured here. The model runs on CPU 0 and
 // the driver on CPU 1 (as in loss.js): on one CPU they take turns of milliseconds.
-const { spawn, execFileSync } = require('child_process');
+const { spawn } = require('child_process');
 const fs = require('fs');
 const path = require('path');
 const readline = require('readline');
 const { Model } = require('../lib/model');
 const { eachOption } = require('./args');
+const { sleep } = require('./run-one');
+const { pin } = require('./loss');
+const { spread } = require('./summary');
 
 const IXY = path.join(__dirname, '..', 'bin', 'ixy.js');
 const USAGE = `usage: node bench/idle.js [--seconds S] [--rounds N] [--modes spin,backoff]
   --seconds S   idle seconds over which CPU is measured (default 10)
   --rounds N    frames, each after 1 s of idleness, for the wake-up (default 10)
   --modes LIST  idle modes (default spin,backoff)`;
-
-const sleep = (ms) => new Promise((resolve) => setTimeout(resolve, ms));
-
-// Pins every thread of process `pid` to `cpu`.
-function pin(pid, cpu) {
-  execFileSync('taskset', ['-a', '-p', '-c', String(cpu), String(pid)], { stdio: 'ignore' });
-}
 
 // user + system CPU seconds of process `pid` so far (fields 14, 15 of /proc/PID/stat).
 function cpuSeconds(pid) {
@@ -112,11 +108,6 @@ async function measure(loop, mode, o) {
   }
 }
 
-function median(xs) {
-  const s = [...xs].sort((a, b) => a - b);
-  return s.length % 2 ? s[(s.length - 1) / 2] : (s[s.length / 2 - 1] + s[s.length / 2]) / 2;
-}
-
 async function main(argv) {
   if (argv[0] === '--child-receive') return childReceive(argv[1], argv[2]);
   const o = { seconds: 10, rounds: 10, modes: ['spin', 'backoff'] };
@@ -135,7 +126,7 @@ async function main(argv) {
       const r = await measure(loop, mode, o);
       results[`${loop}/${mode}`] = r;
       process.stdout.write(`  ${loop.padEnd(8)} ${mode.padEnd(8)} CPU ${(r.cpu * 100).toFixed(1).padStart(5)}% of a core` +
-        `   wake-up median ${median(r.wakeUs).toFixed(0).padStart(5)} us  max ${Math.max(...r.wakeUs).toFixed(0).padStart(5)} us\n`);
+        `   wake-up median ${spread(r.wakeUs).median.toFixed(0).padStart(5)} us  max ${Math.max(...r.wakeUs).toFixed(0).padStart(5)} us\n`);
     }
   }
   return results;
@@ -147,5 +138,3 @@ if (require.main === module) {
     process.exit(1);
   });
 }
-
-module.exports = { measure };

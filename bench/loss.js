@@ -221,4 +221,4 @@ if (require.main === module) {
   });
 }
 
-module.exports = { main, measureLoss, lossRun };
+module.exports = { main, measureLoss, lossRun, pin };
