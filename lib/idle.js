@@ -51,6 +51,12 @@ function needsVfio(address) {
   return new IxyError('EUNSUPPORTED', `idle 'interrupt' needs ${address} driven through VFIO (bind it to vfio-pci: 'ixy bind ${address}'); use 'backoff'`);
 }
 
+// The error for idle 'interrupt' on a device whose driver programs no receive interrupt
+// (Device.interruptCapable false: a legacy virtio device).
+function noInterrupts(dev) {
+  return new IxyError('EUNSUPPORTED', `idle 'interrupt': the ${dev.driver} driver has no interrupts for ${dev.address}; use 'backoff'`);
+}
+
 // The default: 'interrupt' when every device can interrupt (driven through VFIO by a
 // driver that programs its interrupts), 'backoff' otherwise.
 function bestIdle(devices) {
@@ -110,4 +116,4 @@ class Idler {
   }
 }
 
-module.exports = { idleMode, bestIdle, needsVfio, Idler };
+module.exports = { idleMode, bestIdle, needsVfio, noInterrupts, Idler };

@@ -24,7 +24,7 @@ const { bind, unbind } = require('./bind');
 const { listDevices } = require('./apps/list');
 const { tuneJit } = require('./jit');
 const { warmUp } = require('./warm-up');
-const { idleMode, needsVfio } = require('./idle');
+const { idleMode, needsVfio, noInterrupts } = require('./idle');
 
 // Picks the driver from the device's vendor and device IDs, initialises the device and
 // resolves once its link is up. Options go to the driver (queues, ring sizes, ...);
@@ -47,7 +47,7 @@ async function open(address, options = {}) {
   const dev = await driver.load().open(address, options);
   if (options.idle === 'interrupt' && !dev.hasInterrupts()) {
     dev.close();
-    throw new IxyError('EUNSUPPORTED', `idle 'interrupt': the ${dev.driver} driver has no interrupts for ${address}; use 'backoff'`);
+    throw noInterrupts(dev);
   }
   // Buffer ownership checks (lib/ownership.js): off unless asked for, free when off.
   if (options.debug || (options.debug === undefined && envDebug())) checkDevice(dev);

@@ -138,14 +138,10 @@ class VirtioDevice extends Device {
     }
   }
 
-  // idle 'interrupt' (lib/device.js interrupts()): the receive queue has MSI-X vector 0
-  // (ModernTransport.activateQueue); a legacy device has no MSI-X vectors of ours.
-  setupInterrupts() {
-    if (this.transport.kind !== 'modern') {
-      throw new IxyError('EUNSUPPORTED', `idle 'interrupt' needs a modern virtio device; ${this.address} is ${this.transport.kind}`);
-    }
-  }
-
+  // idle 'interrupt' (lib/device.js interrupts()): the receive queue of a modern device has
+  // MSI-X vector 0 from the start (ModernTransport.activateQueue), so nothing is set up
+  // here; a legacy device has no MSI-X vectors of ours (interruptCapable false).
+  //
   // 2.6.7 Used Buffer Notification Suppression: the device interrupts after using a
   // receive buffer only while AVAIL_F_NO_INTERRUPT is clear.
   armInterrupt() {
