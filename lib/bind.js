@@ -76,11 +76,11 @@ function unbind(address, { force = false } = {}) {
 
 // Runs fn() while this process owns the device (lib/claim.js), and lets go after.
 function withClaim(address, fn) {
-  claim.claimDevice(address);
+  const key = claim.claimDevice(address);
   try {
     return fn();
   } finally {
-    claim.releaseDevice(address);
+    claim.releaseDevice(address, key);
   }
 }
 

@@ -23,6 +23,7 @@ const claims = new Map();
 const claimKey = (address) => `${pci.pciRoot()}\0${pci.validateAddress(address)}`;
 
 // Makes this process the device's one owner, or throws EBUSY naming the owner there is.
+// Returns the claim's key, for releaseDevice().
 function claimDevice(address) {
   const key = claimKey(address);
   if (claims.has(key)) {
@@ -36,20 +37,16 @@ function claimDevice(address) {
     throw err;
   }
   claims.set(key, fd);
+  return key;
 }
 
 // Lets go of the device (every close() calls this, last): its files (pci.forgetDevice) and
-// this process's claim; nothing more when there is no claim. If IXY_PCI_ROOT changed since
-// the claim, the one claim of that address is the device's (a Device is closed once).
-function releaseDevice(address) {
+// the claim `key` that claimDevice() returned (so IXY_PCI_ROOT may have changed since);
+// nothing more when that claim is gone already.
+function releaseDevice(address, key) {
   pci.forgetDevice(address);
-  let key = claimKey(address);
-  if (!claims.has(key)) {
-    const same = [...claims.keys()].filter((k) => k.endsWith(`\0${address}`));
-    if (same.length !== 1) return;
-    key = same[0];
-  }
   const fd = claims.get(key);
+  if (fd === undefined) return;
   claims.delete(key);
   fs.closeSync(fd);
 }

@@ -88,13 +88,13 @@ describe('one owner per NIC', function () {
     const { lockDevice } = claim;
     const fs = require('fs');
     const path = require('path');
-    claim.claimDevice(address);
+    const key = claim.claimDevice(address);
     const fd = fs.openSync(path.join(model.dir, address, 'config'), 'r');
     try {
       assert.throws(() => lockDevice(fd, address), (err) => assertBusy(err, new RegExp(`in use by this process \\(pid ${process.pid}\\)`)));
     } finally {
       fs.closeSync(fd);
-      claim.releaseDevice(address);
+      claim.releaseDevice(address, key);
     }
   });
 

@@ -43,12 +43,12 @@ class AdvancedNic extends Device {
     pci.checkIommu(address);
     // One owner per device, before anything is written to it (lib/claim.js); close() ends
     // the claim, and so does the process's death.
-    claim.claimDevice(address);
+    this.claimKey = claim.claimDevice(address);
     try {
       pci.unbindDriver(address, this.options.force);
       this.bar = pci.mapBar(address, 0, layout.MIN_BAR_BYTES);
     } catch (err) {
-      claim.releaseDevice(address);
+      claim.releaseDevice(address, this.claimKey);
       throw err;
     }
     this.regs = new Uint32Array(this.bar);
@@ -280,7 +280,7 @@ class AdvancedNic extends Device {
     if (this.bar) native().free(this.bar);
     this.regs = null;
     this.bar = null;
-    claim.releaseDevice(this.address);
+    claim.releaseDevice(this.address, this.claimKey);
     if (busMasterError) throw busMasterError;
   }
 }

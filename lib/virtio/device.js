@@ -58,12 +58,12 @@ class VirtioDevice extends Device {
     pci.checkIommu(address);
     // One owner per device, before anything is written to it (lib/claim.js); close() ends
     // the claim, and so does the process's death.
-    claim.claimDevice(address);
+    this.claimKey = claim.claimDevice(address);
     try {
       pci.unbindDriver(address, this.options.force);
       this.transport = id.device === LEGACY_DEVICE_ID ? new LegacyTransport(address) : new ModernTransport(address);
     } catch (err) {
-      claim.releaseDevice(address);
+      claim.releaseDevice(address, this.claimKey);
       throw err;
     }
     this.interruptCapable = this.transport.kind === 'modern'; // MSI-X vector 0 for RX
@@ -237,7 +237,7 @@ class VirtioDevice extends Device {
     for (const pool of this.pools) pool.close();
     if (this.transport) this.transport.close();
     this.transport = null;
-    claim.releaseDevice(this.address);
+    claim.releaseDevice(this.address, this.claimKey);
     if (busMasterError) throw busMasterError;
   }
 }
