@@ -67,6 +67,16 @@ struct GuardSlot {
 static_assert(std::atomic<int>::is_always_lock_free, "the handler needs lock-free atomics");
 GuardSlot guard_slots[kMaxGuarded];
 
+// Clears the Bus Master bit of the config space read through fd at base (PCI 3.0, 6.2.2),
+// if it is set. Returns 0 or the errno of the failed pread/pwrite. Async-signal-safe.
+int ClearBusMaster(int fd, off_t base) {
+  uint8_t command = 0;
+  if (pread(fd, &command, 1, base + kPciCommand) != 1) return errno ? errno : EIO;
+  if ((command & kPciCommandBusMaster) == 0) return 0;
+  command &= static_cast<uint8_t>(~kPciCommandBusMaster);
+  return pwrite(fd, &command, 1, base + kPciCommand) == 1 ? 0 : (errno ? errno : EIO);
+}
+
 // Async-signal-safe: volatile loads and stores to the BAR, pread/pwrite on the config fd.
 void StopSlot(GuardSlot& slot) {
   for (int i = 0; i < slot.nbits; i++) {
@@ -74,13 +84,7 @@ void StopSlot(GuardSlot& slot) {
     *reg = *reg & ~slot.bits[i].bits;
   }
   std::atomic_thread_fence(std::memory_order_seq_cst);
-  if (slot.config_fd >= 0) {
-    uint8_t command = 0;
-    if (pread(slot.config_fd, &command, 1, slot.config_base + kPciCommand) == 1 && (command & kPciCommandBusMaster)) {
-      command &= static_cast<uint8_t>(~kPciCommandBusMaster);
-      (void)!pwrite(slot.config_fd, &command, 1, slot.config_base + kPciCommand);
-    }
-  }
+  if (slot.config_fd >= 0) (void)ClearBusMaster(slot.config_fd, slot.config_base);
 }
 
 // Stops every live device once; a slot another thread's handler is stopping is skipped.
@@ -341,16 +345,7 @@ Napi::Value UnguardDevice(const Napi::CallbackInfo& info) {
   const off_t base = guard_slots[id].config_base;  // TakeSlot leaves it as it was
   const int fd = TakeSlot(id);
   if (fd < 0) return env.Undefined();
-  int err = 0;
-  if (clear_bus_master) {
-    uint8_t command = 0;
-    if (pread(fd, &command, 1, base + kPciCommand) != 1) {
-      err = errno ? errno : EIO;
-    } else if (command & kPciCommandBusMaster) {
-      command &= static_cast<uint8_t>(~kPciCommandBusMaster);
-      if (pwrite(fd, &command, 1, base + kPciCommand) != 1) err = errno ? errno : EIO;
-    }
-  }
+  const int err = clear_bus_master ? ClearBusMaster(fd, base) : 0;
   close(fd);
   if (err != 0) ThrowErrno(env, "cannot clear Bus Master in the config space", err);
   return env.Undefined();
