@@ -107,6 +107,7 @@ function open(address, dir) {
   try {
     device = new VfioDevice(address, group);
   } catch (err) {
+    releaseGroupIfUnused(group); // it may have joined the container before the failure
     if (err.code === 'EVFIOVIABLE') {
       const blockers = groupBlockers(address, dir);
       throw new IxyError('EVFIOVIABLE', `IOMMU group ${group} of ${address} is not viable: ${blockers.join(', ') || 'another device'} still bound to a kernel driver; bind ${blockers.length > 1 ? 'them' : 'it'} to vfio-pci too ('ixy bind ADDRESS')`);
@@ -150,16 +151,21 @@ function interruptLine(address, setup) {
   return device.interrupts;
 }
 
-// Closes the device; its IOMMU group leaves the container once no device of it is open,
-// so that another process can open it. With the last group the container loses its DMA
-// mappings: the next device maps every memory again.
+// Closes the device, and lets its IOMMU group go once no device of it is open.
 function close(address) {
   const device = devices.get(address);
   if (device === undefined) return;
   devices.delete(address);
   device.close();
-  if ([...devices.values()].some((d) => d.group === device.group)) return;
-  if (native().vfioReleaseGroup(device.group)) {
+  releaseGroupIfUnused(device.group);
+}
+
+// The group leaves the container once no open device of it is left, so that another
+// process can open it. With the last group the container loses its DMA mappings: the next
+// device maps every memory again.
+function releaseGroupIfUnused(group) {
+  if ([...devices.values()].some((d) => d.group === group)) return;
+  if (native().vfioReleaseGroup(group)) {
     containerUsed = false;
     for (const memory of memories) memory.iommuMapped = false;
   }
