@@ -4,45 +4,12 @@
  * registers as the NIC does and counts, per vector, the interrupts it would
  * have sent (truth irq[], stats "interrupts").
  *
- * Causes: an RX queue whose descriptors were written back (7.3.1.1, RTxQ),
- * a TX queue that wrote DD back for a descriptor with RS, and EICS writes.
- * IVAR(n) (8.2.3.5.13) maps each queue to an entry: INT_Alloc (bits 5:0)
- * with INT_Alloc_val (bit 7); RX queue 2n in bits 7:0, TX 2n in 15:8,
- * RX 2n+1 in 23:16, TX 2n+1 in 31:24.  The cause sets that bit of EICR.
- *
- * GPIE.Multiple_MSIX (bit 4) chooses the mode (7.3.1, 7.3.4):
- *   MSI-X: the entry is the MSI-X vector and its EICR bit.  Vector v sends
- *     when it has a cause not yet signalled, its EIMS bit is set and EITR(v)
- *     allows.  Sending clears the EICR bit if EIAC has it (auto-clear) and,
- *     with GPIE.EIAME, the EIMS bit if EIAM has it (auto-mask).
- *   otherwise (legacy INTx or MSI): one interrupt, counted as vector 0, sent
- *     when a cause is not yet signalled and EICR & EIMS is not 0, moderated
- *     by EITR(0); EIAC does not apply.
- * EITR(v) (8.2.3.5.12): ITR_INTERVAL in bits 11:3, in 2 us units at 10 Gb/s
- * (the model's only speed); 0 = no moderation.  A vector sends at most once
- * per interval; causes within it are held and go out together when it ends.
- *
- * A shared file cannot trap writes, so the write-1 registers are emulated by
- * comparing with what the model last put there (intr_sync):
- *   EIMS (write 1 to set, reads the mask): a value other than the model's
- *     mask sets those bits (writing a subset of the mask changes nothing).
- *   EIMC, EICS (write-only): the model keeps 0 there; a non-zero value is a
- *     write (clear mask bits / set cause bits), then 0 again.  So EICS reads
- *     0, not EICR as on the NIC.
- *   EICR (write 1 to clear): a value other than the model's is a write and
- *     clears those bits; a write of exactly what EICR holds cannot be seen,
- *     and neither can a read (EICR's clear-on-read in legacy mode).  Clear
- *     with the bits you handled while others are set, with all ones, or let
- *     EIAC clear it (what the datasheet advises for MSI-X).
- * Writes are seen at the next scan (about 0.5 ms) or cause; two writes to one
- * of these registers within that time count as the last one, and of an EIMC
- * and an EIMS write in that time EIMC is taken first (a vector unmasked and
- * masked again at once stays unmasked: at worst one interrupt too many, never
- * one missing).  A held cause
- * goes out at the next cause or scan after its interval ends (never early;
- * up to ~0.5 ms late, ~1 ms while the model naps).  Not modelled: vectors
- * 16..63 (EICR/EIMS/EIMC/EICS_EX, 8.2.3.5.2-5), other causes (LSC, ...;
- * IVAR_MISC), the EITR counter and CNT_WDIS, LLI, the MSI-X table and PBA.
+ * What is modelled, how writes to the write-1 registers (EIMS, EIMC, EICS,
+ * EICR) are seen in a shared register file, and what is not modelled:
+ * README.md, "Interrupts: counted, not raised".  In short: queue causes go
+ * through IVAR to an EICR bit; with GPIE.Multiple_MSIX each entry is an
+ * MSI-X vector, gated by EIMS, moderated by EITR, auto-cleared by EIAC and
+ * auto-masked by EIAM under GPIE.EIAME; otherwise one interrupt, vector 0.
  */
 #include "model.h"
 #include "regs.h"
