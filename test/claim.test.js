@@ -8,8 +8,7 @@ const assert = require('assert');
 const { spawn } = require('child_process');
 const ixy = require('../lib');
 const claim = require('../lib/claim');
-const { Model } = require('../lib/model');
-const { runIxy } = require('./helpers');
+const { modelForSuite, runIxy } = require('./helpers');
 
 // A child that opens `address` and holds it until killed; resolves once it has opened.
 function startHolder(address, root) {
@@ -39,14 +38,12 @@ function assertBusy(err, pattern) {
 
 describe('one owner per NIC', function () {
   this.timeout(60000);
-  let model;
+  const model = modelForSuite(2);
   let address;
   let holder = null;
 
-  before(async function () {
-    model = await Model.start({ ports: 2 });
-    address = model.addresses[0];
-    process.env.IXY_PCI_ROOT = model.dir;
+  before(function () {
+    address = model().addresses[0];
   });
 
   afterEach(async function () {
@@ -55,11 +52,6 @@ describe('one owner per NIC', function () {
       await holder.exited;
       holder = null;
     }
-  });
-
-  after(async function () {
-    delete process.env.IXY_PCI_ROOT;
-    if (model) await model.stop();
   });
 
   it('refuses a second open in the same process, and opens again once the first is closed', async function () {
@@ -89,7 +81,7 @@ describe('one owner per NIC', function () {
     const fs = require('fs');
     const path = require('path');
     const key = claim.claimDevice(address);
-    const fd = fs.openSync(path.join(model.dir, address, 'config'), 'r');
+    const fd = fs.openSync(path.join(model().dir, address, 'config'), 'r');
     try {
       assert.throws(() => lockDevice(fd, address), (err) => assertBusy(err, new RegExp(`in use by this process \\(pid ${process.pid}\\)`)));
     } finally {
@@ -110,28 +102,28 @@ describe('one owner per NIC', function () {
     try {
       dev.close();
     } finally {
-      process.env.IXY_PCI_ROOT = model.dir;
+      process.env.IXY_PCI_ROOT = model().dir;
     }
     assert.strictEqual(claim.deviceHolder(address), null);
     (await ixy.open(address)).close();
   });
 
   it('refuses an opener in another process, naming the holder, and leaves the holder\'s NIC as it was', async function () {
-    holder = await startHolder(address, model.dir);
-    const before = await model.stats(0);
+    holder = await startHolder(address, model().dir);
+    const before = await model().stats(0);
     assert.strictEqual(before.dmaOwnerPid, holder.child.pid);
     await assert.rejects(ixy.open(address), (err) => assertBusy(err, new RegExp(`${address} is in use by pid ${holder.child.pid} \\(.*node -e .*\\): one program at a time`)));
-    const after = await model.stats(0);
+    const after = await model().stats(0);
     assert.strictEqual(after.busMaster, true);
     assert.strictEqual(after.rxQueueActive, true);
     assert.strictEqual(after.dmaOwnerPid, holder.child.pid);
     // The other port is free.
-    (await ixy.open(model.addresses[1])).close();
+    (await ixy.open(model().addresses[1])).close();
   });
 
   it('the CLI says so in one line and exits non-zero; ixy list names the holder', async function () {
-    holder = await startHolder(address, model.dir);
-    const env = { IXY_PCI_ROOT: model.dir };
+    holder = await startHolder(address, model().dir);
+    const env = { IXY_PCI_ROOT: model().dir };
     const run = await runIxy(['pcap', address, '/dev/null', '1'], { env });
     assert.notStrictEqual(run.code, 0);
     assert.strictEqual(run.stderr.trim().split('\n').length, 1, run.stderr);
@@ -141,13 +133,13 @@ describe('one owner per NIC', function () {
     const lines = list.stdout.split('\n');
     const row = lines.findIndex((l) => l.startsWith(address));
     assert.match(lines[row + 1], new RegExp(`^\\s+held by pid ${holder.child.pid}: .*node -e`));
-    assert.ok(!lines.some((l) => l.startsWith(model.addresses[1]) && /held/.test(l)));
+    assert.ok(!lines.some((l) => l.startsWith(model().addresses[1]) && /held/.test(l)));
     const listed = ixy.listDevices().find((d) => d.address === address);
     assert.strictEqual(listed.holder.pid, holder.child.pid);
   });
 
   it('the claim goes with a killed holder: the port opens again at once', async function () {
-    holder = await startHolder(address, model.dir);
+    holder = await startHolder(address, model().dir);
     await assert.rejects(ixy.open(address), { code: 'EBUSY' });
     holder.child.kill('SIGKILL');
     const { signal } = await holder.exited;
