@@ -3,37 +3,12 @@
 // `ixy list`: the network devices the machine (or IXY_PCI_ROOT) has, which ixy drives, the
 // kernel's interfaces of each (in use or not: ixy takes none in use without --force) and
 // who holds it.
-const fs = require('fs');
 const pci = require('../pci');
-const { IxyError } = require('../errors');
 const { driverFor, describeId, hex4 } = require('../drivers');
-const { describeInterface, interfacesOf, readTables } = require('../iface');
-const { deviceHolder, readLocks } = require('../claim');
+const { describeInterface } = require('../iface');
+const { listDevices } = require('../devices');
 
 const NETWORK_CLASS = 0x02;
-
-// Every PCI function under the root, with what sysfs says of it: its kernel driver, the
-// kernel's interfaces of it (lib/iface.js) and who holds it.
-function listDevices() {
-  let names;
-  try {
-    names = fs.readdirSync(pci.pciRoot());
-  } catch (err) {
-    throw new IxyError('ENODEV', `cannot list PCI devices in ${pci.pciRoot()}: ${err.code}`);
-  }
-  let read = null;
-  const tables = () => read || (read = readTables());
-  const locks = readLocks();
-  return names
-    .filter((name) => pci.ADDRESS_FORMAT.test(name))
-    .sort()
-    .map((address) => ({
-      ...pci.readIdentity(address),
-      driver: pci.boundDriver(address),
-      interfaces: interfacesOf(pci.deviceDir(address), tables),
-      holder: deviceHolder(address, locks),
-    }));
-}
 
 function list({ all = false, out = process.stdout } = {}) {
   const devices = listDevices().filter((d) => all || (d.class >> 16) === NETWORK_CLASS || driverFor(d));
@@ -54,4 +29,4 @@ function list({ all = false, out = process.stdout } = {}) {
   return devices;
 }
 
-module.exports = { list, listDevices };
+module.exports = { list };
