@@ -8,7 +8,7 @@ const assert = require('assert');
 const { spawn } = require('child_process');
 const ixy = require('../lib');
 const claim = require('../lib/claim');
-const { modelForSuite, runIxy } = require('./helpers');
+const { assertIxyError, modelForSuite, runIxy } = require('./helpers');
 
 // A child that opens `address` and holds it until killed; resolves once it has opened.
 function startHolder(address, root) {
@@ -26,14 +26,6 @@ function startHolder(address, root) {
     });
     exited.then(({ code }) => reject(new Error(`holder exited with ${code}: ${stderr}`)));
   });
-}
-
-function assertBusy(err, pattern) {
-  assert.strictEqual(err.name, 'IxyError', err.stack);
-  assert.strictEqual(err.code, 'EBUSY', err.message);
-  assert.match(err.message, pattern);
-  assert.ok(!err.message.includes('\n'), 'one line');
-  return true;
 }
 
 describe('one owner per NIC', function () {
@@ -57,7 +49,7 @@ describe('one owner per NIC', function () {
   it('refuses a second open in the same process, and opens again once the first is closed', async function () {
     const first = await ixy.open(address);
     try {
-      await assert.rejects(ixy.open(address), (err) => assertBusy(err, new RegExp(`${address} is already open in this process \\(pid ${process.pid}\\)`)));
+      await assert.rejects(ixy.open(address), (err) => assertIxyError(err, 'EBUSY', new RegExp(`${address} is already open in this process \\(pid ${process.pid}\\)`)));
       // The first Device still works: its link and MAC are what they were.
       assert.strictEqual(first.linkSpeed, 10000);
     } finally {
@@ -69,7 +61,7 @@ describe('one owner per NIC', function () {
   it('a device class opened directly (IxgbeDevice.open) claims the NIC as ixy.open() does', async function () {
     const first = await ixy.IxgbeDevice.open(address);
     try {
-      await assert.rejects(ixy.open(address), (err) => assertBusy(err, new RegExp(`${address} is already open in this process`)));
+      await assert.rejects(ixy.open(address), (err) => assertIxyError(err, 'EBUSY', new RegExp(`${address} is already open in this process`)));
     } finally {
       first.close();
     }
@@ -83,7 +75,7 @@ describe('one owner per NIC', function () {
     const key = claim.claimDevice(address);
     const fd = fs.openSync(path.join(model().dir, address, 'config'), 'r');
     try {
-      assert.throws(() => lockDevice(fd, address), (err) => assertBusy(err, new RegExp(`in use by this process \\(pid ${process.pid}\\)`)));
+      assert.throws(() => lockDevice(fd, address), (err) => assertIxyError(err, 'EBUSY', new RegExp(`in use by this process \\(pid ${process.pid}\\)`)));
     } finally {
       fs.closeSync(fd);
       claim.releaseDevice(address, key);
@@ -112,7 +104,7 @@ describe('one owner per NIC', function () {
     holder = await startHolder(address, model().dir);
     const before = await model().stats(0);
     assert.strictEqual(before.dmaOwnerPid, holder.child.pid);
-    await assert.rejects(ixy.open(address), (err) => assertBusy(err, new RegExp(`${address} is in use by pid ${holder.child.pid} \\(.*node -e .*\\): one program at a time`)));
+    await assert.rejects(ixy.open(address), (err) => assertIxyError(err, 'EBUSY', new RegExp(`${address} is in use by pid ${holder.child.pid} \\(.*node -e .*\\): one program at a time`)));
     const after = await model().stats(0);
     assert.strictEqual(after.busMaster, true);
     assert.strictEqual(after.rxQueueActive, true);

@@ -113,6 +113,16 @@ function modelForSuite(ports = 1) {
   return () => model;
 }
 
+// For assert.throws/rejects: `err` is an IxyError with `code` and a one-line message that
+// matches `pattern`.
+function assertIxyError(err, code, pattern) {
+  assert.strictEqual(err.name, 'IxyError', err.stack);
+  assert.strictEqual(err.code, code, err.message);
+  assert.match(err.message, pattern);
+  assert.ok(!err.message.includes('\n'), 'one line');
+  return true;
+}
+
 // Runs `node bench/run.js args... --results dir` and resolves with { results, stdout } once
 // it has exited and written exactly one results file named like `pattern`.
 async function runBench(args, dir, { pattern = /\.json$/, timeoutMs = 110000 } = {}) {
@@ -128,4 +138,4 @@ async function runBench(args, dir, { pattern = /\.json$/, timeoutMs = 110000 } =
   return { results: JSON.parse(fs.readFileSync(path.join(dir, files[0]), 'utf8')), stdout };
 }
 
-module.exports = { IXY, runBench, runIxy, tsharkFields, freeHugepages, hugetlbfsFiles, hugepageMappings, runOptimising, suiteTmpDir, modelForSuite, fakePciDevice };
+module.exports = { IXY, assertIxyError, runBench, runIxy, tsharkFields, freeHugepages, hugetlbfsFiles, hugepageMappings, runOptimising, suiteTmpDir, modelForSuite, fakePciDevice };

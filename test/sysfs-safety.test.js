@@ -13,6 +13,7 @@ const { execFileSync } = require('child_process');
 const ixy = require('../lib');
 const pci = require('../lib/pci');
 const { Model } = require('../lib/model');
+const { assertIxyError } = require('./helpers');
 
 const ADDRESS = '0000:00:05.0';
 const PAST = new Date('2001-02-03T04:05:06Z');
@@ -72,10 +73,7 @@ describe('device directories that are not what sysfs makes', function () {
 
   function assertRefused(err, code, pattern) {
     assert.ok(err, 'opened');
-    assert.strictEqual(err.name, 'IxyError', err.stack);
-    assert.strictEqual(err.code, code, err.message);
-    assert.match(err.message, pattern);
-    assert.ok(!err.message.includes('\n'), 'one line');
+    assertIxyError(err, code, pattern);
   }
 
   async function refuses(code, pattern) {
