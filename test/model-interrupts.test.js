@@ -196,8 +196,8 @@ describe('model interrupts (82599 7.3)', function () {
   });
 });
 
-// The ixgbe driver's side (setupInterrupts in lib/advanced/nic.js, MSI-X as 7.3 sets it up), checked against the
-// model's interrupts: every RX queue's cause on vector 0, which clears its cause and masks
+// The ixgbe driver's side (setupInterrupts in lib/advanced/nic.js, MSI-X as 7.3 sets it
+// up), checked against the model's interrupts: every RX queue's cause on vector 0, which clears its cause and masks
 // itself when sent; armInterrupt() unmasks it, disarmInterrupt() masks it. (The model
 // cannot deliver the interrupt: that is VFIO's part, tested in the VM.)
 describe('ixgbe interrupt programming, on the model', function () {
@@ -261,6 +261,19 @@ describe('ixgbe interrupt programming, on the model', function () {
       await d.sleep(SCAN_MS);
       await frame();
       assert.strictEqual(await sent(), 3, 'disarmed: no interrupt');
+    } finally {
+      dev.close();
+    }
+  });
+
+  it('maps every RX queue to vector 0 in its own IVAR entry and leaves the TX entries invalid', async function () {
+    const dev = await ixy.open(model().addresses[0], { rxQueues: 3 });
+    const read = (off) => dev.regs[off >> 2] >>> 0;
+    try {
+      dev.setupInterrupts();
+      // RX queue 2n in bits 7:0 of IVAR(n), 2n + 1 in bits 23:16; TX entries (15:8, 31:24) untouched.
+      assert.strictEqual(read(IVAR(0)), ((VALID << 16) | VALID) >>> 0, 'IVAR(0): RX queues 0 and 1');
+      assert.strictEqual(read(IVAR(1)) & 0xffff, VALID, 'IVAR(1): RX queue 2, TX queue 2 invalid');
     } finally {
       dev.close();
     }
