@@ -46,7 +46,7 @@ function ratioSeries(result) {
 }
 
 // result: a results file of run.js (with C); returns the SVG text, or null without ratios.
-function plotSvg(result, { title = 'JavaScript / C, bidirectional forwarding on the 82599 model, 64-byte frames' } = {}) {
+function plotSvg(result) {
   const s = ratioSeries(result);
   if (s.all.length === 0) return null;
   const batches = [...new Set(SERIES.flatMap(({ key }) => s[key].map((p) => p.batch)))].sort((a, b) => a - b);
@@ -65,7 +65,7 @@ function plotSvg(result, { title = 'JavaScript / C, bidirectional forwarding on 
   const out = [];
   out.push(`<svg xmlns="http://www.w3.org/2000/svg" width="${W}" height="${H}" viewBox="0 0 ${W} ${H}" font-family="sans-serif" font-size="12">`);
   out.push(`<rect width="${W}" height="${H}" fill="white"/>`);
-  out.push(`<text x="${W / 2}" y="22" text-anchor="middle" font-size="14">${esc(title)}</text>`);
+  out.push(`<text x="${W / 2}" y="22" text-anchor="middle" font-size="14">JavaScript / C, bidirectional forwarding on the 82599 model, 64-byte frames</text>`);
   for (let v = 0; v <= yMax + 1e-9; v += 0.2) {
     out.push(`<line x1="${M.left}" x2="${W - M.right}" y1="${f(y(v))}" y2="${f(y(v))}" stroke="${Math.abs(v - 1) < 1e-9 ? '#333' : '#ddd'}"${Math.abs(v - 1) < 1e-9 ? ' stroke-dasharray="4 3"' : ''}/>`);
     out.push(`<text x="${M.left - 6}" y="${f(y(v) + 4)}" text-anchor="end">${v.toFixed(1)}</text>`);
@@ -110,4 +110,4 @@ if (require.main === module) {
   }
 }
 
-module.exports = { plotSvg, ratioSeries };
+module.exports = { plotSvg };
