@@ -8,7 +8,7 @@ const { execFile, execFileSync, spawn, spawnSync } = require('child_process');
 const fs = require('fs');
 const os = require('os');
 const path = require('path');
-const { suiteTmpDir, runBench } = require('../test/helpers');
+const { benchDriversLeft, suiteTmpDir, runBench } = require('../test/helpers');
 const { sleep } = require('./run-one');
 
 const RUN = path.join(__dirname, 'run.js');
@@ -87,9 +87,7 @@ describe('npm run bench (--quick)', function () {
     assert.match(stdout, /JavaScript \/ C, side by side/);
     // Both side-by-side drivers were stopped with SIGSTOP between windows: none may be
     // left behind, stopped or running.
-    const left = execFileSync('ps', ['-eo', 'args']).toString().split('\n')
-      .filter((line) => line.includes('build/c-forward') || line.includes('bench/js-child.js') || line.includes('bench/stand-in.js'));
-    assert.deepStrictEqual(left, [], 'driver processes left behind');
+    assert.deepStrictEqual(benchDriversLeft(), [], 'driver processes left behind');
   });
 });
 
@@ -100,31 +98,22 @@ describe('npm run bench -- --node', function () {
   this.timeout(90000);
   const tmpDir = suiteTmpDir('ixy-bench-node-');
 
-  it('runs each JavaScript driver with the binary given, and records its version', function (done) {
+  it('runs each JavaScript driver with the binary given, and records its version', async function () {
     const log = path.join(tmpDir(), 'calls.log');
     const wrapper = path.join(tmpDir(), 'node');
     fs.writeFileSync(wrapper, `#!/bin/sh\necho "$*" >> '${log}'\nexec '${process.execPath}' "$@"\n`, { mode: 0o755 });
-    const results = path.join(tmpDir(), 'results');
-    const args = [RUN, '--quick', '--batches', '32', '--runs', '1', '--rounds', '1',
-      '--window', '50', '--seconds', '0.3', '--warmup', '0.2', '--results', results, '--node', wrapper];
-    execFile(process.execPath, args, { timeout: 80000 }, (err, stdout, stderr) => {
-      if (err) return done(new Error(`bench failed: ${stderr || err.message}`));
-      try {
-        const calls = fs.readFileSync(log, 'utf8').split('\n').filter((l) => l !== '');
-        assert.strictEqual(calls[0], '--version');
-        const children = (script) => calls.filter((c) => c.includes(`bench/${script}`));
-        // forward and generate runs, and one side-by-side session each, with js-child.js;
-        // the drivers' own cost with stand-in.js.
-        assert.strictEqual(children('js-child.js').length, 4, calls.join('\n'));
-        assert.strictEqual(children('stand-in.js').length, 1, calls.join('\n'));
-        const file = fs.readdirSync(results).find((f) => f.endsWith('.json'));
-        assert.strictEqual(JSON.parse(fs.readFileSync(path.join(results, file), 'utf8')).machine.node, process.version);
-        assert.match(stdout, new RegExp(`^bench: JavaScript under Node ${process.version.replace(/\./g, '\\.')};`));
-        done();
-      } catch (e) {
-        done(e);
-      }
-    });
+    const args = ['--quick', '--batches', '32', '--runs', '1', '--rounds', '1',
+      '--window', '50', '--seconds', '0.3', '--warmup', '0.2', '--node', wrapper];
+    const { results, stdout } = await runBench(args, path.join(tmpDir(), 'results'), { timeoutMs: 80000 });
+    const calls = fs.readFileSync(log, 'utf8').split('\n').filter((l) => l !== '');
+    assert.strictEqual(calls[0], '--version');
+    const children = (script) => calls.filter((c) => c.includes(`bench/${script}`));
+    // forward and generate runs, and one side-by-side session each, with js-child.js;
+    // the drivers' own cost with stand-in.js.
+    assert.strictEqual(children('js-child.js').length, 4, calls.join('\n'));
+    assert.strictEqual(children('stand-in.js').length, 1, calls.join('\n'));
+    assert.strictEqual(results.machine.node, process.version);
+    assert.match(stdout, new RegExp(`^bench: JavaScript under Node ${process.version.replace(/\./g, '\\.')};`));
   });
 
   it('refuses a binary that is not Node.js in one line', function () {

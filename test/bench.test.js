@@ -4,8 +4,7 @@
 // reader of the results needs. The bench's own detailed tests are bench/*.test.js (npm run
 // test:bench). No timing thresholds: a busy machine is slow, not broken.
 const assert = require('assert');
-const { execFileSync } = require('child_process');
-const { suiteTmpDir, runBench } = require('./helpers');
+const { benchDriversLeft, suiteTmpDir, runBench } = require('./helpers');
 const { plotSvg } = require('../bench/plot');
 
 // A median, a min and a max in order, the median above 0.
@@ -47,8 +46,6 @@ describe('npm run bench (smoke test)', function () {
     const series = 2 + sbs.phases.near.count + sbs.phases.far.count;
     assert.strictEqual((svg.match(/<circle /g) || []).length, 2 * series, svg);
     // Every driver process ended, stopped ones (SIGSTOP between windows) included.
-    const left = execFileSync('ps', ['-eo', 'args']).toString().split('\n')
-      .filter((line) => line.includes('build/c-forward') || line.includes('bench/js-child.js') || line.includes('bench/stand-in.js'));
-    assert.deepStrictEqual(left, [], 'driver processes left behind');
+    assert.deepStrictEqual(benchDriversLeft(), [], 'driver processes left behind');
   });
 });

@@ -138,4 +138,11 @@ async function runBench(args, dir, { pattern = /\.json$/, timeoutMs = 110000 } =
   return { results: JSON.parse(fs.readFileSync(path.join(dir, files[0]), 'utf8')), stdout };
 }
 
-module.exports = { IXY, assertIxyError, runBench, runIxy, tsharkFields, freeHugepages, hugetlbfsFiles, hugepageMappings, runOptimising, suiteTmpDir, modelForSuite, fakePciDevice };
+// The command lines of the benchmark's driver processes (the C forwarder, js-child.js,
+// stand-in.js) still running or stopped on this machine.
+function benchDriversLeft() {
+  return execFileSync('ps', ['-eo', 'args']).toString().split('\n')
+    .filter((line) => line.includes('build/c-forward') || line.includes('bench/js-child.js') || line.includes('bench/stand-in.js'));
+}
+
+module.exports = { IXY, assertIxyError, benchDriversLeft, runBench, runIxy, tsharkFields, freeHugepages, hugetlbfsFiles, hugepageMappings, runOptimising, suiteTmpDir, modelForSuite, fakePciDevice };
