@@ -123,6 +123,26 @@ function assertIxyError(err, code, pattern) {
   return true;
 }
 
+// CPU seconds (user + system) that process `pid` has used so far: this process's from
+// process.cpuUsage(), another's from /proc/PID/stat (clock ticks of 1/100 s).
+function cpuSecondsOf(pid) {
+  if (pid === process.pid) {
+    const { user, system } = process.cpuUsage();
+    return (user + system) / 1e6;
+  }
+  const fields = fs.readFileSync(`/proc/${pid}/stat`, 'latin1').split(') ')[1].split(' ');
+  return (Number(fields[11]) + Number(fields[12])) / 100;
+}
+
+// CPU that process `pid` (this one unless given) used while fn() ran, as a share of one
+// core over the wall time.
+async function cpuShare(fn, pid = process.pid) {
+  const cpu0 = cpuSecondsOf(pid);
+  const t0 = performance.now();
+  await fn();
+  return (cpuSecondsOf(pid) - cpu0) / ((performance.now() - t0) / 1000);
+}
+
 // Runs `node bench/run.js args... --results dir` and resolves with { results, stdout } once
 // it has exited and written exactly one results file named like `pattern`.
 async function runBench(args, dir, { pattern = /\.json$/, timeoutMs = 110000 } = {}) {
@@ -145,4 +165,4 @@ function benchDriversLeft() {
     .filter((line) => line.includes('build/c-forward') || line.includes('bench/js-child.js') || line.includes('bench/stand-in.js'));
 }
 
-module.exports = { IXY, assertIxyError, benchDriversLeft, runBench, runIxy, tsharkFields, freeHugepages, hugetlbfsFiles, hugepageMappings, runOptimising, suiteTmpDir, modelForSuite, fakePciDevice };
+module.exports = { IXY, assertIxyError, benchDriversLeft, cpuShare, runBench, runIxy, tsharkFields, freeHugepages, hugetlbfsFiles, hugepageMappings, runOptimising, suiteTmpDir, modelForSuite, fakePciDevice };

@@ -7,19 +7,10 @@
 // far below a spinning core); the figures are measured by bench/idle.js.
 const assert = require('assert');
 const ixy = require('../lib/index');
-const { modelForSuite } = require('./helpers');
+const { cpuShare, modelForSuite } = require('./helpers');
 const { runLoop } = require('../lib/apps/loop');
 
 const IDLE_CPU_BOUND = 0.3; // of one core
-
-// CPU this process used while fn() ran, as a share of one core over the wall time.
-async function cpuShare(fn) {
-  const cpu0 = process.cpuUsage();
-  const t0 = performance.now();
-  await fn();
-  const cpu = process.cpuUsage(cpu0);
-  return (cpu.user + cpu.system) / 1000 / (performance.now() - t0);
-}
 
 // A device whose one RX queue has `pending` frames to take, `batch` at a time, and counts
 // what it took in `packets`, as a driver's queue does.

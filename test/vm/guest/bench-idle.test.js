@@ -11,6 +11,7 @@
 const ixy = require('../../../lib');
 const topology = require('./topology');
 const { Generator } = require('./traffic');
+const { cpuShare } = require('../../helpers');
 
 const IDLE_MS = 10000;
 const WAKES = 5;
@@ -34,10 +35,7 @@ describe('idle modes through VFIO: CPU when idle, wake-up after idleness', funct
         })();
         try {
           await sleep(500);
-          const cpu0 = process.cpuUsage();
-          await sleep(IDLE_MS);
-          const cpu = process.cpuUsage(cpu0);
-          const share = (cpu.user + cpu.system) / 1000 / IDLE_MS;
+          const share = await cpuShare(() => sleep(IDLE_MS));
           const wakeMs = [];
           for (let i = 0; i < WAKES; i++) {
             await sleep(1000);

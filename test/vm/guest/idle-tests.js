@@ -6,11 +6,11 @@
 // loop that spins uses a whole core, one that sleeps next to nothing); the guest prints the
 // measured share for the record.
 const assert = require('assert');
-const fs = require('fs');
 const ixy = require('../../../lib');
 const { PacketBatch } = require('../../../lib/batch');
 const topology = require('./topology');
 const { Generator, Checker, spawnIxy } = require('./traffic');
+const { cpuShare } = require('../../helpers');
 
 const IDLE_CPU_BOUND = 0.3; // of one core
 const IDLE_MS = 3000;
@@ -19,13 +19,6 @@ const BURST = 10;
 const TIMEOUT_MS = 120000;
 
 const sleep = (ms) => new Promise((r) => setTimeout(r, ms));
-
-// CPU seconds (user + system) of process `pid` so far, from /proc/PID/stat (clock ticks of
-// 1/100 s).
-function cpuSecondsOf(pid) {
-  const fields = fs.readFileSync(`/proc/${pid}/stat`, 'latin1').split(') ')[1].split(' ');
-  return (Number(fields[11]) + Number(fields[12])) / 100;
-}
 
 function idleTests(kind) {
   const ports = topology.nics([kind]);
@@ -48,11 +41,8 @@ function idleTests(kind) {
       try {
         await sleep(500); // the loop goes idle and arms the interrupt
         const line = b.interrupts();
-        const cpu0 = process.cpuUsage();
         const before = line.count;
-        await sleep(IDLE_MS);
-        const used = process.cpuUsage(cpu0);
-        const share = (used.user + used.system) / 1000 / IDLE_MS;
+        const share = await cpuShare(() => sleep(IDLE_MS));
         console.log(`@@ixy data ${JSON.stringify({ idleCpu: { kind, mode: 'interrupt', loop: 'receive()', share, interrupts: line.count - before } })}`);
         assert.ok(share < IDLE_CPU_BOUND, `an idle receive() loop used ${(100 * share).toFixed(1)}% of a core`);
         // Bursts far apart: the loop sleeps again between them, and each wakes it.
@@ -88,9 +78,7 @@ function idleTests(kind) {
         while (!/RX:/.test(said()) && Date.now() < up) await sleep(100);
         assert.match(said(), /RX:/, `the forwarder did not start: ${said()}`);
         await sleep(500);
-        const cpu0 = cpuSecondsOf(child.pid);
-        await sleep(IDLE_MS);
-        const share = (cpuSecondsOf(child.pid) - cpu0) / (IDLE_MS / 1000);
+        const share = await cpuShare(() => sleep(IDLE_MS), child.pid);
         console.log(`@@ixy data ${JSON.stringify({ idleCpu: { kind, mode: 'interrupt', loop: 'ixy forward', share } })}`);
         assert.ok(share < IDLE_CPU_BOUND, `an idle forwarder used ${(100 * share).toFixed(1)}% of a core`);
         const deadline = Date.now() + TIMEOUT_MS;
