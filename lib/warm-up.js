@@ -9,13 +9,13 @@
 // meanwhile frames pile up past what the ring and the NIC's packet buffer hold.
 //
 // warmUp() runs the app's own per-batch function first, on RX and TX queues of the
-// driver's classes against a NIC played in memory (lib/advanced/stand-in.js), through the
+// driver's classes against a NIC played in memory (lib/intel/stand-in.js), through the
 // paths real traffic takes: batches of every size from empty to full, rings that wrap, a
 // TX ring that is full, fresh queues meeting their first pool. No device is touched. The
-// queues are those of ixgbe and igb (lib/advanced); virtio's have classes of their own
+// queues are those of ixgbe and igb (lib/intel); virtio's have classes of their own
 // and are not warmed.
-const { openPort, standInNic, closeQueues } = require('./advanced/stand-in');
-const { Mempool } = require('./mempool');
+const { openPort, standInNic, closeQueues } = require('./intel/stand-in');
+const { Mempool } = require('./memory/mempool');
 
 const RING = 64;
 // Enough for TurboFan to have optimised the per-batch function and what it calls. In
@@ -32,7 +32,7 @@ const LENGTHS = [60, 1514, 590]; // frame lengths, in turn
 // Returns the stand-ins, for close() when the app ends and not before: freeing DMA memory
 // detaches its ArrayBuffer, and after the first detach in a process V8 checks on every
 // typed array access whether its buffer is gone; freeing the last ring would also make
-// the ring memory anew, no longer a constant (lib/advanced/rings.js).
+// the ring memory anew, no longer a constant (lib/intel/rings.js).
 function warmUp(work, { steps = STEPS, bufferSize = 2048 } = {}) {
   const pools = [0, 1].map(() => new Mempool({ entries: 4 * RING, bufferSize }));
   let ports = null;

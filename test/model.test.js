@@ -1,13 +1,13 @@
 'use strict';
-// Tests of the 82599 device model (native/model) through lib/model.js and a
-// minimal test driver (test/model-driver.js).
+// Tests of the 82599 device model (native/model) through lib/model/index.js and a
+// minimal test driver (test/support/model-driver.js).
 
 const assert = require('assert');
 const childProcess = require('child_process');
 const fs = require('fs');
 const path = require('path');
 const { Model } = require('../lib/model');
-const d = require('./model-driver');
+const d = require('./support/model-driver');
 
 const BIN = Model.binaryPath();
 const hugeFree = () => Number(/HugePages_Free:\s+(\d+)/.exec(fs.readFileSync('/proc/meminfo', 'utf8'))[1]);
@@ -650,7 +650,7 @@ describe('device model', function () {
     // refilled), optionally stops DMA (`stop`), then exits without cleaning up.
     async function driverExits(model, stop) {
       const script = `
-        const d = require(${JSON.stringify(path.join(__dirname, 'model-driver'))});
+        const d = require(${JSON.stringify(path.join(__dirname, 'support', 'model-driver'))});
         (async () => {
           const model = JSON.parse(process.argv[1]);
           const dev = d.open(model, 0);
@@ -725,7 +725,7 @@ describe('device model', function () {
       try {
         const before = hugeFree();
         const child = childProcess.spawn(process.execPath,
-          [path.join(__dirname, 'model-child.js'), JSON.stringify({ dir: model.dir, addresses: model.addresses })],
+          [path.join(__dirname, 'support', 'model-child.js'), JSON.stringify({ dir: model.dir, addresses: model.addresses })],
           { stdio: ['ignore', 'pipe', 'inherit'] });
         await new Promise((resolve, reject) => {
           child.stdout.once('data', resolve);

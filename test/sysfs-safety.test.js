@@ -11,9 +11,9 @@ const os = require('os');
 const path = require('path');
 const { execFileSync } = require('child_process');
 const ixy = require('../lib');
-const pci = require('../lib/pci');
+const pci = require('../lib/host/pci');
 const { Model } = require('../lib/model');
-const { assertIxyError } = require('./helpers');
+const { assertIxyError } = require('./support/helpers');
 
 const ADDRESS = '0000:00:05.0';
 const PAST = new Date('2001-02-03T04:05:06Z');

@@ -6,13 +6,13 @@
 // Unlike ixy-fwd, which adds 1 to that byte, the frames leave as they came: byte 1 is the
 // destination MAC's, and real traffic (ARP, TCP) through a forwarder must reach its owner.
 const { open } = require('../index');
-const { PacketBatch } = require('../batch');
-const { IxyError } = require('../errors');
+const { PacketBatch } = require('../memory/batch');
+const { IxyError } = require('../host/errors');
 const { runLoop } = require('./loop');
-const { idleMode } = require('../idle');
+const { idleMode } = require('../device/idle');
 const { warmUp } = require('../warm-up');
-const { formatTotals } = require('../stats');
-const arena = require('../arena');
+const { formatTotals } = require('./stats');
+const arena = require('../memory/arena');
 
 // Reads byte 1 of the batch's first n frames and writes it back (`|= 0`): the frame's
 // first cache line comes to this core and is dirtied, as when an application edits a
@@ -21,7 +21,7 @@ const arena = require('../arena');
 // TurboFan checks the pool's byte view (map, length, data pointer) once per trip of a loop,
 // and with one frame per trip those checks were most of the loop's instructions.
 function touchFrames(batch, n) {
-  const words = arena.words; // a local, so TurboFan folds it (see lib/arena.js)
+  const words = arena.words; // a local, so TurboFan folds it (see lib/memory/arena.js)
   const idsAt = batch.idsAt; // batch.ids[i] is words[idsAt + i]
   const bytes = batch.pool.bytes; // the whole pool: buffer id k starts at k << shift
   const shift = batch.pool.bufferShift;
@@ -66,7 +66,7 @@ function holdUnsent(batch, sent, n) {
   batch.count = n - sent;
 }
 
-// idle: 'backoff', 'spin' or 'interrupt' (lib/idle.js; default: deviceOptions.idle, else
+// idle: 'backoff', 'spin' or 'interrupt' (lib/device/idle.js; default: deviceOptions.idle, else
 // the best the two ports can do).
 async function forward(addressA, addressB, { batchSize = 32, seconds = 0, out = process.stdout, deviceOptions = {}, idle } = {}) {
   if (addressA === addressB) {

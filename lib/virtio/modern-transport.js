@@ -5,10 +5,10 @@
 // and live in memory BARs, which are mapped. Every access uses a typed array of the
 // field's width, so the device sees 8-, 16- and 32-bit accesses as the spec requires
 // (4.1.3.1); 64-bit fields are written as two 32-bit halves, low first.
-const pci = require('../pci');
+const pci = require('../host/pci');
 const C = require('./constants');
-const { IxyError } = require('../errors');
-const { native } = require('../native');
+const { IxyError } = require('../host/errors');
+const { native } = require('../host/native');
 
 const PCI_STATUS = 0x06;
 const PCI_STATUS_CAP_LIST = 1 << 4;

@@ -7,8 +7,8 @@
 // The chains never change shape: receiving only swaps the buffer of descriptor 2k+1 and
 // puts head 2k back on the available ring. receive() allocates nothing.
 const C = require('./constants');
-const { IxyError } = require('../errors');
-const { Queue, PACKETS, BYTES } = require('../device');
+const { IxyError } = require('../host/errors');
+const { Queue, PACKETS, BYTES } = require('../device/device');
 
 const HEADER_SLOT = 16;
 

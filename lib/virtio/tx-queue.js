@@ -6,7 +6,7 @@
 // separate descriptors is the layout legacy devices without VIRTIO_F_ANY_LAYOUT demand
 // and every device accepts. Free chains sit on a stack; send() allocates nothing.
 const C = require('./constants');
-const { Queue, PACKETS, BYTES } = require('../device');
+const { Queue, PACKETS, BYTES } = require('../device/device');
 
 const HEADER_SLOT = 16;
 

@@ -1,0 +1,155 @@
+'use strict';
+
+// Buffer ownership checks, for debugging applications. A buffer is always held by exactly
+// one side: the pool (free), the application (allocated or received), or the NIC (on an RX
+// ring, or handed to a TX queue until it is sent). Two mistakes corrupt memory silently in
+// any driver that recycles buffers by id: freeing a buffer twice (it then sits twice on the
+// free stack and two owners get it), and sending a buffer already freed or sent (the NIC
+// then reads memory that someone else is writing). In debug mode both throw an IxyError.
+//
+// Debug mode costs a byte per buffer and a check per packet, so it is off unless asked for:
+//   ixy.open(address, { debug: true })   checks that device's pools and queues
+//   new Mempool({ ..., debug: true })     checks that pool
+//   IXY_DEBUG_BUFFERS=1 in the environment: every device and pool of the process
+// When it is off, none of this code runs: the checked behaviour lives in a subclass of
+// Mempool and in per-instance wrappers of the queues' methods, so the plain hot path stays
+// exactly as it is.
+const { IxyError } = require('../host/errors');
+const { Mempool } = require('./mempool');
+
+// What `owner[id]` says about buffer id. Only APP may be freed or sent.
+const POOL = 0; // free, or taken by the driver straight from the pool (RX ring refill)
+const APP = 1; // allocated or received: the application must free it or send it
+const NIC = 2; // handed to a TX queue; the driver frees it once sent
+
+// > 0 while a driver gives back buffers it holds itself (closing its rings).
+let driverReturns = 0;
+
+function envDebug() {
+  return process.env.IXY_DEBUG_BUFFERS === '1';
+}
+
+class CheckedMempool extends Mempool {
+  constructor(options = {}) {
+    super({ ...options, debug: false });
+    makeChecked(this);
+  }
+
+  alloc() {
+    const id = super.alloc();
+    if (id >= 0) this.owner[id] = APP;
+    return id;
+  }
+
+  allocMany(ids, n) {
+    const got = super.allocMany(ids, n);
+    for (let i = 0; i < got; i++) this.owner[ids[i]] = APP;
+    return got;
+  }
+
+  free(id) {
+    this.release(id, 'free');
+    super.free(id);
+  }
+
+  // All or nothing: if one id is wrong, none is freed.
+  freeMany(ids, from, to) {
+    for (let i = from; i < to; i++) {
+      try {
+        this.release(ids[i], 'free');
+      } catch (err) {
+        for (let k = from; k < i; k++) this.owner[ids[k]] = APP;
+        throw err;
+      }
+    }
+    super.freeMany(ids, from, to);
+  }
+
+  // Marks buffer `id` as no longer the application's, or throws if it was not.
+  release(id, what, next = POOL) {
+    if (!Number.isInteger(id) || id < 0 || id >= this.entries) {
+      throw new IxyError('EINVAL', `cannot ${what} buffer ${id}: this mempool has buffers 0..${this.entries - 1}`);
+    }
+    const owner = this.owner[id];
+    if (owner !== APP && driverReturns === 0) throw ownershipError(id, what, owner);
+    this.owner[id] = next;
+  }
+}
+
+function ownershipError(id, what, owner) {
+  if (what === 'free') {
+    return owner === NIC
+      ? new IxyError('EDOUBLEFREE', `buffer ${id} freed after it was sent: a sent buffer belongs to the driver, which frees it when the NIC is done`)
+      : new IxyError('EDOUBLEFREE', `buffer ${id} freed twice (or freed while the driver holds it): free or send each received or allocated buffer exactly once`);
+  }
+  return owner === NIC
+    ? new IxyError('EUSEAFTERFREE', `buffer ${id} sent twice: after txBatch() took it, it belongs to the driver`)
+    : new IxyError('EUSEAFTERFREE', `buffer ${id} sent after it was freed: a freed buffer may already hold another packet`);
+}
+
+// Turns an existing Mempool into a checked one. Every buffer starts as the pool's: the
+// caller (a driver enabling checks on a live device) owns none yet.
+function makeChecked(pool) {
+  if (pool instanceof CheckedMempool && pool.owner) return pool;
+  Object.setPrototypeOf(pool, CheckedMempool.prototype);
+  pool.owner = new Uint8Array(pool.entries);
+  return pool;
+}
+
+// Checks a device's buffers from now on: its pools, what its RX queues hand out and what
+// its TX queues take. Works for any driver whose queues have receive(batch), send(batch)
+// and close(); wraps them on this instance only.
+function checkDevice(dev) {
+  if (dev.checked) return dev;
+  dev.checked = true;
+  // Right after open, the application holds none of the device's buffers (those on the RX
+  // rings are the NIC's), whatever a checked pool recorded while the driver filled them.
+  for (const pool of dev.pools || []) makeChecked(pool).owner.fill(POOL);
+  for (const q of dev.rxQueues) {
+    const receive = q.receive;
+    q.receive = function checkedReceive(batch) {
+      const n = receive.call(this, batch);
+      const owner = batch.pool.owner;
+      if (owner) for (let i = 0; i < n; i++) owner[batch.ids[i]] = APP;
+      return n;
+    };
+    returnsBuffersItself(q);
+  }
+  for (const q of dev.txQueues) {
+    const send = q.send;
+    q.send = function checkedSend(batch) {
+      const pool = batch.pool;
+      if (!pool || !pool.owner) return send.call(this, batch);
+      const ids = batch.ids;
+      for (let i = 0; i < batch.count; i++) {
+        try {
+          pool.release(ids[i], 'send', NIC);
+        } catch (err) {
+          for (let k = 0; k < i; k++) pool.owner[ids[k]] = APP;
+          throw err;
+        }
+      }
+      const sent = send.call(this, batch);
+      for (let i = sent; i < batch.count; i++) pool.owner[ids[i]] = APP; // still the caller's
+      return sent;
+    };
+    returnsBuffersItself(q);
+  }
+  return dev;
+}
+
+// A queue's close() gives back buffers the driver holds (on the ring, or sent but not yet
+// reclaimed): those are not the application's, and freeing them is right.
+function returnsBuffersItself(queue) {
+  const close = queue.close;
+  queue.close = function closeChecked() {
+    driverReturns++;
+    try {
+      return close.call(this);
+    } finally {
+      driverReturns--;
+    }
+  };
+}
+
+module.exports = { CheckedMempool, makeChecked, checkDevice, envDebug };
