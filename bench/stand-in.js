@@ -18,6 +18,7 @@ const { openPort, standInNic, closeQueues } = require('../lib/intel/stand-in');
 const { PacketBatch } = require('../lib/memory/batch');
 const { forwardBatch } = require('../lib/apps/forward');
 const { tuneJit } = require('../lib/host/jit');
+const ixgbeLayout = require('../lib/intel/ixgbe/registers');
 
 // Forwards for about `ms` milliseconds; returns the packets sent.
 function forwardFor(a, b, batches, ms) {
@@ -37,8 +38,8 @@ function forwardFor(a, b, batches, ms) {
 function main() {
   tuneJit(); // as the ixy command does (bin/ixy.js)
   const cfg = JSON.parse(process.argv[2]);
-  const a = openPort(cfg.ring);
-  const b = openPort(cfg.ring);
+  const a = openPort(ixgbeLayout, cfg.ring);
+  const b = openPort(ixgbeLayout, cfg.ring);
   const batches = [new PacketBatch(cfg.batch), new PacketBatch(cfg.batch)]; // one per direction
   process.stdout.write('{"ready":true}\n');
   forwardFor(a, b, batches, cfg.warmup * 1000);

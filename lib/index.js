@@ -15,9 +15,9 @@ const { IxyError, shown } = require('./host/errors');
 const {
   PacketBatch, CHECKSUM_IP_GOOD, CHECKSUM_IP_BAD, CHECKSUM_L4_GOOD, CHECKSUM_L4_BAD,
 } = require('./memory/batch');
-const { Mempool } = require('./memory/mempool');
+const { Mempool, CheckedMempool } = require('./memory/mempool');
 const packet = require('./packet');
-const { checkDevice, CheckedMempool, envDebug } = require('./memory/ownership-checks');
+const { checkDevice, envDebug } = require('./memory/ownership-checks');
 const { PcapWriter, CaptureClock, readPcap } = require('./pcap');
 const { Device } = require('./device/device');
 const { bind, unbind } = require('./bind');
@@ -43,14 +43,16 @@ async function open(address, options = {}) {
     throw new IxyError('EUNSUPPORTED', `${address} is ${describeId(id)}, which ixy does not support ('ixy list' shows what it does)`);
   }
   if (options.force !== undefined && typeof options.force !== 'boolean') throw new IxyError('EINVAL', `force must be true or false, got ${shown(options.force)}`);
+  // Buffer ownership checks (lib/memory/ownership-checks.js): off unless asked for, free
+  // when off. The driver makes its pools checked; checkDevice() wraps its queues.
+  const debug = options.debug === undefined ? envDebug() : Boolean(options.debug);
   // The driver claims the device (one owner, lib/host/claim.js) before it writes to it.
-  const dev = await driver.load().open(address, options);
+  const dev = await driver.load().open(address, { ...options, debug });
   if (options.idle === 'interrupt' && !dev.hasInterrupts()) {
     dev.close();
     throw noInterrupts(dev);
   }
-  // Buffer ownership checks (lib/memory/ownership-checks.js): off unless asked for, free when off.
-  if (options.debug || (options.debug === undefined && envDebug())) checkDevice(dev);
+  if (debug) checkDevice(dev);
   return dev;
 }
 

@@ -16,6 +16,7 @@
 // and are not warmed.
 const { openPort, standInNic, closeQueues } = require('./intel/stand-in');
 const { Mempool } = require('./memory/mempool');
+const ixgbeLayout = require('./intel/ixgbe/registers');
 
 const RING = 64;
 // Enough for TurboFan to have optimised the per-batch function and what it calls. In
@@ -39,7 +40,7 @@ function warmUp(work, { steps = STEPS, bufferSize = 2048 } = {}) {
   for (let round = 0; round < ROUNDS; round++) {
     // Fresh queues each round, on the same pools; the last round's close only once the
     // new ones hold their rings.
-    const fresh = pools.map((pool) => openPort(RING, { pool }));
+    const fresh = pools.map((pool) => openPort(ixgbeLayout, RING, { pool }));
     if (ports !== null) ports.forEach(closeQueues);
     ports = fresh;
     const [a, b] = ports;

@@ -15,7 +15,7 @@ const { runOptimising } = require('./support/helpers');
 // of those descriptors must carry exactly the two halves of its buffer's entry.
 const CHILD = `
   const SIZE = 64;
-  const port = openPort(SIZE, { entries: 256, rxFree: 8 });
+  const port = openPort(ixgbeLayout, SIZE, { entries: 256, rxFree: 8 });
   const { regs, pool, rx, tx } = port;
   // Bit 31 of the low word and bits up to 51 set; address 0 for the next buffer the pool
   // hands out (a double 0, which V8 may keep as a small integer before optimising).

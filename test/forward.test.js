@@ -93,8 +93,9 @@ describe('forwardBatch', function () {
 
   it('on stand-in queues, a TX ring that completes nothing for a while loses no frame', function () {
     const { openPort, standInNic, closeQueues } = require('../lib/intel/stand-in');
-    const a = openPort(64);
-    const b = openPort(64);
+    const ixgbeLayout = require('../lib/intel/ixgbe/registers');
+    const a = openPort(ixgbeLayout, 64);
+    const b = openPort(ixgbeLayout, 64);
     const batch = new PacketBatch(32);
     try {
       // 20 steps with b's TX completing nothing: its ring (63 frames) fills while a keeps

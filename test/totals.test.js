@@ -11,7 +11,7 @@ const { runOptimising } = require('./support/helpers');
 // descriptor up to TDT is marked done. step() forwards one batch from rx to tx.
 const CHILD = `
   // Buffers of 64 KiB: send() refuses a frame longer than its buffer.
-  const port = openPort(512, { entries: 1024, rxFree: 128, bufferSize: 65536 });
+  const port = openPort(ixgbeLayout, 512, { entries: 1024, rxFree: 128, bufferSize: 65536 });
   const { rx, tx } = port;
   const batch = new PacketBatch(32);
   const seen = { rx: { packets: 0, bytes: 0 }, tx: { packets: 0, bytes: 0 } }; // counted here

@@ -28,6 +28,7 @@ const DEFAULTS = {
   bufferSize: 2048,
   promiscuous: true,
   linkTimeout: 10000, // ms
+  debug: undefined, // buffer ownership checks in its pools (lib/memory/ownership-checks.js); undefined: IXY_DEBUG_BUFFERS
 };
 
 class AdvancedNic extends Device {
@@ -93,7 +94,7 @@ class AdvancedNic extends Device {
   // each driver's receive initialization that is the same on every NIC here.
   addRxQueue(q) {
     const o = this.options;
-    const pool = new Mempool({ entries: o.mempoolEntries, bufferSize: o.bufferSize });
+    const pool = new Mempool({ entries: o.mempoolEntries, bufferSize: o.bufferSize, debug: o.debug });
     this.pools.push(pool);
     const queue = new RxQueue(this.regs, this.layout, q, o.rxRingSize, pool, o.rxFreeThreshold, o.rxQueues > 1);
     this.rxQueues.push(queue);

@@ -4,6 +4,7 @@
 // descriptor holds, where the rings live, and how a ring is handed to the NIC.
 const { DmaMemory } = require('../memory/mempool');
 const { IxyError } = require('../host/errors');
+const { CHECKSUM_IP_GOOD, CHECKSUM_IP_BAD, CHECKSUM_L4_GOOD, CHECKSUM_L4_BAD } = require('../memory/batch');
 
 // Advanced descriptors are 16 bytes, seen as four 32-bit words: word k of the descriptor
 // at word offset w is words[w + k]. The driver writes the "read" format, the NIC
@@ -27,6 +28,28 @@ const TXD_DCMD_RS = 1 << 27; // report status: write back DD
 const TXD_DCMD_DEXT = 1 << 29; // advanced descriptor
 const TXD_PAYLEN_SHIFT = 14;
 const TXD_STAT_DD = 1 << 0;
+
+// The CHECKSUM_* flags (lib/memory/batch.js) of an RX write-back status word `s`, whose
+// error bits `layout` names (RXD_ERR_IPE, RXD_ERR_L4E), for the frame `frame` of `length`
+// bytes it describes. Per frame and cold: what PacketBatch.checksumOf() reports.
+function checksumFlags(s, layout, frame, length) {
+  let flags = 0;
+  if ((s & RXD_STAT_IPCS) !== 0) flags |= (s & layout.RXD_ERR_IPE) !== 0 ? CHECKSUM_IP_BAD : CHECKSUM_IP_GOOD;
+  if ((s & RXD_STAT_L4CS) !== 0) {
+    const bad = (s & layout.RXD_ERR_L4E) !== 0;
+    // 82599 erratum: a UDP frame sent without a checksum (field 0, allowed over IPv4 by
+    // RFC 768) may be flagged L4E. Linux's ixgbe and DPDK ignore L4E for those; so do we.
+    const unchecked = bad && (s & RXD_STAT_UDPCS) !== 0 && udpChecksumField(frame, length) === 0;
+    if (!unchecked) flags |= bad ? CHECKSUM_L4_BAD : CHECKSUM_L4_GOOD;
+  }
+  return flags;
+}
+
+// The UDP checksum field of an IPv4 frame (Ethernet header of 14 bytes), or -1.
+function udpChecksumField(b, length) {
+  const at = 14 + (b[14] & 0x0f) * 4 + 6;
+  return at + 2 <= length ? (b[at] << 8) | b[at + 1] : -1;
+}
 
 // Where the rings live: one DMA region shared by every RX and TX queue, each ring a span of
 // it. The hot loops index the region's one Uint32Array, `rings.words`, at the ring's
@@ -107,6 +130,6 @@ function writeTail(regs, index, value) {
 Object.assign(rings, {
   DESCRIPTOR_BYTES, RXD_STAT_DD, RXD_STAT_EOP, RXD_STAT_UDPCS, RXD_STAT_L4CS, RXD_STAT_IPCS,
   TXD_DTYP_DATA, TXD_DCMD_EOP, TXD_DCMD_IFCS, TXD_DCMD_RS, TXD_DCMD_DEXT, TXD_PAYLEN_SHIFT, TXD_STAT_DD,
-  REGION_BYTES, allocRing, releaseRing, ringsInUse, writeTail,
+  REGION_BYTES, allocRing, releaseRing, ringsInUse, writeTail, checksumFlags,
 });
 module.exports = rings;

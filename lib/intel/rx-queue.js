@@ -11,6 +11,7 @@ const { IxyError } = require('../host/errors');
 const { Queue, PACKETS, BYTES } = require('../device/device');
 const { setBits, clearBits, setField, waitSet, waitClear } = require('../host/register-access');
 const arena = require('../memory/arena');
+const { popIds } = require('../memory/mempool');
 
 const TWO_32 = 2 ** 32;
 const { RXD_STAT_DD, RXD_STAT_EOP, DESCRIPTOR_BYTES, writeTail } = rings;
@@ -127,21 +128,21 @@ class RxQueue extends Queue {
       w += 4;
     }
     // 2. A batch that keeps status words (PacketBatch's `status` option) gets them now,
-    // before the loop below clears them, and the layout that names their bits; other
-    // batches pay one compare per call.
+    // before the loop below clears them, and this queue to decode them (checksumFlags);
+    // other batches pay one compare per call.
     const outStatusAt = batch.statusAt;
     if (outStatusAt >= 0) {
-      batch.statusLayout = this.layout;
+      batch.filledBy = this;
       for (let k = 0; k < n; k++) words[outStatusAt + k] = ring[at + 2 + (k << 2)];
     }
     // 3. Hand them out and put a fresh buffer on each descriptor. Frame k takes the buffer
-    // k below the top of the free stack. Offsets into the arena: bufferIds[first + k] is
-    // words[idsAt + k], and so on.
+    // k below the top of the free stack (popIds). Offsets into the arena: bufferIds[first + k]
+    // is words[idsAt + k], and so on.
     const idsAt = this.bufferIdsAt + first;
     const physAt = pool.physAt;
     const outIdsAt = batch.idsAt;
     const outLengthsAt = batch.lengthsAt;
-    const topAt = pool.freeAt + free - 1;
+    const topAt = popIds(pool, n);
     let bytes = 0;
     w = at;
     for (let k = 0; k < n; k++) {
@@ -160,7 +161,6 @@ class RxQueue extends Queue {
       ring[w + 2] = 0;
       w += 4;
     }
-    pool.freeCount = free - n;
     batch.count = n;
     batch.pool = pool;
     // 4. If a completed descriptor stopped the count, a broken frame starts there (rare).
@@ -181,6 +181,12 @@ class RxQueue extends Queue {
       }
     }
     return n;
+  }
+
+  // The CHECKSUM_* flags of status word `s` of a frame this queue received
+  // (PacketBatch.checksumOf()).
+  checksumFlags(s, frame, length) {
+    return rings.checksumFlags(s, this.layout, frame, length);
   }
 
   // Drops the broken frames from descriptor i on and returns how many descriptors they

@@ -6,7 +6,6 @@
 // - lib/warm-up.js, which runs an app's hot path here before the real device goes live;
 // - the benchmark of the driver's own cost without the model (bench/stand-in.js),
 //   whose C twin is `c-forward --mode stand-in`, and tests that watch V8 compile the loop.
-const ixgbeLayout = require('./ixgbe/registers');
 const { RXD_STAT_DD, RXD_STAT_EOP, TXD_STAT_DD } = require('./rings');
 const { RxQueue } = require('./rx-queue');
 const { TxQueue } = require('./tx-queue');
@@ -15,11 +14,11 @@ const { Mempool } = require('../memory/mempool');
 const GOOD_FRAME = RXD_STAT_DD | RXD_STAT_EOP;
 const REGISTER_BYTES = 0x80000; // the 82599's 512 KiB of registers, enough for the 82576's
 
-// An RX and a TX queue of `ring` descriptors on registers in plain memory, started, with
-// a mempool of `entries` buffers of `bufferSize` bytes (or `pool`, which stays its
-// owner's); RX descriptors go back in groups of rxFree, as `ixy forward` opens them.
-// layout: the driver's register table.
-function openPort(ring, { entries = 4096, rxFree = ring / 4, bufferSize = 2048, layout = ixgbeLayout, pool = null } = {}) {
+// An RX and a TX queue of `ring` descriptors on registers in plain memory, laid out as
+// `layout` (a driver's register table: intel/ixgbe/registers.js, intel/igb/registers.js),
+// started, with a mempool of `entries` buffers of `bufferSize` bytes (or `pool`, which
+// stays its owner's); RX descriptors go back in groups of rxFree, as `ixy forward` opens them.
+function openPort(layout, ring, { entries = 4096, rxFree = ring / 4, bufferSize = 2048, pool = null } = {}) {
   const regs = new Uint32Array(REGISTER_BYTES / 4);
   if (pool === null) pool = new Mempool({ entries, bufferSize });
   const rx = new RxQueue(regs, layout, 0, ring, pool, rxFree);

@@ -10,7 +10,7 @@
 // bufferIds, the pools' free stacks and physical addresses and the batch's arrays are
 // spans of the index arena: send() and reclaim() index `words` at offsets named ...At.
 const rings = require('./rings');
-const { ID_BITS } = require('../memory/mempool');
+const { ID_BITS, pushIds, pushId } = require('../memory/mempool');
 const { IxyError } = require('../host/errors');
 const { Queue, PACKETS, BYTES } = require('../device/device');
 const { setBits, clearBits, setField, waitSet, waitClear } = require('../host/register-access');
@@ -86,8 +86,7 @@ class TxQueue extends Queue {
   // wraps around the ring: clean moves in steps of CLEAN_BATCH from 0, and the ring size
   // is a power of two of at least 64.
   reclaim() {
-    const words = arena.words; // a local, so TurboFan folds it (see lib/memory/arena.js)
-    const ring = rings.words; // likewise (lib/intel/rings.js); this ring starts at ringAt
+    const ring = rings.words; // a local, so TurboFan folds it (lib/intel/rings.js); this ring starts at ringAt
     const ringAt = this.ringAt;
     const mask = this.mask;
     let clean = this.clean;
@@ -97,10 +96,7 @@ class TxQueue extends Queue {
       const fromAt = this.bufferIdsAt + clean; // the group's entries: words[fromAt..fromAt + 32)
       if (this.poolCount === 1) {
         // The usual case, one pool ever sent from: its tag is 0, entries are plain ids.
-        const pool = this.pools[0];
-        const toAt = pool.freeAt + pool.freeCount;
-        for (let j = 0; j < CLEAN_BATCH; j++) words[toAt + j] = words[fromAt + j];
-        pool.freeCount += CLEAN_BATCH;
+        pushIds(this.pools[0], fromAt, CLEAN_BATCH);
       } else {
         this.reclaimMixed(fromAt);
       }
@@ -109,26 +105,14 @@ class TxQueue extends Queue {
     this.clean = clean;
   }
 
-  // reclaim() for a group whose buffers may come from several pools. They nearly always
-  // share one: keep its free stack in locals and switch only when the pool number changes.
+  // reclaim() for a group whose buffers may come from several pools: each id goes back to
+  // the pool its entry's tag names.
   reclaimMixed(fromAt) {
     const words = arena.words;
-    let k = words[fromAt] >>> ID_BITS;
-    let pool = this.pools[k];
-    let freeAt = pool.freeAt;
-    let top = pool.freeCount;
     for (let j = 0; j < CLEAN_BATCH; j++) {
       const entry = words[fromAt + j];
-      if (entry >>> ID_BITS !== k) {
-        pool.freeCount = top;
-        k = entry >>> ID_BITS;
-        pool = this.pools[k];
-        freeAt = pool.freeAt;
-        top = pool.freeCount;
-      }
-      words[freeAt + top++] = entry & ID_MASK;
+      pushId(this.pools[entry >>> ID_BITS], entry & ID_MASK);
     }
-    pool.freeCount = top;
   }
 
   // k << ID_BITS for this.pools[k], the pool's number on this queue (see the top of this

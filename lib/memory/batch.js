@@ -7,7 +7,6 @@
 // write them at their offsets idsAt, lengthsAt and statusAt.
 const { IxyError } = require('../host/errors');
 const arena = require('./arena');
-const { RXD_STAT_UDPCS, RXD_STAT_L4CS, RXD_STAT_IPCS } = require('../intel/rings');
 
 // What checksumOf(i) reports, bit by bit. Neither bit of a pair: not checked (not IPv4,
 // not TCP/UDP, a UDP frame sent without a checksum, or a NIC that does not check).
@@ -29,13 +28,13 @@ class PacketBatch {
     this.ids = arena.allocWords(capacity);
     this.lengths = arena.allocWords(capacity);
     // With `status`: per received frame, the status word of its RX descriptor (extended
-    // status and errors, as the NIC wrote it); statusLayout names its bits. Read it with
-    // checksumOf(). Without: null, and statusAt -1.
+    // status and errors, as the NIC wrote it), decoded by the queue that filled the batch
+    // (filledBy). Read it with checksumOf(). Without: null, and statusAt -1.
     this.status = status ? arena.allocWords(capacity) : null;
     this.idsAt = arena.offsetOf(this.ids);
     this.lengthsAt = arena.offsetOf(this.lengths);
     this.statusAt = status ? arena.offsetOf(this.status) : -1;
-    this.statusLayout = null;
+    this.filledBy = null; // the RX queue whose status words `status` holds, if it has any
     this.count = 0;
     // How many of the first packets the last Device.txBatch() handed to the NIC: those are
     // the driver's now, ids[sent..count) are still the caller's (see release()).
@@ -55,19 +54,9 @@ class PacketBatch {
     if (this.status === null) {
       throw new IxyError('EINVAL', 'checksumOf() needs a batch that keeps status words: new PacketBatch(n, null, { status: true })');
     }
-    const R = this.statusLayout;
-    if (R === null || !Number.isInteger(i) || i < 0 || i >= this.count) return 0;
-    const s = this.status[i];
-    let flags = 0;
-    if ((s & RXD_STAT_IPCS) !== 0) flags |= (s & R.RXD_ERR_IPE) !== 0 ? CHECKSUM_IP_BAD : CHECKSUM_IP_GOOD;
-    if ((s & RXD_STAT_L4CS) !== 0) {
-      const bad = (s & R.RXD_ERR_L4E) !== 0;
-      // 82599 erratum: a UDP frame sent without a checksum (field 0, allowed over IPv4 by
-      // RFC 768) may be flagged L4E. Linux's ixgbe and DPDK ignore L4E for those; so do we.
-      const unchecked = bad && (s & RXD_STAT_UDPCS) !== 0 && udpChecksumField(this.data(i), this.lengths[i]) === 0;
-      if (!unchecked) flags |= bad ? CHECKSUM_L4_BAD : CHECKSUM_L4_GOOD;
-    }
-    return flags;
+    const queue = this.filledBy;
+    if (queue === null || !Number.isInteger(i) || i < 0 || i >= this.count) return 0;
+    return queue.checksumFlags(this.status[i], this.data(i), this.lengths[i]);
   }
 
   // Throws EINVAL, before anything is sent, unless every frame of the batch is one the NIC
@@ -114,12 +103,6 @@ class PacketBatch {
 
 function unsendable(text) {
   return new IxyError('EINVAL', `${text}: nothing was sent`);
-}
-
-// The UDP checksum field of an IPv4 frame (Ethernet header of 14 bytes), or -1.
-function udpChecksumField(b, length) {
-  const at = 14 + (b[14] & 0x0f) * 4 + 6;
-  return at + 2 <= length ? (b[at] << 8) | b[at + 1] : -1;
 }
 
 module.exports = { PacketBatch, CHECKSUM_IP_GOOD, CHECKSUM_IP_BAD, CHECKSUM_L4_GOOD, CHECKSUM_L4_BAD };

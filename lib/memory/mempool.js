@@ -14,13 +14,16 @@
 //   buffers[i]   a Uint8Array view of its bytes
 //   phys[2i], phys[2i + 1]  its physical address as low and high 32-bit halves, ready for
 //                descriptors (side by side: the RX and TX loops keep one offset, not two)
-// Free buffers sit on a stack of ids, so alloc and free are one array access each.
-// phys and the free stack are spans of the index arena (arena.js); the RX and TX loops use
-// their offsets physAt and freeAt.
+// Free buffers sit on a stack of ids, so alloc and free are one array access each. This
+// module alone pushes and pops it: the methods of Mempool for applications, and popIds,
+// pushIds, popId and pushId below for the drivers' rings.
+// phys and the free stack are spans of the index arena (arena.js); the RX loops read phys
+// at the offset physAt.
 const { IxyError, fromNative } = require('../host/errors');
 const { native } = require('../host/native');
 const vfio = require('../host/vfio');
-const { allocWords, offsetOf } = require('./arena');
+const { words, allocWords, offsetOf } = require('./arena');
+const { withOwnershipChecks, envDebug } = require('./ownership-checks');
 
 class DmaMemory {
   // size: bytes wanted, rounded up to whole 2 MiB hugepages by the addon.
@@ -69,9 +72,11 @@ const MAX_ENTRIES = 1 << ID_BITS;
 const TWO_32 = 2 ** 32;
 
 class Mempool {
-  // debug: check buffer ownership (double free, use after free; see ownership.js). The
-  // default comes from the environment: IXY_DEBUG_BUFFERS=1.
-  constructor({ entries = 4096, bufferSize = 2048, debug = process.env.IXY_DEBUG_BUFFERS === '1' } = {}) {
+  // debug: check buffer ownership (double free, use after free; see ownership-checks.js):
+  // `new Mempool({ debug: true })` is a CheckedMempool. The default comes from the
+  // environment: IXY_DEBUG_BUFFERS=1.
+  constructor({ entries = 4096, bufferSize = 2048, debug = envDebug() } = {}) {
+    if (debug && new.target === Mempool) return new CheckedMempool({ entries, bufferSize });
     if (!Number.isInteger(entries) || entries < 1 || entries > MAX_ENTRIES) {
       throw new IxyError('EINVAL', `mempool entries must be 1..${MAX_ENTRIES}, got ${entries}`);
     }
@@ -102,7 +107,6 @@ class Mempool {
       this.freeIds[i] = entries - 1 - i;
     }
     this.freeCount = entries;
-    if (debug) require('./ownership-checks').makeChecked(this);
   }
 
   // The physical address of buffer id, as a number (for set-up code; the hot loops copy
@@ -150,4 +154,35 @@ class Mempool {
   }
 }
 
-module.exports = { DmaMemory, Mempool, ID_BITS };
+// A Mempool whose buffers are tracked: who holds each (lib/memory/ownership-checks.js).
+const CheckedMempool = withOwnershipChecks(Mempool);
+
+// For the drivers' rings, which take buffers from the pool and give them back without the
+// application's part in it (no ownership checks): the hot loops call these once per
+// batch and read or write the ids in the arena at the offsets they return.
+
+// Pops n ids (n <= pool.freeCount): they are words[topAt - k] for k in [0, n), where
+// topAt is what it returns, the top of the stack first.
+function popIds(pool, n) {
+  const top = pool.freeCount;
+  pool.freeCount = top - n;
+  return pool.freeAt + top - 1;
+}
+
+// Pushes the n ids words[fromAt..fromAt + n).
+function pushIds(pool, fromAt, n) {
+  const toAt = pool.freeAt + pool.freeCount;
+  for (let j = 0; j < n; j++) words[toAt + j] = words[fromAt + j];
+  pool.freeCount += n;
+}
+
+// One id, or -1 when the pool is empty.
+function popId(pool) {
+  return pool.freeCount === 0 ? -1 : words[pool.freeAt + --pool.freeCount];
+}
+
+function pushId(pool, id) {
+  words[pool.freeAt + pool.freeCount++] = id;
+}
+
+module.exports = { DmaMemory, Mempool, CheckedMempool, ID_BITS, popIds, pushIds, popId, pushId };

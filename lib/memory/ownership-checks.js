@@ -12,10 +12,9 @@
 //   new Mempool({ ..., debug: true })     checks that pool
 //   IXY_DEBUG_BUFFERS=1 in the environment: every device and pool of the process
 // When it is off, none of this code runs: the checked behaviour lives in a subclass of
-// Mempool and in per-instance wrappers of the queues' methods, so the plain hot path stays
-// exactly as it is.
+// Mempool (CheckedMempool, made in mempool.js from withOwnershipChecks below) and in
+// per-instance wrappers of the queues' methods, so the plain hot path stays exactly as it is.
 const { IxyError } = require('../host/errors');
-const { Mempool } = require('./mempool');
 
 // What `owner[id]` says about buffer id. Only APP may be freed or sent.
 const POOL = 0; // free, or taken by the driver straight from the pool (RX ring refill)
@@ -29,51 +28,55 @@ function envDebug() {
   return process.env.IXY_DEBUG_BUFFERS === '1';
 }
 
-class CheckedMempool extends Mempool {
-  constructor(options = {}) {
-    super({ ...options, debug: false });
-    makeChecked(this);
-  }
+// The checked subclass of Mempool (passed as `Base`, so that this module needs none).
+// Every buffer starts as the pool's.
+function withOwnershipChecks(Base) {
+  return class CheckedMempool extends Base {
+    constructor(options = {}) {
+      super({ ...options, debug: false });
+      this.owner = new Uint8Array(this.entries);
+    }
 
-  alloc() {
-    const id = super.alloc();
-    if (id >= 0) this.owner[id] = APP;
-    return id;
-  }
+    alloc() {
+      const id = super.alloc();
+      if (id >= 0) this.owner[id] = APP;
+      return id;
+    }
 
-  allocMany(ids, n) {
-    const got = super.allocMany(ids, n);
-    for (let i = 0; i < got; i++) this.owner[ids[i]] = APP;
-    return got;
-  }
+    allocMany(ids, n) {
+      const got = super.allocMany(ids, n);
+      for (let i = 0; i < got; i++) this.owner[ids[i]] = APP;
+      return got;
+    }
 
-  free(id) {
-    this.release(id, 'free');
-    super.free(id);
-  }
+    free(id) {
+      this.release(id, 'free');
+      super.free(id);
+    }
 
-  // All or nothing: if one id is wrong, none is freed.
-  freeMany(ids, from, to) {
-    for (let i = from; i < to; i++) {
-      try {
-        this.release(ids[i], 'free');
-      } catch (err) {
-        for (let k = from; k < i; k++) this.owner[ids[k]] = APP;
-        throw err;
+    // All or nothing: if one id is wrong, none is freed.
+    freeMany(ids, from, to) {
+      for (let i = from; i < to; i++) {
+        try {
+          this.release(ids[i], 'free');
+        } catch (err) {
+          for (let k = from; k < i; k++) this.owner[ids[k]] = APP;
+          throw err;
+        }
       }
+      super.freeMany(ids, from, to);
     }
-    super.freeMany(ids, from, to);
-  }
 
-  // Marks buffer `id` as no longer the application's, or throws if it was not.
-  release(id, what, next = POOL) {
-    if (!Number.isInteger(id) || id < 0 || id >= this.entries) {
-      throw new IxyError('EINVAL', `cannot ${what} buffer ${id}: this mempool has buffers 0..${this.entries - 1}`);
+    // Marks buffer `id` as no longer the application's, or throws if it was not.
+    release(id, what, next = POOL) {
+      if (!Number.isInteger(id) || id < 0 || id >= this.entries) {
+        throw new IxyError('EINVAL', `cannot ${what} buffer ${id}: this mempool has buffers 0..${this.entries - 1}`);
+      }
+      const owner = this.owner[id];
+      if (owner !== APP && driverReturns === 0) throw ownershipError(id, what, owner);
+      this.owner[id] = next;
     }
-    const owner = this.owner[id];
-    if (owner !== APP && driverReturns === 0) throw ownershipError(id, what, owner);
-    this.owner[id] = next;
-  }
+  };
 }
 
 function ownershipError(id, what, owner) {
@@ -87,24 +90,16 @@ function ownershipError(id, what, owner) {
     : new IxyError('EUSEAFTERFREE', `buffer ${id} sent after it was freed: a freed buffer may already hold another packet`);
 }
 
-// Turns an existing Mempool into a checked one. Every buffer starts as the pool's: the
-// caller (a driver enabling checks on a live device) owns none yet.
-function makeChecked(pool) {
-  if (pool instanceof CheckedMempool && pool.owner) return pool;
-  Object.setPrototypeOf(pool, CheckedMempool.prototype);
-  pool.owner = new Uint8Array(pool.entries);
-  return pool;
-}
-
-// Checks a device's buffers from now on: its pools, what its RX queues hand out and what
-// its TX queues take. Works for any driver whose queues have receive(batch), send(batch)
-// and close(); wraps them on this instance only.
+// Checks a device's buffers from now on: what its RX queues hand out and what its TX
+// queues take, in its pools, which the driver made checked (the `debug` option it was
+// opened with). Works for any driver whose queues have receive(batch), send(batch) and
+// close(); wraps them on this instance only.
 function checkDevice(dev) {
   if (dev.checked) return dev;
   dev.checked = true;
   // Right after open, the application holds none of the device's buffers (those on the RX
   // rings are the NIC's), whatever a checked pool recorded while the driver filled them.
-  for (const pool of dev.pools || []) makeChecked(pool).owner.fill(POOL);
+  for (const pool of dev.pools || []) if (pool.owner) pool.owner.fill(POOL);
   for (const q of dev.rxQueues) {
     const receive = q.receive;
     q.receive = function checkedReceive(batch) {
@@ -152,4 +147,4 @@ function returnsBuffersItself(queue) {
   };
 }
 
-module.exports = { CheckedMempool, makeChecked, checkDevice, envDebug };
+module.exports = { withOwnershipChecks, checkDevice, envDebug };

@@ -39,6 +39,7 @@ const DEFAULTS = {
   bufferSize: 2048,
   promiscuous: true,
   linkTimeout: 10000,
+  debug: undefined, // buffer ownership checks in its pools (lib/memory/ownership-checks.js); undefined: IXY_DEBUG_BUFFERS
 };
 
 // virtio-net reports no link speed without VIRTIO_NET_F_SPEED_DUPLEX (which QEMU leaves
@@ -166,7 +167,7 @@ class VirtioDevice extends Device {
       t.activateQueue(index, ring);
       return ring;
     };
-    const pool = new Mempool({ entries: this.options.mempoolEntries, bufferSize: this.options.bufferSize });
+    const pool = new Mempool({ entries: this.options.mempoolEntries, bufferSize: this.options.bufferSize, debug: this.options.debug });
     this.pools.push(pool);
     this.rxNotify = t.notifier(C.RX_QUEUE);
     this.rx = new VirtioRxQueue(vq(C.RX_QUEUE), pool, this.headerBytes, this.rxNotify);

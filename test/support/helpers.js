@@ -68,6 +68,7 @@ const QUEUE_PREAMBLE = `
   const { TxQueue } = require(lib + '/intel/tx-queue');
   const { PacketBatch } = require(lib + '/memory/batch');
   const { openPort, standInNic } = require(${JSON.stringify(STAND_IN)});
+  const ixgbeLayout = require(lib + '/intel/ixgbe/registers');
 `;
 function runOptimising(body) {
   const flags = ['--allow-natives-syntax', '--no-concurrent-recompilation'];

@@ -9,7 +9,7 @@ const R = require('./registers');
 const { AdvancedNic } = require('../nic');
 const { sleepSync, setBits, clearBits, setField, waitSet, waitClear } = require('../../host/register-access');
 const pci = require('../../host/pci');
-const { isSfp } = require('../../driver-table');
+const { isSfp } = require('./ids');
 
 const MAX_QUEUES = 64;
 
