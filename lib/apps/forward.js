@@ -12,32 +12,6 @@ const { runLoop } = require('./loop');
 const { idleMode } = require('../device/idle');
 const { warmUp } = require('../warm-up');
 const { formatTotals } = require('./stats');
-const arena = require('../memory/arena');
-
-// Reads byte 1 of the batch's first n frames and writes it back (`|= 0`): the frame's
-// first cache line comes to this core and is dirtied, as when an application edits a
-// header, and the frame is unchanged (TurboFan keeps the store: --print-opt-code shows
-// it). Four frames per trip:
-// TurboFan checks the pool's byte view (map, length, data pointer) once per trip of a loop,
-// and with one frame per trip those checks were most of the loop's instructions.
-function touchFrames(batch, n) {
-  const words = arena.words; // a local, so TurboFan folds it (see lib/memory/arena.js)
-  const idsAt = batch.idsAt; // batch.ids[i] is words[idsAt + i]
-  const bytes = batch.pool.bytes; // the whole pool: buffer id k starts at k << shift
-  const shift = batch.pool.bufferShift;
-  let i = 0;
-  for (; i + 4 <= n; i += 4) {
-    const a = (words[idsAt + i] << shift) + 1;
-    const b = (words[idsAt + i + 1] << shift) + 1;
-    const c = (words[idsAt + i + 2] << shift) + 1;
-    const d = (words[idsAt + i + 3] << shift) + 1;
-    bytes[a] |= 0;
-    bytes[b] |= 0;
-    bytes[c] |= 0;
-    bytes[d] |= 0;
-  }
-  for (; i < n; i++) bytes[(words[idsAt + i] << shift) + 1] |= 0;
-}
 
 // Moves one batch from rx to tx. Frames the TX ring has no room for stay in the batch and
 // go first at the next step, which receives nothing until they are sent: a full TX ring
@@ -49,21 +23,13 @@ function forwardBatch(rxQueue, txQueue, batch) {
   if (n === 0) {
     n = rxQueue.receive(batch);
     if (n === 0) return;
-    touchFrames(batch, n);
+    // Byte 1 is the destination MAC's: the frame's first line comes to this core and the
+    // frame leaves unchanged.
+    batch.touchFrames(n, 1);
   }
   const sent = txQueue.send(batch);
   if (sent === n) batch.count = 0;
-  else holdUnsent(batch, sent, n);
-}
-
-// Keeps frames [sent, n) of the batch, moved to its front, for the next step.
-function holdUnsent(batch, sent, n) {
-  if (sent > 0) {
-    const words = arena.words;
-    words.copyWithin(batch.idsAt, batch.idsAt + sent, batch.idsAt + n);
-    words.copyWithin(batch.lengthsAt, batch.lengthsAt + sent, batch.lengthsAt + n);
-  }
-  batch.count = n - sent;
+  else batch.keepFrom(sent); // the unsent frames, for the next step
 }
 
 // idle: 'backoff', 'spin' or 'interrupt' (lib/device/idle.js; default: deviceOptions.idle, else

@@ -12,22 +12,17 @@ const { runLoop } = require('./loop');
 const { idleMode } = require('../device/idle');
 const { IxyError } = require('../host/errors');
 const { formatTotals } = require('./stats');
-const arena = require('../memory/arena');
 
 // Writes the sequence numbers seq, seq + 1, ... into the batch's first n frames and sets
-// their lengths. Like touchFrames() in forward.js it indexes one view over the whole pool
-// (buffer id starts at bytes[id << shift]) and the arena's words, instead of loading one
-// Uint8Array per packet. seq is an int32 (the caller passes `seq | 0`): the field is 32
-// bits on the wire, and a count past 2^31 stays a small integer.
+// their lengths. It indexes one view over the whole pool (batch.frameAt(i)) instead of
+// loading one Uint8Array per packet. seq is an int32 (the caller passes `seq | 0`): the
+// field is 32 bits on the wire, and a count past 2^31 stays a small integer.
 function stampFrames(batch, n, seq, size) {
-  const words = arena.words; // a local, so TurboFan folds it (see lib/memory/arena.js)
-  const ids = batch.idsAt;
-  const lengths = batch.lengthsAt;
   const bytes = batch.pool.bytes;
-  const shift = batch.pool.bufferShift;
+  const lengths = batch.lengths;
   for (let i = 0; i < n; i++) {
-    packet.writeSeq(bytes, (seq + i) | 0, words[ids + i] << shift);
-    words[lengths + i] = size;
+    packet.writeSeq(bytes, (seq + i) | 0, batch.frameAt(i));
+    lengths[i] = size;
   }
 }
 

@@ -47,6 +47,48 @@ class PacketBatch {
     return this.pool.buffers[this.ids[i]];
   }
 
+  // Where packet i starts in its pool's one view over every buffer: its bytes are
+  // pool.bytes[frameAt(i) ...]. For loops over many packets, which then read one view.
+  frameAt(i) {
+    return arena.words[this.idsAt + i] << this.pool.bufferShift;
+  }
+
+  // Reads byte `at` of each of the first n frames and writes it back unchanged (`|= 0`):
+  // the frame's first cache line comes to this core and is dirtied, as when an
+  // application edits a header (TurboFan keeps the store: --print-opt-code shows it).
+  // Four frames per trip: the pool's byte view is checked (map, length, data pointer)
+  // once per trip of the loop.
+  touchFrames(n, at) {
+    const words = arena.words; // a local, so TurboFan folds it (see arena.js)
+    const idsAt = this.idsAt; // ids[i] is words[idsAt + i]
+    const bytes = this.pool.bytes; // the whole pool: buffer id k starts at k << shift
+    const shift = this.pool.bufferShift;
+    let i = 0;
+    for (; i + 4 <= n; i += 4) {
+      const a = (words[idsAt + i] << shift) + at;
+      const b = (words[idsAt + i + 1] << shift) + at;
+      const c = (words[idsAt + i + 2] << shift) + at;
+      const d = (words[idsAt + i + 3] << shift) + at;
+      bytes[a] |= 0;
+      bytes[b] |= 0;
+      bytes[c] |= 0;
+      bytes[d] |= 0;
+    }
+    for (; i < n; i++) bytes[(words[idsAt + i] << shift) + at] |= 0;
+  }
+
+  // Keeps packets [from, count) of the batch, moved to its front; the first `from` are no
+  // longer the batch's (sent, say).
+  keepFrom(from) {
+    const count = this.count;
+    if (from > 0 && from < count) {
+      const words = arena.words;
+      words.copyWithin(this.idsAt, this.idsAt + from, this.idsAt + count);
+      words.copyWithin(this.lengthsAt, this.lengthsAt + from, this.lengthsAt + count);
+    }
+    this.count = from < count ? count - from : 0;
+  }
+
   // The NIC's verdict on received frame i's checksums: CHECKSUM_* bits (0: nothing
   // checked). Frames with wrong checksums are delivered like any other: this is how to
   // tell them apart. Per frame and cold: nothing in receive() decodes it.
