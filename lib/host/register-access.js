@@ -17,6 +17,16 @@ function sleep(ms) {
   return new Promise((resolve) => setTimeout(resolve, ms));
 }
 
+// One register read or write, as the datasheet names it: getReg(regs, R.STATUS). Cold
+// paths only; the hot loops index `regs` at a word index they keep (RxQueue.tailIndex).
+function getReg(regs, offset) {
+  return regs[offset >> 2];
+}
+
+function setReg(regs, offset, value) {
+  regs[offset >> 2] = value;
+}
+
 function setBits(regs, offset, bits) {
   regs[offset >> 2] |= bits;
 }
@@ -50,4 +60,4 @@ function poll(regs, offset, bits, want, what, timeoutMs = 2000) {
   }
 }
 
-module.exports = { sleepSync, sleep, setBits, clearBits, setField, waitSet, waitClear };
+module.exports = { sleepSync, sleep, getReg, setReg, setBits, clearBits, setField, waitSet, waitClear };

@@ -15,7 +15,7 @@ const exitGuard = require('../host/exit-guard');
 const { Mempool } = require('../memory/mempool');
 const { RxQueue } = require('./rx-queue');
 const { TxQueue } = require('./tx-queue');
-const { sleepSync, sleep, setBits, clearBits, setField } = require('../host/register-access');
+const { sleepSync, sleep, setBits, clearBits, setField, getReg, setReg } = require('../host/register-access');
 
 const DEFAULTS = {
   force: false, // take the NIC even while its kernel interface is in use (lib/host/iface.js)
@@ -124,17 +124,17 @@ class AdvancedNic extends Device {
       const shift = L.IVAR_RX_SHIFT(q);
       setField(regs, L.IVAR_RX(q), 0xff << shift, L.IVAR_VALID << shift);
     }
-    regs[L.EITR(0) >> 2] = 0;
-    regs[L.EIAC >> 2] = 1;
-    regs[L.EIAM >> 2] = 1;
+    setReg(regs, L.EITR(0), 0);
+    setReg(regs, L.EIAC, 1);
+    setReg(regs, L.EIAM, 1);
   }
 
   armInterrupt() {
-    this.regs[this.layout.EIMS >> 2] = 1;
+    setReg(this.regs, this.layout.EIMS, 1);
   }
 
   disarmInterrupt() {
-    this.regs[this.layout.EIMC >> 2] = 1;
+    setReg(this.regs, this.layout.EIMC, 1);
   }
 
   async waitForLink(timeoutMs) {
@@ -152,7 +152,7 @@ class AdvancedNic extends Device {
   get linkSpeed() {
     this.checkOpen('linkSpeed');
     const { at, up, speedMask, mbps } = this.layout.LINK;
-    const status = this.regs[at >> 2];
+    const status = getReg(this.regs, at);
     if ((status & up) === 0) return 0;
     return mbps[status & speedMask] || 0;
   }
@@ -161,7 +161,7 @@ class AdvancedNic extends Device {
   get promiscuous() {
     this.checkOpen('promiscuous');
     const [at, bits] = this.layout.PROMISCUOUS;
-    return (this.regs[at >> 2] & bits) === bits;
+    return (getReg(this.regs, at) & bits) === bits;
   }
 
   set promiscuous(on) {
@@ -174,8 +174,8 @@ class AdvancedNic extends Device {
   // Receive address 0 (RAL0/RAH0) holds the MAC the EEPROM loaded, low byte first.
   get mac() {
     this.checkOpen('mac');
-    const low = this.regs[this.layout.RAL(0) >> 2];
-    const high = this.regs[this.layout.RAH(0) >> 2];
+    const low = getReg(this.regs, this.layout.RAL(0));
+    const high = getReg(this.regs, this.layout.RAH(0));
     const bytes = [low & 0xff, (low >>> 8) & 0xff, (low >>> 16) & 0xff, low >>> 24, high & 0xff, (high >>> 8) & 0xff];
     return bytes.map((b) => b.toString(16).padStart(2, '0')).join(':');
   }
@@ -240,7 +240,7 @@ class AdvancedNic extends Device {
 
   // A PCIe device that is gone answers every read with all ones; STATUS never reads so.
   isLost() {
-    return this.regs !== null && this.regs[this.layout.STATUS >> 2] === 0xffffffff;
+    return this.regs !== null && getReg(this.regs, this.layout.STATUS) === 0xffffffff;
   }
 
   // Lets TX drain (briefly), then stops every queue and the receiver: after this the NIC

@@ -9,7 +9,7 @@
 const rings = require('./rings');
 const { IxyError } = require('../host/errors');
 const { Queue, PACKETS, BYTES } = require('../device/device');
-const { setBits, clearBits, setField, waitSet, waitClear } = require('../host/register-access');
+const { setBits, clearBits, setField, waitSet, waitClear, setReg } = require('../host/register-access');
 const arena = require('../memory/arena');
 const { popIds } = require('../memory/mempool');
 
@@ -66,11 +66,11 @@ class RxQueue extends Queue {
     setField(regs, R.SRRCTL(q), R.SRRCTL_DESCTYPE_MASK | R.SRRCTL_BSIZEPACKET_MASK,
       R.SRRCTL_DESCTYPE_ADV_ONEBUF | (this.dropWhenFull ? R.SRRCTL_DROP_EN : 0) | bufferKiB);
     const base = this.span.phys;
-    regs[R.RDBAL(q) >> 2] = base % TWO_32;
-    regs[R.RDBAH(q) >> 2] = Math.floor(base / TWO_32);
-    regs[R.RDLEN(q) >> 2] = this.size * DESCRIPTOR_BYTES;
-    regs[R.RDH(q) >> 2] = 0;
-    regs[R.RDT(q) >> 2] = 0;
+    setReg(regs, R.RDBAL(q), base % TWO_32);
+    setReg(regs, R.RDBAH(q), Math.floor(base / TWO_32));
+    setReg(regs, R.RDLEN(q), this.size * DESCRIPTOR_BYTES);
+    setReg(regs, R.RDH(q), 0);
+    setReg(regs, R.RDT(q), 0);
   }
 
   // 4.6.7.1: give every descriptor a buffer, enable the queue, then hand the ring to the NIC
@@ -87,7 +87,7 @@ class RxQueue extends Queue {
     const q = this.index;
     setBits(this.regs, R.RXDCTL(q), R.RXDCTL_ENABLE);
     waitSet(this.regs, R.RXDCTL(q), R.RXDCTL_ENABLE, `RX queue ${q} to start (RXDCTL.ENABLE)`);
-    this.regs[R.RDH(q) >> 2] = 0;
+    setReg(this.regs, R.RDH(q), 0);
     writeTail(this.regs, this.tailIndex, this.size - 1);
   }
 

@@ -13,7 +13,7 @@ const rings = require('./rings');
 const { ID_BITS, pushIds, pushId } = require('../memory/mempool');
 const { IxyError } = require('../host/errors');
 const { Queue, PACKETS, BYTES } = require('../device/device');
-const { setBits, clearBits, setField, waitSet, waitClear } = require('../host/register-access');
+const { setBits, clearBits, setField, waitSet, waitClear, setReg } = require('../host/register-access');
 const arena = require('../memory/arena');
 
 const TWO_32 = 2 ** 32;
@@ -65,9 +65,9 @@ class TxQueue extends Queue {
     const R = this.layout;
     const q = this.index;
     const base = this.span.phys;
-    regs[R.TDBAL(q) >> 2] = base % TWO_32;
-    regs[R.TDBAH(q) >> 2] = Math.floor(base / TWO_32);
-    regs[R.TDLEN(q) >> 2] = this.size * DESCRIPTOR_BYTES;
+    setReg(regs, R.TDBAL(q), base % TWO_32);
+    setReg(regs, R.TDBAH(q), Math.floor(base / TWO_32));
+    setReg(regs, R.TDLEN(q), this.size * DESCRIPTOR_BYTES);
     setField(regs, R.TXDCTL(q), R.TXDCTL_THRESHOLDS_MASK, R.TXDCTL_THRESHOLDS);
   }
 
@@ -75,8 +75,8 @@ class TxQueue extends Queue {
   start() {
     const R = this.layout;
     const q = this.index;
-    this.regs[R.TDH(q) >> 2] = 0;
-    this.regs[R.TDT(q) >> 2] = 0;
+    setReg(this.regs, R.TDH(q), 0);
+    setReg(this.regs, R.TDT(q), 0);
     setBits(this.regs, R.TXDCTL(q), R.TXDCTL_ENABLE);
     waitSet(this.regs, R.TXDCTL(q), R.TXDCTL_ENABLE, `TX queue ${q} to start (TXDCTL.ENABLE)`);
   }

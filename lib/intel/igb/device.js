@@ -9,7 +9,7 @@
 const R = require('./registers');
 const { AdvancedNic } = require('../nic');
 const { IxyError } = require('../../host/errors');
-const { sleepSync, setBits, clearBits, waitSet, waitClear } = require('../../host/register-access');
+const { sleepSync, setBits, clearBits, waitSet, waitClear, getReg, setReg } = require('../../host/register-access');
 
 const MAX_QUEUES = 16; // 82576: 16 RX and 16 TX queues (I350: 8)
 
@@ -38,8 +38,8 @@ class IgbDevice extends AdvancedNic {
 
   // 4.5.4: mask every interrupt cause (legacy IMC and extended EIMC); ixy polls.
   disableInterrupts() {
-    this.regs[R.IMC >> 2] = R.IMC_ALL;
-    this.regs[R.EIMC >> 2] = R.EIMC_ALL;
+    setReg(this.regs, R.IMC, R.IMC_ALL);
+    setReg(this.regs, R.EIMC, R.EIMC_ALL);
   }
 
   // 4.5.5 (and 4.3.1 software reset): CTRL.RST resets the MAC and clears itself; the
@@ -56,9 +56,9 @@ class IgbDevice extends AdvancedNic {
   // auto-read is the MAC address, valid in RAH0 (AV). Accept that when AUTO_RD stays clear.
   waitForEeprom() {
     const start = Date.now();
-    while ((this.regs[R.EEC >> 2] & R.EEC_AUTO_RD) === 0) {
+    while ((getReg(this.regs, R.EEC) & R.EEC_AUTO_RD) === 0) {
       const waited = Date.now() - start;
-      if (waited > 20 && (this.regs[R.RAH(0) >> 2] & R.RAH_AV) !== 0) return;
+      if (waited > 20 && (getReg(this.regs, R.RAH(0)) & R.RAH_AV) !== 0) return;
       if (waited > 2000) throw new IxyError('ETIMEDOUT', 'timed out after 2000 ms waiting for the EEPROM auto-read (EEC.AUTO_RD)');
       sleepSync(1);
     }
@@ -76,9 +76,9 @@ class IgbDevice extends AdvancedNic {
   // 8.2.4 MDIC: one PHY register access; the NIC sets READY when done, ERROR if it failed.
   mdic(command, what) {
     const regs = this.regs;
-    regs[R.MDIC >> 2] = command;
+    setReg(regs, R.MDIC, command);
     waitSet(regs, R.MDIC, R.MDIC_READY, `the PHY to answer (MDIC.READY, ${what})`);
-    const value = regs[R.MDIC >> 2];
+    const value = getReg(regs, R.MDIC);
     if ((value & R.MDIC_ERROR) !== 0) throw new IxyError('EIO', `the PHY of ${this.address} refused ${what}`);
     return value & 0xffff;
   }
@@ -112,10 +112,10 @@ class IgbDevice extends AdvancedNic {
     this.checkOpen('hardwareCounters()');
     const regs = this.regs;
     const c = this.counters || (this.counters = { rxPackets: 0, txPackets: 0, rxBytes: 0, txBytes: 0 });
-    c.rxPackets += regs[R.GPRC >> 2];
-    c.txPackets += regs[R.GPTC >> 2];
-    c.rxBytes += regs[R.GORCL >> 2] + regs[R.GORCH >> 2] * 2 ** 32; // low first: reading high clears both
-    c.txBytes += regs[R.GOTCL >> 2] + regs[R.GOTCH >> 2] * 2 ** 32;
+    c.rxPackets += getReg(regs, R.GPRC);
+    c.txPackets += getReg(regs, R.GPTC);
+    c.rxBytes += getReg(regs, R.GORCL) + getReg(regs, R.GORCH) * 2 ** 32; // low first: reading high clears both
+    c.txBytes += getReg(regs, R.GOTCL) + getReg(regs, R.GOTCH) * 2 ** 32;
     return { ...c };
   }
 }

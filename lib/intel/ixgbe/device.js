@@ -7,7 +7,7 @@
 // Datasheet: Intel 82599 10 GbE Controller Datasheet, revision 3.3.
 const R = require('./registers');
 const { AdvancedNic } = require('../nic');
-const { sleepSync, setBits, clearBits, setField, waitSet, waitClear } = require('../../host/register-access');
+const { sleepSync, setBits, clearBits, setField, waitSet, waitClear, setReg } = require('../../host/register-access');
 const pci = require('../../host/pci');
 const { isSfp } = require('./ids');
 
@@ -37,13 +37,13 @@ class IxgbeDevice extends AdvancedNic {
 
   // 4.6.3.1: mask every interrupt cause; ixy polls and never takes interrupts.
   disableInterrupts() {
-    this.regs[R.EIMC >> 2] = R.EIMC_ALL;
+    setReg(this.regs, R.EIMC, R.EIMC_ALL);
   }
 
   // 4.6.3.2: device reset (CTRL.RST) together with link reset; both bits clear themselves
   // when done, and the datasheet asks for 10 ms more before touching the device.
   globalReset() {
-    this.regs[R.CTRL >> 2] = R.CTRL_RST | R.CTRL_LNK_RST;
+    setReg(this.regs, R.CTRL, R.CTRL_RST | R.CTRL_LNK_RST);
     waitClear(this.regs, R.CTRL, R.CTRL_RST | R.CTRL_LNK_RST, 'the device reset to finish (CTRL.RST)');
     sleepSync(10);
   }
@@ -73,8 +73,8 @@ class IxgbeDevice extends AdvancedNic {
     // 512 KiB (its reset value; Linux's ixgbe does the same): frames wait there while the
     // ring is full, so the bigger it is, the longer a pause it absorbs (a loop asleep in
     // idle 'backoff': 6,241 frames of 64 bytes, 6.2 ms at 1 Mpps).
-    regs[R.RXPBSIZE(0) >> 2] = R.RXPBSIZE_512KB;
-    for (let i = 1; i < 8; i++) regs[R.RXPBSIZE(i) >> 2] = 0;
+    setReg(regs, R.RXPBSIZE(0), R.RXPBSIZE_512KB);
+    for (let i = 1; i < 8; i++) setReg(regs, R.RXPBSIZE(i), 0);
     // Strip the Ethernet CRC: buffers then hold the frame as sent (8.2.3.22.8, 8.2.3.8.8).
     setBits(regs, R.HLREG0, R.HLREG0_RXCRCSTRP);
     setBits(regs, R.RDRXCTL, R.RDRXCTL_CRCSTRIP);
@@ -96,10 +96,10 @@ class IxgbeDevice extends AdvancedNic {
     // Append the CRC and pad short frames to 64 bytes (8.2.3.22.8).
     setBits(regs, R.HLREG0, R.HLREG0_TXCRCEN | R.HLREG0_TXPADEN);
     // 4.6.11.3.4: one TX packet buffer of 40 KiB.
-    regs[R.TXPBSIZE(0) >> 2] = R.TXPBSIZE_40KB;
-    for (let i = 1; i < 8; i++) regs[R.TXPBSIZE(i) >> 2] = 0;
+    setReg(regs, R.TXPBSIZE(0), R.TXPBSIZE_40KB);
+    for (let i = 1; i < 8; i++) setReg(regs, R.TXPBSIZE(i), 0);
     // 4.6.11.3.4: without DCB, DTXMXSZRQ at its maximum and descriptor arbitration on.
-    regs[R.DTXMXSZRQ >> 2] = 0xffff;
+    setReg(regs, R.DTXMXSZRQ, 0xffff);
     clearBits(regs, R.RTTDCS, R.RTTDCS_ARBDIS);
     for (let q = 0; q < this.options.txQueues; q++) this.addTxQueue(q);
     // 8.2.3.9.1: transmit DMA on.
