@@ -14,11 +14,11 @@
 //               others refuse the mode (EUNSUPPORTED, Device.interrupts()).
 //
 // The bound: while the loop sleeps, arriving frames wait in the RX ring and the NIC's RX
-// packet buffer. Our ixgbe init gives packet buffer 0 all of its 512 KiB: 6,241 frames of
-// 64 bytes (plus ~24 bytes of buffer overhead each, as the model counts them), and the
-// ring has at least 384 of its 512 descriptors armed when idle (rxFreeThreshold 128): some
-// 6,600 frames, 6.6 ms at 1 Mpps. A timer asked for SLEEP_MS fires a little late, so the
-// loop is back a millisecond or a few after the first frame (bench/idle.js measures it;
+// packet buffer: on ixgbe PACKET_BUFFER_FRAMES frames of 64 bytes
+// (lib/intel/ixgbe/device.js), plus the ring's armed descriptors (at least ringSize -
+// rxFreeThreshold when idle); at 1 Mpps each frame held is a microsecond the loop may
+// sleep. A timer asked for SLEEP_MS fires a little late, so the loop is back a
+// millisecond or a few after the first frame (bench/idle.js measures it;
 // the README's Idle section has the figures): traffic that starts at a few Mpps of 64-byte
 // frames loses nothing. In bytes the buffer is 0.4 ms of a 10 Gb/s line: a burst at line
 // rate after idleness loses its start.
