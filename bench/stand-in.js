@@ -14,7 +14,7 @@
 // descriptor up to TDT done. Each step forwards one batch each way with the app's own
 // forwardBatch(), touch included. The stand-in's own work is part of the figure, in both
 // languages alike.
-const { openPort, standInNic, closeQueues } = require('../lib/intel/stand-in');
+const { openPort, standInNic, closeQueues } = require('../lib/warm-up/stand-in');
 const { PacketBatch } = require('../lib/memory/batch');
 const { forwardBatch } = require('../lib/apps/forward');
 const { tuneJit } = require('../lib/host/jit');

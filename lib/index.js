@@ -17,7 +17,8 @@ const {
 } = require('./memory/batch');
 const { Mempool, CheckedMempool } = require('./memory/mempool');
 const packet = require('./packet');
-const { checkDevice, envDebug } = require('./memory/ownership-checks');
+const { envDebug } = require('./memory/ownership-checks');
+const { checkDevice } = require('./device/checked-queues');
 const { PcapWriter, CaptureClock, readPcap } = require('./pcap');
 const { Device } = require('./device/device');
 const { bind, unbind } = require('./bind');
@@ -44,7 +45,8 @@ async function open(address, options = {}) {
   }
   if (options.force !== undefined && typeof options.force !== 'boolean') throw new IxyError('EINVAL', `force must be true or false, got ${shown(options.force)}`);
   // Buffer ownership checks (lib/memory/ownership-checks.js): off unless asked for, free
-  // when off. The driver makes its pools checked; checkDevice() wraps its queues.
+  // when off. The driver makes its pools checked; checkDevice() wraps its queues
+  // (lib/device/checked-queues.js).
   const debug = options.debug === undefined ? envDebug() : Boolean(options.debug);
   // The driver claims the device (one owner, lib/host/claim.js) before it writes to it.
   const dev = await driver.load().open(address, { ...options, debug });

@@ -10,7 +10,7 @@ const assert = require('assert');
 const { runOptimising } = require('./support/helpers');
 
 // An RX and a TX queue on a register file in plain memory, one pool whose address table
-// is overwritten with made-up addresses, and the stand-in NIC (lib/intel/stand-in.js), which completes
+// is overwritten with made-up addresses, and the stand-in NIC (lib/warm-up/stand-in.js), which completes
 // every RX descriptor up to RDT and every TX descriptor up to TDT. Before it does, each
 // of those descriptors must carry exactly the two halves of its buffer's entry.
 const CHILD = `

@@ -92,7 +92,7 @@ describe('forwardBatch', function () {
   });
 
   it('on stand-in queues, a TX ring that completes nothing for a while loses no frame', function () {
-    const { openPort, standInNic, closeQueues } = require('../lib/intel/stand-in');
+    const { openPort, standInNic, closeQueues } = require('../lib/warm-up/stand-in');
     const ixgbeLayout = require('../lib/intel/ixgbe/registers');
     const a = openPort(ixgbeLayout, 64);
     const b = openPort(ixgbeLayout, 64);
@@ -163,7 +163,7 @@ describe('ixy forward, compiled', function () {
   });
 });
 
-// A forwarder usually starts before its traffic. lib/warm-up.js runs the step on stand-in
+// A forwarder usually starts before its traffic. lib/warm-up/index.js runs the step on stand-in
 // queues before the ports go live, so that V8 has compiled it for frames, not only for an
 // empty ring: the first real frames must not throw that code away (a deoptimisation
 // costs the loop its speed until TurboFan has compiled it again).

@@ -19,6 +19,7 @@ const LAYERS = [
   ['device'], // what every driver's Device and queues share: counters, receive(), idle
   ['intel'], // the ixgbe/igb NIC base and descriptor queues
   ['intel/ixgbe', 'intel/igb', 'virtio', 'model'], // the drivers, and the device model's API
+  ['warm-up'], // an app's hot path run on stand-in queues before the device goes live
   ['.'], // the public API: open(), the driver table, packets, pcap
   ['apps'], // the commands
 ];

@@ -6,7 +6,7 @@
 const assert = require('assert');
 const { runOptimising } = require('./support/helpers');
 
-// An RX and a TX queue on a register file in plain memory, and the stand-in NIC (lib/intel/stand-in.js):
+// An RX and a TX queue on a register file in plain memory, and the stand-in NIC (lib/warm-up/stand-in.js):
 // every RX descriptor up to RDT is completed with a `length`-byte frame, every TX
 // descriptor up to TDT is marked done. step() forwards one batch from rx to tx.
 const CHILD = `

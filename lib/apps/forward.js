@@ -42,7 +42,7 @@ async function forward(addressA, addressB, { batchSize = 32, seconds = 0, out = 
   const towardB = new PacketBatch(batchSize);
   const towardA = new PacketBatch(batchSize);
   // Before the ports go live, so that their first frames find the step optimised for
-  // frames; its stand-ins are closed with the ports (lib/warm-up.js says why). Frames it
+  // frames; its stand-ins are closed with the ports (lib/warm-up/index.js says why). Frames it
   // left held go back to the stand-ins' pools.
   const standIns = warmUp((rx, tx, direction) => forwardBatch(rx, tx, direction === 0 ? towardB : towardA), { bufferSize: deviceOptions.bufferSize });
   towardB.freeFrom(0);

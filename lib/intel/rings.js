@@ -29,9 +29,8 @@ const TXD_DCMD_DEXT = 1 << 29; // advanced descriptor
 const TXD_PAYLEN_SHIFT = 14;
 const TXD_STAT_DD = 1 << 0;
 
-// The CHECKSUM_* flags (lib/memory/batch.js) of an RX write-back status word `s`, whose
-// error bits `layout` names (RXD_ERR_IPE, RXD_ERR_L4E), for the frame `frame` of `length`
-// bytes it describes. Per frame and cold: what PacketBatch.checksumOf() reports.
+// The CHECKSUM_* flags (lib/memory/batch.js) of RX write-back status `s` of `frame` (its
+// error bits named by `layout`: RXD_ERR_IPE, RXD_ERR_L4E). Cold: PacketBatch.checksumOf().
 function checksumFlags(s, layout, frame, length) {
   let flags = 0;
   if ((s & RXD_STAT_IPCS) !== 0) flags |= (s & layout.RXD_ERR_IPE) !== 0 ? CHECKSUM_IP_BAD : CHECKSUM_IP_GOOD;

@@ -183,8 +183,7 @@ class RxQueue extends Queue {
     return n;
   }
 
-  // The CHECKSUM_* flags of status word `s` of a frame this queue received
-  // (PacketBatch.checksumOf()).
+  // The CHECKSUM_* flags of a frame this queue received (PacketBatch.checksumOf()).
   checksumFlags(s, frame, length) {
     return rings.checksumFlags(s, this.layout, frame, length);
   }

@@ -7,8 +7,9 @@
 // one array per packet in send() instead of two, and no object stores. send() is the hot
 // path: it allocates nothing. Shared by ixgbe and igb, which pass their register `layout`
 // (TDBAL(q), TDT(q), TXDCTL bits and thresholds). Sections cited are the 82599's.
-// bufferIds, the pools' free stacks and physical addresses and the batch's arrays are
-// spans of the index arena: send() and reclaim() index `words` at offsets named ...At.
+// bufferIds, the pools' physical addresses and the batch's arrays are spans of the index
+// arena: send() indexes `words` at offsets named ...At; reclaim() pushes ids back on their
+// pool's free stack through mempool.js.
 const rings = require('./rings');
 const { ID_BITS, pushIds, pushId } = require('../memory/mempool');
 const { IxyError } = require('../host/errors');

@@ -53,11 +53,9 @@ class PacketBatch {
     return arena.words[this.idsAt + i] << this.pool.bufferShift;
   }
 
-  // Reads byte `at` of each of the first n frames and writes it back unchanged (`|= 0`):
-  // the frame's first cache line comes to this core and is dirtied, as when an
-  // application edits a header (TurboFan keeps the store: --print-opt-code shows it).
-  // Four frames per trip: the pool's byte view is checked (map, length, data pointer)
-  // once per trip of the loop.
+  // Reads byte `at` of each of the first n frames and writes it back (`|= 0`): its first
+  // cache line comes to this core, dirty, as when an application edits a header. Four
+  // frames per trip: the pool's view is checked (map, length, data pointer) once per trip.
   touchFrames(n, at) {
     const words = arena.words; // a local, so TurboFan folds it (see arena.js)
     const idsAt = this.idsAt; // ids[i] is words[idsAt + i]
@@ -77,8 +75,7 @@ class PacketBatch {
     for (; i < n; i++) bytes[(words[idsAt + i] << shift) + at] |= 0;
   }
 
-  // Keeps packets [from, count) of the batch, moved to its front; the first `from` are no
-  // longer the batch's (sent, say).
+  // Keeps packets [from, count), moved to the front; those before are no longer the batch's.
   keepFrom(from) {
     const count = this.count;
     if (from > 0 && from < count) {

@@ -14,11 +14,9 @@
 //   buffers[i]   a Uint8Array view of its bytes
 //   phys[2i], phys[2i + 1]  its physical address as low and high 32-bit halves, ready for
 //                descriptors (side by side: the RX and TX loops keep one offset, not two)
-// Free buffers sit on a stack of ids, so alloc and free are one array access each. This
-// module alone pushes and pops it: the methods of Mempool for applications, and popIds,
-// pushIds, popId and pushId below for the drivers' rings.
-// phys and the free stack are spans of the index arena (arena.js); the RX loops read phys
-// at the offset physAt.
+// Free buffers sit on a stack of ids (one array access per alloc or free), pushed and
+// popped only here: by Mempool's methods, and by popIds, pushIds, popId and pushId below
+// for the drivers' rings. phys and the free stack are spans of the index arena (arena.js).
 const { IxyError, fromNative } = require('../host/errors');
 const { native } = require('../host/native');
 const vfio = require('../host/vfio');
@@ -157,11 +155,8 @@ class Mempool {
 // A Mempool whose buffers are tracked: who holds each (lib/memory/ownership-checks.js).
 const CheckedMempool = withOwnershipChecks(Mempool);
 
-// For the drivers' rings, which take buffers from the pool and give them back without the
-// application's part in it (no ownership checks): the hot loops call these once per
-// batch and read or write the ids in the arena at the offsets they return.
-
-// Pops n ids (n <= pool.freeCount): they are words[topAt - k] for k in [0, n), where
+// For the drivers' rings, which move buffers between pool and ring without the ownership
+// checks. popIds pops n ids (n <= pool.freeCount): words[topAt - k] for k in [0, n), where
 // topAt is what it returns, the top of the stack first.
 function popIds(pool, n) {
   const top = pool.freeCount;

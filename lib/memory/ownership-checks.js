@@ -13,7 +13,8 @@
 //   IXY_DEBUG_BUFFERS=1 in the environment: every device and pool of the process
 // When it is off, none of this code runs: the checked behaviour lives in a subclass of
 // Mempool (CheckedMempool, made in mempool.js from withOwnershipChecks below) and in
-// per-instance wrappers of the queues' methods, so the plain hot path stays exactly as it is.
+// per-instance wrappers of the queues' methods (lib/device/checked-queues.js), so the plain
+// hot path stays exactly as it is.
 const { IxyError } = require('../host/errors');
 
 // What `owner[id]` says about buffer id. Only APP may be freed or sent.
@@ -23,6 +24,17 @@ const NIC = 2; // handed to a TX queue; the driver frees it once sent
 
 // > 0 while a driver gives back buffers it holds itself (closing its rings).
 let driverReturns = 0;
+
+// Runs fn() as the driver giving back buffers it holds (on a ring, or sent but not yet
+// reclaimed): those are not the application's, and freeing them is right.
+function asDriver(fn) {
+  driverReturns++;
+  try {
+    return fn();
+  } finally {
+    driverReturns--;
+  }
+}
 
 function envDebug() {
   return process.env.IXY_DEBUG_BUFFERS === '1';
@@ -90,61 +102,4 @@ function ownershipError(id, what, owner) {
     : new IxyError('EUSEAFTERFREE', `buffer ${id} sent after it was freed: a freed buffer may already hold another packet`);
 }
 
-// Checks a device's buffers from now on: what its RX queues hand out and what its TX
-// queues take, in its pools, which the driver made checked (the `debug` option it was
-// opened with). Works for any driver whose queues have receive(batch), send(batch) and
-// close(); wraps them on this instance only.
-function checkDevice(dev) {
-  if (dev.checked) return dev;
-  dev.checked = true;
-  // Right after open, the application holds none of the device's buffers (those on the RX
-  // rings are the NIC's), whatever a checked pool recorded while the driver filled them.
-  for (const pool of dev.pools || []) if (pool.owner) pool.owner.fill(POOL);
-  for (const q of dev.rxQueues) {
-    const receive = q.receive;
-    q.receive = function checkedReceive(batch) {
-      const n = receive.call(this, batch);
-      const owner = batch.pool.owner;
-      if (owner) for (let i = 0; i < n; i++) owner[batch.ids[i]] = APP;
-      return n;
-    };
-    returnsBuffersItself(q);
-  }
-  for (const q of dev.txQueues) {
-    const send = q.send;
-    q.send = function checkedSend(batch) {
-      const pool = batch.pool;
-      if (!pool || !pool.owner) return send.call(this, batch);
-      const ids = batch.ids;
-      for (let i = 0; i < batch.count; i++) {
-        try {
-          pool.release(ids[i], 'send', NIC);
-        } catch (err) {
-          for (let k = 0; k < i; k++) pool.owner[ids[k]] = APP;
-          throw err;
-        }
-      }
-      const sent = send.call(this, batch);
-      for (let i = sent; i < batch.count; i++) pool.owner[ids[i]] = APP; // still the caller's
-      return sent;
-    };
-    returnsBuffersItself(q);
-  }
-  return dev;
-}
-
-// A queue's close() gives back buffers the driver holds (on the ring, or sent but not yet
-// reclaimed): those are not the application's, and freeing them is right.
-function returnsBuffersItself(queue) {
-  const close = queue.close;
-  queue.close = function closeChecked() {
-    driverReturns++;
-    try {
-      return close.call(this);
-    } finally {
-      driverReturns--;
-    }
-  };
-}
-
-module.exports = { withOwnershipChecks, checkDevice, envDebug };
+module.exports = { withOwnershipChecks, asDriver, envDebug, POOL, APP, NIC };

@@ -58,10 +58,10 @@ function hugetlbfsFiles() {
 // For tests that ask V8 whether the hot paths stay optimised: runs `body` in a child node
 // that may use %-natives (%OptimizeFunctionOnNextCall optimises at once there), with the
 // queue classes and PacketBatch, and the stand-in port and NIC (openPort, standInNic:
-// lib/intel/stand-in.js) in scope. body writes one JSON value to stdout;
+// lib/warm-up/stand-in.js) in scope. body writes one JSON value to stdout;
 // returns it, parsed.
 const LIB = path.join(__dirname, '..', '..', 'lib');
-const STAND_IN = path.join(LIB, 'intel', 'stand-in.js');
+const STAND_IN = path.join(LIB, 'warm-up', 'stand-in.js');
 const QUEUE_PREAMBLE = `
   const lib = ${JSON.stringify(LIB)};
   const { RxQueue } = require(lib + '/intel/rx-queue');

@@ -13,10 +13,9 @@ const { isSfp } = require('./ids');
 
 const MAX_QUEUES = 64;
 
-// How many 64-byte frames (60 bytes in the buffer: the CRC is stripped) the RX packet
-// buffer holds while the ring has no free descriptor: initRx() gives packet buffer 0 all
-// of RXPBSIZE, and each frame takes about 24 bytes more there (as the device model counts
-// it, native/model/rx.c packet_buffer_frames()).
+// How many 64-byte frames (60 in the buffer, CRC stripped) the RX packet buffer holds while
+// the ring is full: initRx() gives buffer 0 all of it, and a frame takes about 24 bytes
+// more there (as the device model counts it: native/model/rx.c packet_buffer_frames()).
 const PACKET_BUFFER_FRAMES = Math.floor(R.RXPBSIZE_512KB / (60 + 24));
 
 class IxgbeDevice extends AdvancedNic {

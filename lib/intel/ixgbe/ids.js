@@ -22,8 +22,7 @@ const IXGBE_DEVICES = new Map([
   [0x1557, { name: '82599EN 10G SFP+', sfp: true }],
 ]);
 
-// The one ID tested on hardware.
-const TESTED_ON_HARDWARE = 0x10fb;
+const TESTED_ON_HARDWARE = 0x10fb; // the one ID tested on hardware
 
 // Whether an 82599 device ID is an SFP+ part.
 function isSfp(deviceId) {

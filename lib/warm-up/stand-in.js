@@ -3,12 +3,12 @@
 // A NIC played in software, for the driver's own RX and TX queue classes: their registers
 // are plain memory, and between two steps standInNic() does what the NIC would. Nothing
 // here touches a device. Two users:
-// - lib/warm-up.js, which runs an app's hot path here before the real device goes live;
+// - lib/warm-up/index.js, which runs an app's hot path here before the real device goes live;
 // - the benchmark of the driver's own cost without the model (bench/stand-in.js),
 //   whose C twin is `c-forward --mode stand-in`, and tests that watch V8 compile the loop.
-const { RXD_STAT_DD, RXD_STAT_EOP, TXD_STAT_DD } = require('./rings');
-const { RxQueue } = require('./rx-queue');
-const { TxQueue } = require('./tx-queue');
+const { RXD_STAT_DD, RXD_STAT_EOP, TXD_STAT_DD } = require('../intel/rings');
+const { RxQueue } = require('../intel/rx-queue');
+const { TxQueue } = require('../intel/tx-queue');
 const { Mempool } = require('../memory/mempool');
 
 const GOOD_FRAME = RXD_STAT_DD | RXD_STAT_EOP;

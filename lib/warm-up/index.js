@@ -9,14 +9,14 @@
 // meanwhile frames pile up past what the ring and the NIC's packet buffer hold.
 //
 // warmUp() runs the app's own per-batch function first, on RX and TX queues of the
-// driver's classes against a NIC played in memory (lib/intel/stand-in.js), through the
+// driver's classes against a NIC played in memory (lib/warm-up/stand-in.js), through the
 // paths real traffic takes: batches of every size from empty to full, rings that wrap, a
 // TX ring that is full, fresh queues meeting their first pool. No device is touched. The
 // queues are those of ixgbe and igb (lib/intel); virtio's have classes of their own
 // and are not warmed.
-const { openPort, standInNic, closeQueues } = require('./intel/stand-in');
-const { Mempool } = require('./memory/mempool');
-const ixgbeLayout = require('./intel/ixgbe/registers');
+const { openPort, standInNic, closeQueues } = require('./stand-in');
+const { Mempool } = require('../memory/mempool');
+const ixgbeLayout = require('../intel/ixgbe/registers');
 
 const RING = 64;
 // Enough for TurboFan to have optimised the per-batch function and what it calls. In
