@@ -43,8 +43,7 @@ function parseArgs(argv) {
 
 // One version forwarding between two ports; window(ms) runs it and returns Mpps.
 async function openSide(lib, addresses, batchSize) {
-  const { open } = require(path.join(lib, 'index'));
-  const { PacketBatch } = require(path.join(lib, 'index')); // lib/index.js in every layout of lib/
+  const { open, PacketBatch } = require(path.join(lib, 'index')); // in every layout of lib/
   const { forwardBatch } = require(path.join(lib, 'apps', 'forward'));
   const a = await open(addresses[0]);
   const b = await open(addresses[1]);

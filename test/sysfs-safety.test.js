@@ -162,7 +162,7 @@ describe('device directories that are not what sysfs makes', function () {
 
   it('the minimum BAR sizes cover every register each driver names', function () {
     for (const [driver, maxQueues] of [['ixgbe', 64], ['igb', 16]]) {
-      const R = require(`../lib/${driver}/registers`);
+      const R = require(`../lib/intel/${driver}/registers`);
       let highest = 0;
       for (const [name, value] of Object.entries(R)) {
         // Registers are upper-case names (bits carry an underscore, CTRL_EXT aside) or
