@@ -338,7 +338,7 @@ export interface WarmUpQueues {
 
 /**
  * Runs `work(rxQueue, txQueue, direction)`, a program's per-batch function, on stand-in
- * ixgbe/igb queues (direction 0 from the first port to the second, 1 back) against a NIC played in memory (lib/warm-up.js), so that V8 has compiled it for
+ * ixgbe/igb queues (direction 0 from the first port to the second, 1 back) against a NIC played in memory (lib/warm-up/index.js), so that V8 has compiled it for
  * frames before the first real frame arrives. Call before opening the devices; close the
  * result when the program ends (freeing it earlier slows every typed array access).
  */
