@@ -15,6 +15,10 @@ const exitGuard = require('../host/exit-guard');
 const { Mempool } = require('../memory/mempool');
 const { RxQueue } = require('./rx-queue');
 const { TxQueue } = require('./tx-queue');
+
+// readClear() takes counts with Atomics.exchange where an atomic on device memory is
+// defined (x86: a locked read and write on uncached memory).
+const EXCHANGE_READS = process.arch === 'x64' || process.arch === 'ia32';
 const { sleepSync, sleep, setBits, clearBits, setField, getReg, setReg } = require('../host/register-access');
 
 const DEFAULTS = {
@@ -180,16 +184,21 @@ class AdvancedNic extends Device {
     return bytes.map((b) => b.toString(16).padStart(2, '0')).join(':');
   }
 
-  // Reads a clear-on-read register (the layout's CLEAR_ON_READ) and writes 0 back after a
-  // non-zero read. On the NIC the write finds the register already 0; it lets a device
-  // that cannot see reads (a model sharing the register file) tell that the count was
-  // taken, so each event is counted once.
+  // Takes the count in a clear-on-read register (the layout's CLEAR_ON_READ). On x86 with
+  // one exchange with 0 (xchg): on the NIC its read clears the register and its write finds
+  // nothing to do, so it is the one read the datasheet asks for; a device that cannot see
+  // reads (the model, sharing the register file) sees the 0 and may add to a register
+  // until it is taken, so one read after traffic stops is exact there too. The exchange
+  // adds no round trip to the read it contains (the write is posted), but it locks the bus
+  // for that read: fine once per register per stats() call, not for a hot path.
+  // Elsewhere an atomic on device memory may fault: a read, then 0 written after a
+  // non-zero value (the model then lags by the time since the previous read).
   readClear(offset) {
     const i = offset >> 2;
-    const value = this.regs[i];
+    const value = EXCHANGE_READS ? Atomics.exchange(this.regs, i, 0) : this.regs[i];
     if (value === 0) return 0;
     if (value === 0xffffffff && this.isLost()) return 0; // a gone device counts nothing
-    this.regs[i] = 0;
+    if (!EXCHANGE_READS) this.regs[i] = 0;
     return value;
   }
 
