@@ -150,7 +150,21 @@ export interface ReceiveOptions {
   signal?: AbortSignal;
   /** What the loop does while the queue is empty (default: open()'s idle, else the best the device has). */
   idle?: IdleMode;
+  /** Each step hands out a view of the batch that throws ESTALEBATCH once its turn is over (default: open()'s debug). */
+  debug?: boolean;
 }
+
+/** A received frame, copied: nothing changes it after it was handed out. */
+export interface Frame {
+  /** A Node Buffer of exactly `length` bytes (typed here as its base, Uint8Array: no @types/node needed). */
+  data: Uint8Array;
+  length: number;
+  /** When the driver took it off the ring: ms since 1970 with fractions (performance.timeOrigin + performance.now()). */
+  timestamp: number;
+}
+
+export interface LinkEvent { up: boolean; /** Mb/s, 0 when down */ speed: number; text: string; }
+export interface TxHangEvent { queue: number; /** frames dropped by the queue's reset */ dropped: number; text: string; }
 
 /**
  * The iterator of dev.receive(): yields ONE reused batch, valid until the next step. At
@@ -161,7 +175,10 @@ export interface ReceiveIterator extends AsyncIterableIterator<PacketBatch> {
   return(): Promise<IteratorResult<PacketBatch, undefined>>;
 }
 
-/** What every ixy driver offers. */
+/**
+ * What every ixy driver offers. An EventEmitter: 'link', 'txhang' and 'lost' (while anyone
+ * listens, the device runs check() once a second on an unref'd timer).
+ */
 export class Device {
   readonly address: string;
   /** The driver's name, e.g. 'ixgbe'. */
@@ -182,6 +199,16 @@ export class Device {
   txBatch(queue: number, batch: PacketBatch): number;
   /** for await (const batch of dev.receive(0)) { ... } */
   receive(queue?: number, options?: ReceiveOptions): ReceiveIterator;
+  /** for await (const f of dev.frames(0)) { ... }: each frame a copy. */
+  frames(queue?: number, options?: ReceiveOptions): AsyncGenerator<Frame, void, undefined>;
+  /** The same frames as an object-mode stream.Readable (typed by what it is iterated as). */
+  createReadStream(queue?: number, options?: ReceiveOptions & { highWaterMark?: number }): AsyncIterable<Frame> & { destroy(error?: Error): void };
+  /** EventEmitter's on/once/off, for the events below. */
+  on(event: 'link', listener: (e: LinkEvent) => void): this;
+  on(event: 'txhang', listener: (e: TxHangEvent) => void): this;
+  on(event: 'lost', listener: (err: IxyError) => void): this;
+  once(event: 'link' | 'txhang' | 'lost', listener: (e: any) => void): this;
+  off(event: 'link' | 'txhang' | 'lost', listener: (e: any) => void): this;
   stats(): DeviceStats;
   /**
    * For long-running loops, about once a second: lines worth telling (link down/up, a TX

@@ -20,6 +20,9 @@
 //     the rest are freed at the next step;
 //   - to keep a buffer longer, copy its id elsewhere and remove it from the batch (for all
 //     of them: batch.count = 0); you then free it yourself with batch.pool.free(id).
+// With `debug` (or a device opened with it) a batch used after its turn throws ESTALEBATCH
+// rather than showing later frames; dev.frames() and dev.createReadStream() hand out copies
+// (lib/device/frames.js).
 // Leaving the loop (break, return, throw) releases the last batch too. dev.close() ends
 // the loop at its next step, and so does aborting the AbortSignal passed as `signal` (one
 // that is already aborted ends it at once).
@@ -37,12 +40,15 @@ const { setImmediate: yieldToEventLoop } = require('timers/promises');
 const { PacketBatch } = require('../memory/batch');
 const { IxyError, shown } = require('../host/errors');
 const { idleMode, bestIdle, Idler } = require('./idle');
+const { BatchTurns } = require('./batch-turns');
 
 const SLICE_MS = 1; // how long we may poll before giving the event loop a turn
 
 class ReceiveIterator {
   // status: the batch keeps each frame's descriptor status word (batch.checksumOf()).
-  constructor(dev, queue, { batchSize = 32, sliceMs = SLICE_MS, status = false, signal = null, idle } = {}) {
+  // debug: each step hands out a view of the batch that throws ESTALEBATCH once its turn is
+  // over (lib/device/batch-turns.js); default: the device's `debug` option.
+  constructor(dev, queue, { batchSize = 32, sliceMs = SLICE_MS, status = false, signal = null, idle, debug } = {}) {
     dev.checkQueue('RX', queue, dev.rxQueues.length);
     const mode = idleMode(idle, dev.options ? dev.options.idle : undefined) || bestIdle([dev]);
     if (signal !== null && (typeof signal !== 'object' || typeof signal.addEventListener !== 'function')) {
@@ -63,6 +69,8 @@ class ReceiveIterator {
       if (signal.aborted) this.finished = true;
       else signal.addEventListener('abort', this.onAbort, { once: true });
     }
+    const checked = debug === undefined ? Boolean(dev.options && dev.options.debug) : Boolean(debug);
+    this.turns = checked ? new BatchTurns(this.batch) : null;
     // One result object for every step: for-await reads it at once and keeps nothing.
     this.result = { value: this.batch, done: false };
   }
@@ -72,6 +80,7 @@ class ReceiveIterator {
   }
 
   async next() {
+    if (this.turns !== null) this.turns.end();
     if (this.batch.count > 0) this.batch.release();
     for (;;) {
       const now = performance.now();
@@ -92,7 +101,7 @@ class ReceiveIterator {
       if (this.poll()) {
         if (this.sliceEnd === 0) return this.wokeUp();
         if (this.idler !== null) this.idler.worked(now);
-        return this.result;
+        return this.handOut();
       }
     }
   }
@@ -108,6 +117,12 @@ class ReceiveIterator {
     const now = performance.now();
     this.idler.worked(now);
     this.sliceEnd = now + this.sliceMs;
+    return this.handOut();
+  }
+
+  // The batch, or in debug mode a view of it for this turn only.
+  handOut() {
+    if (this.turns !== null) this.result.value = this.turns.next();
     return this.result;
   }
 
@@ -118,6 +133,7 @@ class ReceiveIterator {
 
   finish() {
     this.finished = true;
+    if (this.turns !== null) this.turns.end();
     if (this.idler !== null) this.idler.close();
     if (this.signal !== null) this.signal.removeEventListener('abort', this.onAbort);
     if (this.batch.count > 0) this.batch.release();

@@ -15,11 +15,11 @@ const exitGuard = require('../host/exit-guard');
 const { Mempool } = require('../memory/mempool');
 const { RxQueue } = require('./rx-queue');
 const { TxQueue } = require('./tx-queue');
+const { sleepSync, sleep, setBits, clearBits, setField, getReg, setReg } = require('../host/register-access');
 
 // readClear() takes counts with Atomics.exchange where an atomic on device memory is
 // defined (x86: a locked read and write on uncached memory).
 const EXCHANGE_READS = process.arch === 'x64' || process.arch === 'ia32';
-const { sleepSync, sleep, setBits, clearBits, setField, getReg, setReg } = require('../host/register-access');
 
 const DEFAULTS = {
   force: false, // take the NIC even while its kernel interface is in use (lib/host/iface.js)
@@ -77,6 +77,7 @@ class AdvancedNic extends Device {
     try {
       dev.resetAndInit();
       await dev.waitForLink(dev.options.linkTimeout);
+      dev.linkUp = true; // what check() compares with: a change from here is an event
     } catch (err) {
       dev.closeAfter(err);
     }
@@ -223,11 +224,11 @@ class AdvancedNic extends Device {
     return this.hardwareErrors;
   }
 
-  // For long-running loops, about once a second (cold). Throws EDEVICELOST once the NIC is
-  // gone: a removed or dead PCIe device answers every read with all ones. Otherwise
-  // returns a line for each change worth telling: link down or up, and a TX queue reset
-  // after a hang (TxQueue.hung(): frames pending, no progress, link up).
-  check() {
+  // What changed since the last look (Device.check() tells it, cold). Throws EDEVICELOST
+  // once the NIC is gone: a removed or dead PCIe device answers every read with all ones.
+  // Otherwise an event for each change worth telling: link down or up, and a TX queue
+  // reset after a hang (TxQueue.hung(): frames pending, no progress, link up).
+  deviceEvents() {
     if (this.regs === null) return [];
     if (this.isLost()) {
       throw new IxyError('EDEVICELOST', `${this.address} stopped answering (its registers read all ones): the NIC was removed, powered off or reset by someone else`);
@@ -235,14 +236,16 @@ class AdvancedNic extends Device {
     const events = [];
     const speed = this.linkSpeed;
     if ((speed > 0) !== this.linkUp) {
-      if (this.linkUp !== null) events.push(speed > 0 ? `link up at ${speed} Mb/s` : 'link down');
+      if (this.linkUp !== null) {
+        events.push({ type: 'link', up: speed > 0, speed, text: speed > 0 ? `link up at ${speed} Mb/s` : 'link down' });
+      }
       this.linkUp = speed > 0;
     }
     if (speed === 0) return events;
     for (const q of this.txQueues) {
       if (!q.hung()) continue;
       const dropped = q.reset();
-      events.push(`TX queue ${q.index} hung (frames pending, none sent for 2 s with the link up): reset it, ${dropped} frames dropped`);
+      events.push({ type: 'txhang', queue: q.index, dropped, text: `TX queue ${q.index} hung (frames pending, none sent for 2 s with the link up): reset it, ${dropped} frames dropped` });
     }
     return events;
   }

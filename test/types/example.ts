@@ -76,3 +76,17 @@ async function main(address: string): Promise<void> {
 }
 
 main('0000:03:00.0').catch((err: unknown) => console.log(err));
+
+// Frames as copies and device events (issue 35).
+async function framesAndEvents(dev: ixy.Device): Promise<number> {
+  dev.on('link', (e) => { const up: boolean = e.up; void up; });
+  dev.on('txhang', (e) => { const q: number = e.queue; void q; });
+  dev.on('lost', (err) => { const code: string = err.code; void code; });
+  let bytes = 0;
+  for await (const f of dev.frames(0, { debug: true })) {
+    bytes += f.length + f.data[0] * 0 + f.timestamp * 0;
+    break;
+  }
+  return bytes;
+}
+void framesAndEvents;
