@@ -63,10 +63,11 @@ program
   .option('-t, --seconds <s>', 'stop after this many seconds (0: run until Ctrl-C)', integer('--seconds', 0, 1e9), 0)
   .option('--link-timeout <ms>', 'how long to wait for link', integer('--link-timeout', 1, 600000), 10000)
   .option('--force', "take the NIC even if the kernel's interface of it is up or has addresses or routes")
+  .option('--json', 'report as JSON, one object per line (start, rates each second, events, totals, end)')
   .addOption(idleOption())
   .action(action(async (pci1, pci2, opts) => {
     const { forward } = require('../lib/apps/forward');
-    await forward(pci1, pci2, { batchSize: opts.batch, seconds: opts.seconds, idle: opts.idle, deviceOptions: { linkTimeout: opts.linkTimeout, force: Boolean(opts.force) } });
+    await forward(pci1, pci2, { batchSize: opts.batch, seconds: opts.seconds, idle: opts.idle, json: Boolean(opts.json), deviceOptions: { linkTimeout: opts.linkTimeout, force: Boolean(opts.force) } });
   }));
 
 program
@@ -80,11 +81,12 @@ program
   .option('-t, --seconds <s>', 'stop after this many seconds (0: run until Ctrl-C)', integer('--seconds', 0, 1e9), 0)
   .option('--link-timeout <ms>', 'how long to wait for link', integer('--link-timeout', 1, 600000), 10000)
   .option('--force', "take the NIC even if the kernel's interface of it is up or has addresses or routes")
+  .option('--json', 'report as JSON, one object per line (start, rates each second, events, totals, end)')
   .addOption(sendIdleOption())
   .action(action(async (pci, opts) => {
     const { generate } = require('../lib/apps/generate');
     await generate(pci, {
-      batchSize: opts.batch, size: opts.size, rate: opts.rate, count: opts.count, seconds: opts.seconds, idle: opts.idle,
+      batchSize: opts.batch, size: opts.size, rate: opts.rate, count: opts.count, seconds: opts.seconds, idle: opts.idle, json: Boolean(opts.json),
       deviceOptions: { linkTimeout: opts.linkTimeout, force: Boolean(opts.force) },
     });
   }));
@@ -103,12 +105,13 @@ program
   .option('--ring <n>', 'RX descriptors (power of two, 64..8192): more absorb longer pauses', integer('--ring', 64, 8192), 512)
   .option('--link-timeout <ms>', 'how long to wait for link', integer('--link-timeout', 1, 600000), 10000)
   .option('--force', "take the NIC even if the kernel's interface of it is up or has addresses or routes")
+  .option('--json', 'report as JSON, one object per line (start, rates each second, events, totals, end), on stdout unless the capture goes there')
   .addOption(idleOption())
   .action(action(async (pci, file, n, opts) => {
     if (opts.ns && opts.us) throw new InvalidArgumentError('--ns and --us exclude each other');
     const { pcap } = require('../lib/apps/pcap');
     await pcap(pci, file, {
-      count: n || 0, batchSize: opts.batch, nanoseconds: !opts.us, seconds: opts.seconds, packetBuffered: Boolean(opts.packetBuffered), idle: opts.idle,
+      count: n || 0, batchSize: opts.batch, nanoseconds: !opts.us, seconds: opts.seconds, packetBuffered: Boolean(opts.packetBuffered), idle: opts.idle, json: Boolean(opts.json),
       deviceOptions: { linkTimeout: opts.linkTimeout, rxRingSize: opts.ring, force: Boolean(opts.force) },
     });
   }));

@@ -11,7 +11,7 @@ const { IxyError } = require('../host/errors');
 const { runLoop } = require('./loop');
 const { idleMode } = require('../device/idle');
 const { warmUp } = require('../warm-up');
-const { formatTotals } = require('./stats');
+const { Report } = require('./report');
 
 // Moves one batch from rx to tx. Frames the TX ring has no room for stay in the batch and
 // go first at the next step, which receives nothing until they are sent: a full TX ring
@@ -34,7 +34,7 @@ function forwardBatch(rxQueue, txQueue, batch) {
 
 // idle: 'backoff', 'spin' or 'interrupt' (lib/device/idle.js; default: deviceOptions.idle, else
 // the best the two ports can do).
-async function forward(addressA, addressB, { batchSize = 32, seconds = 0, out = process.stdout, deviceOptions = {}, idle } = {}) {
+async function forward(addressA, addressB, { batchSize = 32, seconds = 0, out = process.stdout, deviceOptions = {}, idle, json = false } = {}) {
   if (addressA === addressB) {
     throw new IxyError('EINVAL', 'forward needs two different ports');
   }
@@ -61,13 +61,16 @@ async function forward(addressA, addressB, { batchSize = 32, seconds = 0, out = 
   const txA = a.txQueues[0];
   const rxB = b.rxQueues[0];
   const txB = b.txQueues[0];
-  out.write(`forwarding ${a.address} (${a.mac}) <-> ${b.address} (${b.mac}), batch ${batchSize}\n`);
+  const report = new Report({ json, out });
+  report.line('start', `forwarding ${a.address} (${a.mac}) <-> ${b.address} (${b.mac}), batch ${batchSize}`,
+    { command: 'forward', devices: [{ address: a.address, mac: a.mac }, { address: b.address, mac: b.mac }], batch: batchSize });
   try {
     const reason = await runLoop({
       devices: [a, b],
       seconds,
       out,
       idle: idleAs,
+      json,
       step: () => {
         forwardBatch(rxA, txB, towardB);
         forwardBatch(rxB, txA, towardA);
@@ -80,8 +83,9 @@ async function forward(addressA, addressB, { batchSize = 32, seconds = 0, out = 
     totals[a.address].txDropped = towardA.count;
     totals[b.address].txDropped = towardB.count;
     for (const [address, s] of Object.entries(totals)) {
-      out.write(`${formatTotals(address, s)}, dropped for a full TX ring ${s.txDropped}\n`);
+      report.total(address, s, {}, `, dropped for a full TX ring ${s.txDropped}`);
     }
+    if (json) report.line('end', '', { reason });
     return { reason, stats: totals, pools: [...a.pools, ...b.pools] };
   } finally {
     // Both stop before either frees memory: each TX ring holds the other port's buffers.

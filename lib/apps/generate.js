@@ -11,7 +11,7 @@ const packet = require('../packet');
 const { runLoop } = require('./loop');
 const { idleMode } = require('../device/idle');
 const { IxyError } = require('../host/errors');
-const { formatTotals } = require('./stats');
+const { Report } = require('./report');
 
 // Writes the sequence numbers seq, seq + 1, ... into the batch's first n frames and sets
 // their lengths. It indexes one view over the whole pool (batch.frameAt(i)) instead of
@@ -41,7 +41,7 @@ function framePool(dev, entries, frame) {
 
 async function generate(address, {
   batchSize = 32, size = 60, rate = 0, count = 0, seconds = 0, out = process.stdout, deviceOptions = {}, frame = {},
-  poolEntries = 4096, idle,
+  poolEntries = 4096, idle, json = false,
 } = {}) {
   // Validate before touching the device.
   // idle: with a rate, 'backoff' (default) sleeps between the sends of a slow rate and
@@ -81,10 +81,13 @@ async function generate(address, {
   };
 
   try {
-    out.write(`generating ${size}-byte frames on ${dev.address} (${dev.mac})${rate ? ` at ${rate} pps` : ''}${count ? `, ${count} frames` : ''}\n`);
-    const reason = await runLoop({ devices: [dev], step, seconds, out, idle: idleAs });
+    const report = new Report({ json, out });
+    report.line('start', `generating ${size}-byte frames on ${dev.address} (${dev.mac})${rate ? ` at ${rate} pps` : ''}${count ? `, ${count} frames` : ''}`,
+      { command: 'generate', devices: [{ address: dev.address, mac: dev.mac }], size, rate, count });
+    const reason = await runLoop({ devices: [dev], step, seconds, out, idle: idleAs, json });
     const stats = dev.stats();
-    out.write(`${formatTotals(dev.address, stats)}\n`);
+    report.total(dev.address, stats);
+    if (json) report.line('end', '', { reason, sent: seq });
     return { reason, sent: seq, stats, pools: [pool, ...dev.pools] };
   } finally {
     dev.close();

@@ -4,7 +4,8 @@
 // event loop a turn every couple of milliseconds so timers (the per-second report), signals
 // and I/O keep working; stop on SIGINT/SIGTERM, after `seconds`, or when step() says done.
 // When nothing moves, sleep instead (lib/device/idle.js).
-const { RateMeter, formatRates } = require('./stats');
+const { RateMeter } = require('./stats');
+const { Report } = require('./report');
 const { idleMode, bestIdle, Idler } = require('../device/idle');
 
 const SLICE_MS = 2; // how long we run before yielding
@@ -68,7 +69,9 @@ function packetsMoved(devices) {
 // idle: 'backoff', 'spin' or 'interrupt' (default: the best the devices can do), see
 // lib/device/idle.js; once no queue of `devices` has moved a packet for a while the loop sleeps
 // between single steps.
-async function runLoop({ devices, step, seconds = 0, report = true, out = process.stdout, idle }) {
+// json: the reports as JSON lines (lib/apps/report.js).
+async function runLoop({ devices, step, seconds = 0, report = true, out = process.stdout, idle, json = false }) {
+  const lines = new Report({ json, out });
   const mode = idleMode(idle) || bestIdle(devices);
   const idler = mode === 'spin' ? null : new Idler(mode, devices); // EUNSUPPORTED: 'interrupt' without VFIO
   let stopReason = null;
@@ -80,13 +83,13 @@ async function runLoop({ devices, step, seconds = 0, report = true, out = proces
   const meters = devices.map((d) => new RateMeter(d));
   const reporter = setInterval(() => {
     try {
-      for (const d of devices) for (const event of d.check()) out.write(`[${d.address}] ${event}\n`);
+      for (const d of devices) for (const event of d.checkEvents()) lines.event(d.address, event);
     } catch (err) {
       failure = err;
       stopReason = 'failed';
       return;
     }
-    if (report) for (const m of meters) out.write(`${formatRates(m.device.address, m.sample())}\n`);
+    if (report) for (const m of meters) lines.rates(m.device.address, m.sample());
   }, 1000);
   const cancelTimer = seconds > 0 ? afterMs(seconds * 1000, () => { stopReason = stopReason || 'time'; }) : null;
 

@@ -12,12 +12,15 @@ const { PacketBatch } = require('../memory/batch');
 const { PcapWriter, CaptureClock } = require('../pcap');
 const { runLoop } = require('./loop');
 const { idleMode } = require('../device/idle');
-const { formatTotals } = require('./stats');
+const { Report } = require('./report');
 const { ProgressBar } = require('./progress');
 
 async function pcap(address, file, {
   count = 0, batchSize = 32, nanoseconds = true, seconds = 0, packetBuffered = false, err = process.stderr, deviceOptions = {}, idle,
+  json = false, jsonOut = file === '-' ? err : process.stdout,
 } = {}) {
+  // --json: the records on stdout, or on stderr while the capture itself goes to stdout.
+  const report = new Report({ json, out: json ? jsonOut : err });
   const idleAs = idleMode(idle, deviceOptions.idle); // null: the best the port can do (lib/device/idle.js)
   const batch = new PacketBatch(batchSize);
   // The device first: a bad address or a link that stays down must not leave an empty file.
@@ -33,9 +36,12 @@ async function pcap(address, file, {
   const flushEachBatch = packetBuffered || writer.isPipe;
   const rxQueue = dev.rxQueues[0];
   const clock = new CaptureClock();
-  const progress = count > 0 && err.isTTY ? new ProgressBar(err, count) : null;
+  const progress = count > 0 && err.isTTY && !json ? new ProgressBar(err, count) : null;
   const ticker = progress ? setInterval(() => progress.draw(writer.frames), 100) : null;
-  if (!progress) err.write(`capturing on ${dev.address} (${dev.mac}) to ${name}${count ? `, ${count} frames` : ''}; Ctrl-C stops\n`);
+  if (!progress) {
+    report.line('start', `capturing on ${dev.address} (${dev.mac}) to ${name}${count ? `, ${count} frames` : ''}; Ctrl-C stops`,
+      { command: 'pcap', devices: [{ address: dev.address, mac: dev.mac }], file: name, count });
+  }
 
   const step = () => {
     const n = rxQueue.receive(batch);
@@ -57,7 +63,7 @@ async function pcap(address, file, {
   let stats;
   try {
     // The per-second rate report only when no progress bar shares the terminal.
-    reason = await captureUntilDone({ devices: [dev], step, seconds, idle: idleAs, report: progress === null && count === 0, out: err }, writer);
+    reason = await captureUntilDone({ devices: [dev], step, seconds, idle: idleAs, report: progress === null && (count === 0 || json), out: report.out, json }, writer);
     stats = dev.stats();
   } finally {
     if (ticker) clearInterval(ticker);
@@ -68,9 +74,9 @@ async function pcap(address, file, {
     }
   }
   if (progress) progress.finish(writer.frames);
-  err.write(`${formatTotals(dev.address, stats)}\n`);
+  report.total(dev.address, stats);
   const why = { signal: ' (interrupted)', 'pipe closed': ' (the reader closed the pipe)' }[reason] || '';
-  err.write(`captured ${writer.frames} frames (${writer.bytes} bytes) to ${name}${why}\n`);
+  report.line('end', `captured ${writer.frames} frames (${writer.bytes} bytes) to ${name}${why}`, { reason, frames: writer.frames, bytes: writer.bytes, file: name });
   return { reason, frames: writer.frames, bytes: writer.bytes, stats, pools: dev.pools };
 }
 

@@ -192,6 +192,11 @@ class Device extends EventEmitter {
   // telling (link changes, a TX hang), each also emitted as an event; throws EDEVICELOST,
   // emitted once as 'lost', when the device is gone.
   check() {
+    return this.checkEvents().map((e) => e.text);
+  }
+
+  // check() as the events themselves: [{ type, text, ... }], each also emitted.
+  checkEvents() {
     let events;
     try {
       events = this.deviceEvents();
@@ -202,12 +207,8 @@ class Device extends EventEmitter {
       }
       throw err;
     }
-    const lines = [];
-    for (const e of events) {
-      lines.push(e.text);
-      this.emit(e.type, e);
-    }
-    return lines;
+    for (const e of events) this.emit(e.type, e);
+    return events;
   }
 
   // What changed since the last look: [{ type, text, ... }]. A driver that can tell overrides it.
