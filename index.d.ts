@@ -374,6 +374,33 @@ export function warmUp(
   options?: { bufferSize?: number },
 ): { close(): void };
 
+export interface RunOptions {
+  /** [rxQueue, txQueue] pairs; work(rx, tx, i) is called for each, once per step. None: work() is called without arguments. */
+  paths?: Array<[RxQueue | null, TxQueue | null]>;
+  /** The open devices to watch (events, EDEVICELOST), report on and idle on. */
+  devices: Device[];
+  /** Stop after this many seconds (0: no limit). */
+  seconds?: number;
+  idle?: IdleMode;
+  /** Print the per-second rate lines (default false). */
+  report?: boolean;
+  /** The reports as JSON lines (implies report). */
+  json?: boolean;
+  out?: { write(text: string): unknown };
+  /** true (default): warm work up at the start; false: not; or what warmUp(work) returned, closed when the loop ends. */
+  warmUp?: boolean | { close(): void };
+  signal?: AbortSignal;
+}
+
+/**
+ * The commands' loop for a program's per-batch function: slices between event-loop turns,
+ * idle modes, warm-up, device watching, SIGINT/SIGTERM. Resolves with why it stopped.
+ */
+export function run(
+  work: (rxQueue: RxQueue | null, txQueue: TxQueue | null, path: number) => boolean | void,
+  options: RunOptions,
+): Promise<'done' | 'signal' | 'aborted' | 'time'>;
+
 export interface UdpFrameOptions {
   size?: number;
   dst?: string;

@@ -21,6 +21,7 @@ const { bind, unbind } = require('./bind');
 const { listDevices } = require('./host/list-devices');
 const { tuneJit } = require('./host/jit');
 const { warmUp } = require('./warm-up');
+const { run } = require('./run');
 
 module.exports = {
   open,
@@ -35,6 +36,7 @@ module.exports = {
   readPcap,
   tuneJit,
   warmUp,
+  run,
   CHECKSUM_IP_GOOD,
   CHECKSUM_IP_BAD,
   CHECKSUM_L4_GOOD,

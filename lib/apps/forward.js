@@ -8,10 +8,10 @@
 const { open } = require('../index');
 const { PacketBatch } = require('../memory/batch');
 const { IxyError } = require('../host/errors');
-const { runLoop } = require('./loop');
+const { runLoop } = require('../run-loop');
 const { idleMode } = require('../device/idle');
 const { warmUp } = require('../warm-up');
-const { Report } = require('./report');
+const { Report } = require('../report');
 
 // Moves one batch from rx to tx. Frames the TX ring has no room for stay in the batch and
 // go first at the next step, which receives nothing until they are sent: a full TX ring

@@ -8,10 +8,10 @@ const { open } = require('../index');
 const { PacketBatch } = require('../memory/batch');
 const { Mempool } = require('../memory/mempool');
 const packet = require('../packet');
-const { runLoop } = require('./loop');
+const { runLoop } = require('../run-loop');
 const { idleMode } = require('../device/idle');
 const { IxyError } = require('../host/errors');
-const { Report } = require('./report');
+const { Report } = require('../report');
 
 // Writes the sequence numbers seq, seq + 1, ... into the batch's first n frames and sets
 // their lengths. It indexes one view over the whole pool (batch.frameAt(i)) instead of

@@ -10,9 +10,9 @@
 const { open } = require('../index');
 const { PacketBatch } = require('../memory/batch');
 const { PcapWriter, CaptureClock } = require('../pcap');
-const { runLoop } = require('./loop');
+const { runLoop } = require('../run-loop');
 const { idleMode } = require('../device/idle');
-const { Report } = require('./report');
+const { Report } = require('../report');
 const { ProgressBar } = require('./progress');
 
 async function pcap(address, file, {

@@ -90,3 +90,15 @@ async function framesAndEvents(dev: ixy.Device): Promise<number> {
   return bytes;
 }
 void framesAndEvents;
+
+// The commands' loop for a program's own per-batch function (issue 35).
+async function forwardWithRun(a: ixy.Device, b: ixy.Device): Promise<string> {
+  const batch = new ixy.PacketBatch(32);
+  const work = (rx: ixy.RxQueue | null, tx: ixy.TxQueue | null): boolean => {
+    if (rx === null || tx === null || rx.receive(batch) === 0) return false;
+    batch.freeFrom(tx.send(batch));
+    return false;
+  };
+  return ixy.run(work, { paths: [[a.rxQueues[0], b.txQueues[0]]], devices: [a, b], seconds: 1, json: true });
+}
+void forwardWithRun;

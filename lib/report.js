@@ -9,7 +9,7 @@
 //   event:  { device, event: 'link' | 'txhang', text, ... }   what check() found
 //   total:  { device, rxPackets, rxBytes, txPackets, txBytes, rxErrors, rxMissed, ... }
 //   end:    { reason, ... }   the last line, where a command has one
-const { formatRates, formatTotals } = require('./stats');
+const { formatRates, formatTotals } = require('./rates');
 
 class Report {
   constructor({ json = false, out = process.stdout } = {}) {

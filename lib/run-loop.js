@@ -4,9 +4,9 @@
 // event loop a turn every couple of milliseconds so timers (the per-second report), signals
 // and I/O keep working; stop on SIGINT/SIGTERM, after `seconds`, or when step() says done.
 // When nothing moves, sleep instead (lib/device/idle.js).
-const { RateMeter } = require('./stats');
+const { RateMeter } = require('./rates');
 const { Report } = require('./report');
-const { idleMode, bestIdle, Idler } = require('../device/idle');
+const { idleMode, bestIdle, Idler } = require('./device/idle');
 
 const SLICE_MS = 2; // how long we run before yielding
 // The clock is read about this many times per slice, not per step: in Node 20 every
@@ -69,8 +69,9 @@ function packetsMoved(devices) {
 // idle: 'backoff', 'spin' or 'interrupt' (default: the best the devices can do), see
 // lib/device/idle.js; once no queue of `devices` has moved a packet for a while the loop sleeps
 // between single steps.
-// json: the reports as JSON lines (lib/apps/report.js).
-async function runLoop({ devices, step, seconds = 0, report = true, out = process.stdout, idle, json = false }) {
+// json: the reports as JSON lines (lib/report.js). signal: an AbortSignal whose abort stops
+// the loop ('aborted').
+async function runLoop({ devices, step, seconds = 0, report = true, out = process.stdout, idle, json = false, signal = null }) {
   const lines = new Report({ json, out });
   const mode = idleMode(idle) || bestIdle(devices);
   const idler = mode === 'spin' ? null : new Idler(mode, devices); // EUNSUPPORTED: 'interrupt' without VFIO
@@ -79,6 +80,11 @@ async function runLoop({ devices, step, seconds = 0, report = true, out = proces
   const onSignal = () => { stopReason = 'signal'; };
   process.on('SIGINT', onSignal);
   process.on('SIGTERM', onSignal);
+  const onAbort = () => { stopReason = stopReason || 'aborted'; };
+  if (signal !== null) {
+    if (signal.aborted) onAbort();
+    else signal.addEventListener('abort', onAbort, { once: true });
+  }
 
   const meters = devices.map((d) => new RateMeter(d));
   const reporter = setInterval(() => {
@@ -152,6 +158,7 @@ async function runLoop({ devices, step, seconds = 0, report = true, out = proces
     if (cancelTimer) cancelTimer();
     process.removeListener('SIGINT', onSignal);
     process.removeListener('SIGTERM', onSignal);
+    if (signal !== null) signal.removeEventListener('abort', onAbort);
   }
   if (failure) throw failure;
   return stopReason;
