@@ -434,6 +434,16 @@ export namespace packet {
   const IPPROTO_ICMP: 1;
   const IPPROTO_TCP: 6;
   const IPPROTO_UDP: 17;
+  const TCP_HEADER: 20;
+  /** TCP header flags (FrameInfo.tcpFlags, writeTcpHeader's flags). */
+  const TCP_FIN: 0x01;
+  const TCP_SYN: 0x02;
+  const TCP_RST: 0x04;
+  const TCP_PSH: 0x08;
+  const TCP_ACK: 0x10;
+  const TCP_URG: 0x20;
+  const TCP_ECE: 0x40;
+  const TCP_CWR: 0x80;
 
   /** Results of parseFrame; make one and reuse it for every packet. */
   class FrameInfo {
@@ -449,6 +459,8 @@ export namespace packet {
     dstPort: number;
     payload: number;
     payloadLength: number;
+    /** TCP only: the header's flags (TCP_SYN | TCP_ACK ...); 0 for anything else. */
+    tcpFlags: number;
   }
 
   /** Fills info from b[0..length); returns the IPv4 protocol, or -1 if not IPv4. */
@@ -460,14 +472,30 @@ export namespace packet {
   function internetChecksum(bytes: Uint8Array, offset: number, length: number): number;
   /** Writes a whole IPv4/UDP frame with sequence number 0; returns its size. */
   function writeUdpFrame(b: Uint8Array, options?: UdpFrameOptions): number;
-  function writeSeq(b: Uint8Array, seq: number): void;
+  /** Writes the sequence number of the frame that starts at b[at] (default 0). */
+  function writeSeq(b: Uint8Array, seq: number, at?: number): void;
   function readSeq(b: Uint8Array): number;
   function isValidUdp(b: Uint8Array, length: number): boolean;
   /** Each returns the offset after the header it wrote. */
   function writeEthernetHeader(b: Uint8Array, dst: string | ArrayLike<number>, src: string | ArrayLike<number>, etherType?: number): number;
   function writeIpv4Header(b: Uint8Array, offset: number, options: Ipv4HeaderOptions): number;
   function writeUdpHeader(b: Uint8Array, offset: number, srcPort: number, dstPort: number, length: number): number;
+  /** A 20-byte TCP header (no options) with checksum 0; fill it with writeL4Checksum once the payload is in place. */
+  function writeTcpHeader(b: Uint8Array, offset: number, options: TcpHeaderOptions): number;
+  /** Computes and writes the TCP or UDP checksum of the IPv4 packet at b[l3] (pseudo-header included); returns it. */
+  function writeL4Checksum(b: Uint8Array, l3: number): number;
   function swapMacs(b: Uint8Array): void;
+}
+
+export interface TcpHeaderOptions {
+  srcPort: number;
+  dstPort: number;
+  seq?: number;
+  ack?: number;
+  /** Default TCP_SYN. */
+  flags?: number;
+  /** Default 65535. */
+  window?: number;
 }
 
 /** The 82599 (ixgbe) driver; ixy.open() picks it for Intel 82599 device IDs. */

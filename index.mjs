@@ -13,6 +13,7 @@ export const {
   unbind,
   tuneJit,
   warmUp,
+  run,
   Device,
   IxgbeDevice,
   IgbDevice,

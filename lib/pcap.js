@@ -14,7 +14,8 @@
 // never split between two flushes, and a flush that fails part-way (a full disk) cuts the
 // file back to where it began, so the file on disk always ends on a whole record.
 const fs = require('fs');
-const { IxyError, shown } = require('./host/errors');
+const { IxyError, shown, fromNative } = require('./host/errors');
+const { checkOptionNames } = require('./host/option-names');
 const { sleepSync } = require('./host/register-access');
 
 const MAGIC_MICROSECONDS = 0xa1b2c3d4;
@@ -27,7 +28,9 @@ const DEFAULT_BUFFER = 1 << 20;
 
 class PcapWriter {
   // target: a file name (created or truncated) or an open file descriptor (e.g. 1, stdout).
-  constructor(target, { nanoseconds = true, snaplen = DEFAULT_SNAPLEN, bufferSize = DEFAULT_BUFFER } = {}) {
+  constructor(target, options = {}) {
+    checkOptionNames('new PcapWriter()', options, ['nanoseconds', 'snaplen', 'bufferSize']);
+    const { nanoseconds = true, snaplen = DEFAULT_SNAPLEN, bufferSize = DEFAULT_BUFFER } = options || {};
     if (!Number.isInteger(snaplen) || snaplen < 1 || snaplen > 0x3ffff) {
       throw new IxyError('EINVAL', `pcap snaplen must be 1..262143, got ${shown(snaplen)}`);
     }
@@ -41,7 +44,7 @@ class PcapWriter {
     this.frames = 0;
     this.bytes = 0; // file bytes written or buffered, header included
     this.ownsFd = typeof target !== 'number';
-    this.path = this.ownsFd ? String(target) : null;
+    this.path = typeof target === 'string' ? target : null;
     this.name = describeTarget(target);
     this.fd = this.ownsFd ? createFile(target) : checkFd(target);
     // What is on disk in whole records, to cut the file back to after a failed write.
@@ -155,7 +158,8 @@ class PcapWriter {
 
 // How messages name the output: the file name, stdout, or the descriptor.
 function describeTarget(target) {
-  if (typeof target !== 'number') return `'${target}'`;
+  if (typeof target === 'string') return `'${target}'`;
+  if (typeof target !== 'number') return shown(target);
   return target === 1 ? 'stdout' : `file descriptor ${target}`;
 }
 
@@ -207,8 +211,20 @@ class CaptureClock {
 // Reads a whole classic pcap file (or a Buffer holding one), either byte order and either
 // resolution. Meant for tests and tools, not for speed: it returns one object per frame,
 // { sec, nsec, length (on the wire), data (a Buffer of the captured bytes) }.
+// Timestamps: `sec` whole seconds since 1970 (UTC) and `nsec` nanoseconds within that
+// second, whatever the file's resolution (a microsecond file's fraction times 1000).
 function readPcap(source) {
-  const data = Buffer.isBuffer(source) ? source : fs.readFileSync(source);
+  if (typeof source !== 'string' && !Buffer.isBuffer(source)) {
+    throw new IxyError('EINVAL', `readPcap() takes a file name or a Buffer, got ${shown(source)}`);
+  }
+  let data = source;
+  if (!Buffer.isBuffer(source)) {
+    try {
+      data = fs.readFileSync(source);
+    } catch (err) {
+      throw fromNative(err, `cannot read '${source}'`);
+    }
+  }
   const name = Buffer.isBuffer(source) ? 'buffer' : `'${source}'`;
   if (data.length < FILE_HEADER) throw new IxyError('EPCAP', `${name} is too short to be a pcap file`);
   let le;

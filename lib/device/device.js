@@ -7,6 +7,7 @@ const { EventEmitter } = require('events');
 const { IxyError, shown } = require('../host/errors');
 const { ReceiveIterator } = require('./receive');
 const { frames, createReadStream } = require('./frames');
+const { PacketBatch } = require('../memory/batch');
 const vfio = require('../host/vfio');
 const { needsVfio, noInterrupts } = require('./idle');
 
@@ -63,6 +64,7 @@ class Device extends EventEmitter {
     const rxQueue = this.rxQueues[queue];
     // One compare for a wrong index and a closed device alike (close() empties the list).
     if (rxQueue === undefined) this.missingQueue('RX', queue);
+    if (!(batch instanceof PacketBatch)) throw notABatch('rxBatch', batch);
     batch.sent = 0;
     return rxQueue.receive(batch);
   }
@@ -74,6 +76,7 @@ class Device extends EventEmitter {
   txBatch(queue, batch) {
     const txQueue = this.txQueues[queue];
     if (txQueue === undefined) this.missingQueue('TX', queue);
+    if (!(batch instanceof PacketBatch)) throw notABatch('txBatch', batch);
     batch.checkForSend(this.txMinLength);
     const sent = txQueue.send(batch);
     batch.sent = sent;
@@ -236,6 +239,12 @@ class Device extends EventEmitter {
   get linkSpeed() {
     return 0;
   }
+}
+
+// One compare per batch, not per packet: what else would be read as a batch writes
+// buffer ids where they do not belong.
+function notABatch(method, batch) {
+  return new IxyError('EINVAL', `${method}(queue, batch) takes a PacketBatch, got ${shown(batch)}`);
 }
 
 module.exports = { Device, Queue, PACKETS, BYTES };

@@ -14,6 +14,8 @@
 // The stream pulls: while nobody reads, frames stay in the ring, and what overflows it
 // is dropped by the NIC and counted in stats().rxMissed.
 const { Readable } = require('stream');
+const { checkOptionNames } = require('../host/option-names');
+const { RECEIVE_OPTIONS } = require('./receive');
 
 async function* frames(dev, queue, options) {
   for await (const batch of dev.receive(queue, options)) {
@@ -33,7 +35,8 @@ async function* frames(dev, queue, options) {
 
 // An object-mode Readable of frames; destroying it ends the receive loop.
 function createReadStream(dev, queue, options = {}) {
-  const { highWaterMark = 256, ...receiveOptions } = options;
+  checkOptionNames('createReadStream()', options, [...RECEIVE_OPTIONS, 'highWaterMark']);
+  const { highWaterMark = 256, ...receiveOptions } = options || {};
   return Readable.from(frames(dev, queue, receiveOptions), { objectMode: true, highWaterMark });
 }
 

@@ -41,6 +41,9 @@ const { PacketBatch } = require('../memory/batch');
 const { IxyError, shown } = require('../host/errors');
 const { idleMode, bestIdle, Idler } = require('./idle');
 const { BatchTurns } = require('./batch-turns');
+const { checkOptionNames } = require('../host/option-names');
+
+const RECEIVE_OPTIONS = ['batchSize', 'sliceMs', 'status', 'signal', 'idle', 'debug'];
 
 const SLICE_MS = 1; // how long we may poll before giving the event loop a turn
 
@@ -48,7 +51,9 @@ class ReceiveIterator {
   // status: the batch keeps each frame's descriptor status word (batch.checksumOf()).
   // debug: each step hands out a view of the batch that throws ESTALEBATCH once its turn is
   // over (lib/device/batch-turns.js); default: the device's `debug` option.
-  constructor(dev, queue, { batchSize = 32, sliceMs = SLICE_MS, status = false, signal = null, idle, debug } = {}) {
+  constructor(dev, queue, options = {}) {
+    checkOptionNames('receive()', options, RECEIVE_OPTIONS);
+    const { batchSize = 32, sliceMs = SLICE_MS, status = false, signal = null, idle, debug } = options || {};
     dev.checkQueue('RX', queue, dev.rxQueues.length);
     const mode = idleMode(idle, dev.options ? dev.options.idle : undefined) || bestIdle([dev]);
     if (signal !== null && (typeof signal !== 'object' || typeof signal.addEventListener !== 'function')) {
@@ -141,4 +146,4 @@ class ReceiveIterator {
   }
 }
 
-module.exports = { ReceiveIterator, SLICE_MS };
+module.exports = { ReceiveIterator, SLICE_MS, RECEIVE_OPTIONS };

@@ -8,15 +8,21 @@ const { IxyError, shown } = require('./errors');
 // Throws EINVAL unless `options` is undefined or a plain object whose own keys are all in
 // `known`. `what` names the call, e.g. "open()".
 function checkOptionNames(what, options, known) {
-  if (options === undefined) return;
-  if (options === null || typeof options !== 'object' || Array.isArray(options)) {
-    throw new IxyError('EINVAL', `${what}'s options must be an object, got ${shown(options)}`);
-  }
+  if (!checkOptionsObject(what, options)) return;
   for (const key of Object.keys(options)) {
     if (known.includes(key)) continue;
     const near = nearest(key, known);
     throw new IxyError('EINVAL', `${what} has no option '${key}'${near ? `: did you mean '${near}'?` : ''} (options: ${known.join(', ')})`);
   }
+}
+
+// Throws EINVAL unless `options` is undefined or an object; true for an object.
+function checkOptionsObject(what, options) {
+  if (options === undefined) return false;
+  if (options === null || typeof options !== 'object' || Array.isArray(options)) {
+    throw new IxyError('EINVAL', `${what}'s options must be an object, got ${shown(options)}`);
+  }
+  return true;
 }
 
 // The name in `names` fewest edits away from `key` (case ignored), if it is near enough to
@@ -47,4 +53,4 @@ function editDistance(a, b) {
   return prev[b.length];
 }
 
-module.exports = { checkOptionNames, nearest };
+module.exports = { checkOptionNames, checkOptionsObject, nearest };

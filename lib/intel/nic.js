@@ -15,6 +15,7 @@ const exitGuard = require('../host/exit-guard');
 const { Mempool } = require('../memory/mempool');
 const { RxQueue } = require('./rx-queue');
 const { TxQueue } = require('./tx-queue');
+const { checkOptionNames } = require('../host/option-names');
 const { sleepSync, sleep, setBits, clearBits, setField, getReg, setReg } = require('../host/register-access');
 
 // readClear() takes counts with Atomics.exchange where an atomic on device memory is
@@ -35,11 +36,15 @@ const DEFAULTS = {
   debug: undefined, // buffer ownership checks in its pools (lib/memory/ownership-checks.js); undefined: IXY_DEBUG_BUFFERS
 };
 
+// What open() takes for ixgbe and igb: DEFAULTS, and the idle mode open() itself reads.
+const OPTION_NAMES = [...Object.keys(DEFAULTS), 'idle'];
+
 class AdvancedNic extends Device {
   // Takes the device: checks the options, unbinds the kernel driver, maps BAR0 and, from
   // then on, stops the NIC on every way out of the process (lib/host/exit-guard.js).
   constructor(address, driver, { layout, options, maxQueues, maxRingSize }) {
     super(address, driver);
+    checkOptionNames('open()', options, OPTION_NAMES);
     this.layout = layout;
     this.txMinLength = layout.TX_MIN_LENGTH;
     this.interruptCapable = true; // MSI-X receive interrupts (setupInterrupts)

@@ -8,7 +8,8 @@ const childProcess = require('child_process');
 const fs = require('fs');
 const net = require('net');
 const path = require('path');
-const { IxyError } = require('../host/errors');
+const { IxyError, shown } = require('../host/errors');
+const { checkOptionNames } = require('../host/option-names');
 
 const running = new Set();
 
@@ -22,6 +23,14 @@ process.on('exit', () => {
 
 function modelError(message, code) {
   return new IxyError(code, message);
+}
+
+const START_OPTIONS = ['ports', 'config', 'binary', 'dir', 'device', 'iommu', 'args'];
+const SOURCE_OPTIONS = ['rate', 'size', 'count', 'flows', 'dst'];
+
+// A port number for a control command: a whole number (the model says whether it exists).
+function checkPort(port) {
+  if (!Number.isInteger(port) || port < 0) throw modelError(`a model port is a whole number, got ${shown(port)}`, 'EINVAL');
 }
 
 class Model {
@@ -51,7 +60,9 @@ class Model {
 
   // Start a model; resolves when it printed its ready line. device: PCI device ID(s) in
   // hex, one per port ('10fb' or ['10fc', '10fb']); iommu: iommu_group/type to show.
-  static start({ ports = 2, config = [], binary, dir, device, iommu, args = [] } = {}) {
+  static start(options = {}) {
+    checkOptionNames('Model.start()', options, START_OPTIONS);
+    const { ports = 2, config = [], binary, dir, device, iommu, args = [] } = options || {};
     const bin = binary || Model.binaryPath();
     // --parent: the model exits when this process dies, even by SIGKILL or an unhandled
     // SIGINT, when no 'exit' handler runs.
@@ -167,7 +178,10 @@ class Model {
     return port === undefined ? reply.ports : reply.ports[0];
   }
 
-  source(port, { rate = 0, size, count, flows, dst } = {}) {
+  source(port, options = {}) {
+    checkOptionNames('source()', options, SOURCE_OPTIONS);
+    checkPort(port);
+    const { rate = 0, size, count, flows, dst } = options || {};
     let line = `source ${port} rate=${rate}`;
     if (size !== undefined) line += ` size=${size}`;
     if (count !== undefined) line += ` count=${count}`;

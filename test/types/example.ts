@@ -102,3 +102,16 @@ async function forwardWithRun(a: ixy.Device, b: ixy.Device): Promise<string> {
   return ixy.run(work, { paths: [[a.rxQueues[0], b.txQueues[0]]], devices: [a, b], seconds: 1, json: true });
 }
 void forwardWithRun;
+
+// A TCP SYN built header by header, and its flags read back (issue 35).
+function tcpSyn(b: Uint8Array): number {
+  let at = ixy.packet.writeEthernetHeader(b, '02:00:00:00:00:02', '02:00:00:00:00:01');
+  const l3 = at;
+  at = ixy.packet.writeIpv4Header(b, at, { srcIp: '10.0.0.1', dstIp: '10.0.0.2', protocol: ixy.packet.IPPROTO_TCP, totalLength: 40 });
+  at = ixy.packet.writeTcpHeader(b, at, { srcPort: 1234, dstPort: 80, flags: ixy.packet.TCP_SYN });
+  ixy.packet.writeL4Checksum(b, l3);
+  const info = new ixy.packet.FrameInfo();
+  ixy.packet.parseFrame(b, at, info);
+  return info.tcpFlags & ixy.packet.TCP_SYN;
+}
+void tcpSyn;
