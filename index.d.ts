@@ -1,6 +1,6 @@
 // Type declarations for require('ixy'): the public library API (lib/index.js).
 // A packet is a buffer id in a Mempool, never an object; a PacketBatch carries ids and
-// lengths. README.md ("Packets, batches and who owns a buffer") gives the rules of buffer ownership.
+// lengths. docs/api.md ("Packets, batches and who owns a buffer") gives the rules of buffer ownership.
 
 /** Every failure a user can cause: `code` says which (EBADADDR, ENODEV, EDOUBLEFREE, ...). */
 export class IxyError extends Error {
@@ -515,6 +515,7 @@ export class VirtioDevice extends Device {
   static open(address: string, options?: OpenOptions): Promise<VirtioDevice>;
 }
 
+/** A port's truth as the model counts it (native/model/README.md, "stats"). */
 export interface ModelPortStats {
   address: string;
   linkUp: boolean;
@@ -524,13 +525,62 @@ export interface ModelPortStats {
   rxDropNoDesc: number;
   rxDropDisabled: number;
   rxDropFiltered: number;
+  rxDropOversize: number;
+  rxDropCrc: number;
+  rxDropRunt: number;
   txFrames: number;
   txBytes: number;
+  txDropBadLength: number;
   descErrors: number;
   sinkFrames: number;
   sinkSeqErrors: number;
   sinkBadFrames: number;
-  [counter: string]: number | boolean | string;
+  pcapFrames: number;
+  /** The process whose hugepages the port's DMA uses, 0 for none. */
+  dmaOwnerPid: number;
+  busMaster: boolean;
+  rxQueueActive: boolean;
+  txQueuesActive: number;
+  sourceSeq: number;
+  sourceBacklog: number;
+  loopMaxGapUs: number;
+  dmaWaits: number;
+  dmaAfterRelease: number;
+  rxQueueReleased: boolean;
+  txQueuesReleased: number;
+  /** Microseconds the source was paused because the model itself was stopped. */
+  sourcePausedUs: number;
+  deviceId: string;
+  removed: boolean;
+  tap: string;
+  tapRxFrames: number;
+  tapRxBytes: number;
+  tapTxFrames: number;
+  tapTxBytes: number;
+  tapTxDropped: number;
+  rxLastNs: number;
+  txLastNs: number;
+  /** Interrupts sent, per MSI-X vector. */
+  interrupts: number[];
+}
+
+export interface ModelSourceOptions {
+  /** Frames per second; 0 (default): fill every free RX descriptor. */
+  rate?: number;
+  /** Frame size without FCS, 14..16000 (default 60). */
+  size?: number;
+  /** Stop after this many frames (0: no limit). */
+  count?: number;
+  /** Vary source IP and UDP port over this many flows (1..65536). */
+  flows?: number;
+  /** Destination MAC: 'aa:bb:..', a port number (that port's MAC) or 'broadcast'. */
+  dst?: string | number;
+  /** The IPv4 header checksum: 'good' (default) or 'bad' (one bit off). */
+  ipsum?: 'good' | 'bad';
+  /** The UDP checksum: 'zero' (none, default), 'good' or 'bad'. */
+  udpsum?: 'zero' | 'good' | 'bad';
+  /** The Ethernet FCS: 'good' (default) or 'bad' (a CRC error at the MAC). */
+  fcs?: 'good' | 'bad';
 }
 
 /**
@@ -539,7 +589,7 @@ export interface ModelPortStats {
  */
 export class Model {
   /** config: control commands to run before the model starts, e.g. ['source 0 rate=1000', 'sink 1']. */
-  static start(options?: { ports?: number; config?: string[]; dir?: string; device?: string | string[]; iommu?: string }): Promise<Model>;
+  static start(options?: { ports?: number; config?: string[]; dir?: string; device?: string | string[]; iommu?: string; binary?: string; args?: string[] }): Promise<Model>;
   /**
    * Connects to a model that runs already (started by another process, e.g. `ixy model`) by its
    * directory: its control socket is dir/control.sock unless given. IxyError ENOMODEL if none answers.
@@ -550,13 +600,17 @@ export class Model {
   readonly socket: string;
   readonly addresses: string[];
   readonly ports: { address: string; mac: string }[];
-  source(port: number, options?: { rate?: number; size?: number; count?: number; flows?: number; dst?: string }): Promise<unknown>;
+  source(port: number, options?: ModelSourceOptions): Promise<unknown>;
   sourceOff(port: number): Promise<unknown>;
   sink(port: number, options?: { check?: boolean }): Promise<unknown>;
   cable(a: number, b: number): Promise<unknown>;
   pcapOut(port: number, file: string | null): Promise<unknown>;
   pcapIn(port: number, file: string, options?: { loop?: boolean; rate?: number }): Promise<unknown>;
   link(port: number, up: boolean): Promise<unknown>;
+  /** The port takes no TX descriptors for `ms` milliseconds (a TX hang, for watchdogs). */
+  stall(port: number, ms: number): Promise<unknown>;
+  /** Sends one raw control command (native/model/README.md) and resolves with its JSON reply; EMODEL if refused. */
+  command(line: string): Promise<any>;
   /** Wires the port to TAP interface `ifname` (made with `ip tuntap`), in network namespace `netns` if given. */
   tap(port: number, ifname: string, options?: { netns?: string }): Promise<unknown>;
   tapOff(port: number): Promise<unknown>;

@@ -30,7 +30,10 @@
 // first one arrives. warmUp: true (default) does it at the start of run(), while the
 // devices are already open and their rings fill; for a line-rate start call
 // ixy.warmUp(work) before open(), as `ixy forward` does, and pass what it returned: run()
-// closes it when the loop ends. false: no warm-up. Only paths 0 and 1 are warmed.
+// closes it when the loop ends. false: no warm-up. Only paths 0 and 1 are warmed. The
+// warm-up calls work thousands of times on stand-ins: what work counts or keeps beyond
+// its batch (totals, sequence numbers, buffers of a pool of its own) must be reset after
+// ixy.warmUp(work), or use warmUp: false (a sender loses nothing by starting cold).
 const { runLoop } = require('./run-loop');
 const { warmUp } = require('./warm-up');
 const { Device } = require('./device/device');

@@ -26,7 +26,7 @@ function modelError(message, code) {
 }
 
 const START_OPTIONS = ['ports', 'config', 'binary', 'dir', 'device', 'iommu', 'args'];
-const SOURCE_OPTIONS = ['rate', 'size', 'count', 'flows', 'dst'];
+const SOURCE_OPTIONS = ['rate', 'size', 'count', 'flows', 'dst', 'ipsum', 'udpsum', 'fcs'];
 
 // A port number for a control command: a whole number (the model says whether it exists).
 function checkPort(port) {
@@ -181,12 +181,17 @@ class Model {
   source(port, options = {}) {
     checkOptionNames('source()', options, SOURCE_OPTIONS);
     checkPort(port);
-    const { rate = 0, size, count, flows, dst } = options || {};
+    const { rate = 0, size, count, flows, dst, ipsum, udpsum, fcs } = options || {};
     let line = `source ${port} rate=${rate}`;
     if (size !== undefined) line += ` size=${size}`;
     if (count !== undefined) line += ` count=${count}`;
     if (flows !== undefined) line += ` flows=${flows}`;
     if (dst !== undefined) line += ` dst=${dst}`;
+    // Broken frames on purpose: 'bad' IPv4 header checksum, UDP checksum 'zero' (none,
+    // the default), 'good' or 'bad', 'bad' FCS (native/model/README.md).
+    if (ipsum !== undefined) line += ` ipsum=${ipsum}`;
+    if (udpsum !== undefined) line += ` udpsum=${udpsum}`;
+    if (fcs !== undefined) line += ` fcs=${fcs}`;
     return this.command(line);
   }
 

@@ -115,3 +115,14 @@ function tcpSyn(b: Uint8Array): number {
   return info.tcpFlags & ixy.packet.TCP_SYN;
 }
 void tcpSyn;
+
+// The model's API, fully typed (issue 35).
+async function modelApi(model: ixy.Model): Promise<number> {
+  await model.source(0, { rate: 1000, count: 10, udpsum: 'bad', fcs: 'good' });
+  await model.stall(0, 10);
+  const reply = await model.command('stats 0');
+  const s = await model.stats(0);
+  const paused: number = s.sourcePausedUs;
+  return paused + s.interrupts[0] + (reply ? 0 : 1);
+}
+void modelApi;
