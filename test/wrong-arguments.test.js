@@ -4,6 +4,9 @@
 // never a raw TypeError from inside; a misspelt option name is EINVAL naming the nearest
 // valid one, instead of being ignored.
 const assert = require('assert');
+const fs = require('fs');
+const os = require('os');
+const path = require('path');
 const ixy = require('../lib');
 
 // Values a caller may pass by mistake.
@@ -14,8 +17,10 @@ describe('wrong arguments', function () {
   this.timeout(120000);
   let model;
   let dev;
+  let tmp;
 
   before(async function () {
+    tmp = fs.mkdtempSync(path.join(os.tmpdir(), 'ixy-wrong-'));
     model = await ixy.Model.start({ ports: 2 });
     process.env.IXY_PCI_ROOT = model.dir;
     dev = await ixy.open(model.addresses[0]);
@@ -25,6 +30,7 @@ describe('wrong arguments', function () {
     if (dev) dev.close();
     delete process.env.IXY_PCI_ROOT;
     if (model) await model.stop();
+    fs.rmSync(tmp, { recursive: true, force: true });
   });
 
   // Calls f with every wrong value (and, for two arguments, every pair); returns what
@@ -62,7 +68,8 @@ describe('wrong arguments', function () {
       open: [(a, b) => ixy.open(a, b), 2],
       'open(address, x)': [(a) => ixy.open(model.addresses[1], a).then((d) => d.close()), 1],
       readPcap: [(a) => ixy.readPcap(a), 1],
-      'new PcapWriter': [(a, b) => new ixy.PcapWriter(a, b).close(), 2],
+      // A string is a file name: 'x' goes to a directory of the test's own.
+      'new PcapWriter': [(a, b) => new ixy.PcapWriter(a === 'x' ? path.join(tmp, 'x') : a, b).close(), 2],
       warmUp: [(a, b) => ixy.warmUp(a, b).close(), 2],
       run: [(a, b) => ixy.run(a, b), 2],
       bind: [(a, b) => ixy.bind(a, b), 2],
