@@ -32,9 +32,18 @@ async function main() {
   const keep = (bytes, length) => packet.parseFrame(bytes, length, info) !== packet.IPPROTO_UDP || info.dstPort !== dropPort;
 
   // One batch from rx to tx: frames the predicate rejects go back to the pool at once,
-  // the rest move to the front of the batch (keep order) and are sent.
+  // the rest move to the front of the batch (keep order) and are sent. What a full TX ring
+  // does not take stays in the batch and goes first at the next step, which receives
+  // nothing until then: the RX ring and the NIC's packet buffer hold what comes meanwhile,
+  // as in `ixy forward`, instead of frames being dropped here.
   const work = (rx, tx, direction) => {
     const batch = batches[direction];
+    if (batch.count > 0) {
+      const sent = tx.send(batch);
+      if (sent === batch.count) batch.count = 0;
+      else batch.keepFrom(sent);
+      return;
+    }
     const n = rx.receive(batch);
     if (n === 0) return;
     const ids = batch.ids;
@@ -51,11 +60,14 @@ async function main() {
     }
     dropped[direction] += n - kept;
     batch.count = kept;
-    batch.freeFrom(tx.send(batch)); // what the TX ring did not take
+    const sent = tx.send(batch);
+    if (sent === kept) batch.count = 0;
+    else batch.keepFrom(sent);
   };
 
   const standIns = ixy.warmUp(work); // before the ports go live (docs/api.md)
   dropped.fill(0); // the warm-up ran work on stand-in frames
+  for (const batch of batches) batch.freeFrom(0); // and may have left some held back
   const a = await ixy.open(A);
   const b = await ixy.open(B);
   try {
@@ -72,6 +84,9 @@ async function main() {
     console.log(`stopped (${reason}): ${a.address} -> ${b.address}: received ${sa.rxPackets}, dropped by the filter ${dropped[0]}, sent ${sb.txPackets}`);
     console.log(`stopped (${reason}): ${b.address} -> ${a.address}: received ${sb.rxPackets}, dropped by the filter ${dropped[1]}, sent ${sa.txPackets}`);
   } finally {
+    a.stop();
+    b.stop(); // both stop before either frees memory: each TX ring holds the other's buffers
+    for (const batch of batches) batch.freeFrom(0); // frames still held back are dropped
     a.close();
     b.close();
   }
