@@ -18,22 +18,26 @@ class Emitter {
 
   temp() { return `t${this.temps++}`; }
 
-  bool(node) {
+  // `known`: the frame is known to hold at least this many bytes here, because a load
+  // that reached that far has run on every way to this point (or set `bad`, which
+  // rejects the frame anyway). Loads within it need no bounds check.
+  bool(node, known) {
     switch (node.k) {
       case 'true': return 'true';
       case 'false': return 'false';
-      case 'and': return `(${this.bool(node.a)} && ${this.bool(node.b)})`;
-      case 'or': return `(${this.bool(node.a)} || ${this.bool(node.b)})`;
-      case 'not': return `!(${this.bool(node.a)})`;
-      case 'cmp': return this.cmp(node);
+      case 'and': return `(${this.bool(node.a, known)} && ${this.bool(node.b, Math.max(known, reached(node.a, true)))})`;
+      case 'or': return `(${this.bool(node.a, known)} || ${this.bool(node.b, Math.max(known, reached(node.a, false)))})`;
+      case 'not': return `!(${this.bool(node.a, known)})`;
+      case 'cmp': return this.cmp(node, known);
       case 'rel': return `(${this.arith(node.left)} ${REL[node.op]} ${this.arith(node.right)})`;
       default: throw new Error(`unknown node ${node.k}`);
     }
   }
 
-  cmp(node) {
+  cmp(node, known) {
     const { load, mask, op, value } = node;
-    let field = load.tr === null ? fixed(load.size, load.at) : this.transport(load.size, load.at, load.tr);
+    if (op === 'eq' && load.tr === null && mask !== null && wholeBytes(mask, load.size)) return bytewise(node, known);
+    let field = load.tr === null ? fixed(load.size, load.at, known) : this.transport(load.size, load.at, load.tr, known);
     if (mask !== null) field = mask > 0x7fffffff ? `((${field} & ${hex(mask)}) >>> 0)` : `(${field} & ${hex(mask)})`;
     switch (op) {
       case 'eq': return `${field} === ${hex(value)}`;
@@ -44,9 +48,9 @@ class Emitter {
   }
 
   // size bytes at `at` past the IPv4 header that starts at `tr` (its length from the IHL field).
-  transport(size, at, tr) {
+  transport(size, at, tr, known) {
     const t = this.temp();
-    return `(${t} = ${tr + at} + ((${fixed(1, tr)} & 15) << 2), ${indexed(size, t)})`;
+    return `(${t} = ${tr + at} + ((${fixed(1, tr, known)} & 15) << 2), ${indexed(size, t)})`;
   }
 
   arith(node) {
@@ -102,8 +106,46 @@ function hex(v) {
 }
 
 // A big-endian field at a constant offset.
-function fixed(size, at) {
-  return `(len > ${at + size - 1} ? ${read(size, String(at), (i) => String(at + i))} : (bad = 1))`;
+function fixed(size, at, known = 0) {
+  const value = read(size, String(at), (i) => String(at + i));
+  return at + size <= known ? value : `(len > ${at + size - 1} ? ${value} : (bad = 1))`;
+}
+
+// The bytes a leaf's load reaches (0: none known), once the leaf is evaluated.
+function end(node) {
+  return node.k === 'cmp' ? (node.load.tr === null ? node.load.at + node.load.size : node.load.tr + 1) : 0;
+}
+
+// How far the loads reach that have run whenever `node` evaluates to `truth`.
+function reached(node, truth) {
+  switch (node.k) {
+    case 'and': return truth ? Math.max(reached(node.a, true), reached(node.b, true)) : reached(node.a, false);
+    case 'or': return truth ? reached(node.a, true) : Math.max(reached(node.a, false), reached(node.b, false));
+    case 'not': return reached(node.a, !truth);
+    default: return end(node);
+  }
+}
+
+// A mask of whole bytes (0x00 or 0xff each), as network masks on byte boundaries are.
+function wholeBytes(mask, size) {
+  for (let i = 0; i < size; i++) {
+    const byte = (mask >>> (8 * (size - 1 - i))) & 0xff;
+    if (byte !== 0 && byte !== 0xff) return false;
+  }
+  return true;
+}
+
+// A masked comparison as comparisons of the bytes the mask keeps, bounds checked for the
+// whole field as the wide load would be (`src net 10.0.0.0/8` tests one byte).
+function bytewise(node, known) {
+  const { load: { size, at }, mask, value } = node;
+  const tests = [];
+  for (let i = 0; i < size; i++) {
+    const shift = 8 * (size - 1 - i);
+    if (((mask >>> shift) & 0xff) === 0xff) tests.push(`b[${at + i}] === ${(value >>> shift) & 0xff}`);
+  }
+  const all = tests.length === 0 ? 'true' : tests.join(' && ');
+  return at + size <= known ? `(${all})` : `(len > ${at + size - 1} ? (${all}) : (bad = 1) === 0)`;
 }
 
 // A big-endian field at the offset held in local t.
@@ -120,7 +162,7 @@ function read(size, first, at) {
 // The source of the predicate's body, and the number of temporaries it declares.
 function emit(root) {
   const e = new Emitter();
-  const expr = e.bool(root);
+  const expr = e.bool(root, 0);
   const temps = Array.from({ length: e.temps }, (_, i) => `, t${i} = 0`).join('');
   return `let bad = 0${temps};\nconst match = ${expr};\nreturn match && bad === 0;`;
 }
