@@ -121,6 +121,9 @@ function main() {
     else return false;
     return true;
   });
+  for (const [name, v] of [['--rounds', rounds], ['--reps', reps]]) {
+    if (!Number.isInteger(v) || v < 1) throw new Error(`${name} must be a whole number of at least 1, got ${v}`);
+  }
   const list = frames();
   const keep = compileFilter(expression);
   const ours = [];
@@ -149,4 +152,9 @@ function main() {
   else console.log(`${show('libpcap pcap_offline_filter', pcap.ns)}  libpcap/ixy ${(spread(pcap.ns).median / spread(ours).median).toFixed(2)}x`);
 }
 
-main();
+try {
+  main();
+} catch (err) {
+  process.stderr.write(`bench: ${err.message}\n`);
+  process.exit(1);
+}
