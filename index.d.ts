@@ -83,6 +83,8 @@ export class PacketBatch {
    * the batch's pool and every length within [minLength, the pool's buffer size].
    */
   checkForSend(minLength: number): void;
+  /** Keeps, in order, the frames keep() accepts and frees the others at once; returns how many are left. */
+  keepIf(keep: FilterPredicate): number;
   /** Frees packets [from, count) and empties the batch. */
   freeFrom(from?: number): void;
   /** Frees the packets the batch still owns, ids[sent..count), and empties it. */
@@ -150,6 +152,11 @@ export interface ReceiveOptions {
   signal?: AbortSignal;
   /** What the loop does while the queue is empty (default: open()'s idle, else the best the device has). */
   idle?: IdleMode;
+  /**
+   * Hand out only the frames this accepts: a tcpdump filter expression (compiled with
+   * compileFilter()) or a predicate. The others are freed as soon as they are received.
+   */
+  filter?: string | FilterPredicate | null;
 }
 
 /**
@@ -322,6 +329,16 @@ export interface PcapFile {
 
 /** Reads a whole classic pcap file (either byte order and resolution). */
 export function readPcap(source: string | Uint8Array): PcapFile;
+
+/** Whether an Ethernet frame, bytes[0..length), passes a filter. Allocates nothing. */
+export type FilterPredicate = (bytes: Uint8Array, length: number) => boolean;
+
+/**
+ * Compiles a capture filter in tcpdump's language (pcap-filter(7): `udp and dst port 53`,
+ * `tcp[tcpflags] & tcp-syn != 0`, `vlan 100 and host 10.0.0.1`, ...) into a predicate that
+ * keeps the frames tcpdump keeps. Throws IxyError EFILTER, with the column, for a bad one.
+ */
+export function compileFilter(expression: string): FilterPredicate & { readonly expression: string };
 
 /**
  * Raises V8's inlining budget for the whole process (lib/jit.js), so that a tight loop of

@@ -19,6 +19,7 @@ const { Mempool } = require('./mempool');
 const packet = require('./packet');
 const { checkDevice, CheckedMempool, envDebug } = require('./ownership');
 const { PcapWriter, CaptureClock, readPcap } = require('./pcap');
+const { compileFilter } = require('./filter');
 const { Device } = require('./device');
 const { bind, unbind } = require('./bind');
 const { listDevices } = require('./devices');
@@ -74,6 +75,7 @@ module.exports = {
   PcapWriter,
   CaptureClock,
   readPcap,
+  compileFilter,
   tuneJit,
   warmUp,
   CHECKSUM_IP_GOOD,
