@@ -108,6 +108,21 @@ describe('capture filters (tcpdump language)', function () {
     assert.ok(reordered.length <= 5, reordered.join('; '));
   });
 
+  // Expressions drawn from a fixed seed: primitives of every kind, nested in and/or/not
+  // and parentheses, so that combinations nobody wrote above are compared too.
+  it('keeps the frames tcpdump -O keeps, for 300 generated expressions', function () {
+    const wrong = [];
+    const random = seeded(38);
+    for (let n = 0; n < 300; n++) {
+      const expression = generated(random, 3);
+      const expected = tcpdumpKeeps(file, path.join(dir, 'out.pcap'), expression, ['-O']);
+      const keep = compileFilter(expression);
+      const got = captured.map((f, i) => (keep(f, f.length) ? i : -1)).filter((i) => i >= 0);
+      if (got.join() !== expected.join()) wrong.push(`'${expression}': tcpdump ${expected.join(',')}, ixy ${got.join(',')}`);
+    }
+    assert.deepStrictEqual(wrong, []);
+  });
+
   it('the capture exercises the expressions: each but the empty one keeps some frames and drops others', function () {
     const out = path.join(dir, 'out.pcap');
     const partial = EXPRESSIONS.filter((e) => {
@@ -172,6 +187,37 @@ describe('capture filters (tcpdump language)', function () {
     assert.deepStrictEqual(ours, { gcs: 0, grew: ours.grew < 65536 ? ours.grew : 'over 64 KiB' });
   });
 });
+
+// A linear congruential generator: the same expressions on every run.
+function seeded(seed) {
+  let state = seed;
+  return (n) => {
+    state = (Math.imul(state, 1103515245) + 12345) & 0x7fffffff;
+    return (state >>> 16) % n; // the high bits: the low ones of this generator repeat quickly
+  };
+}
+
+function generated(random, depth) {
+  const pick = (list) => list[random(list.length)];
+  const primitive = () => pick([
+    () => pick(['ip', 'ip6', 'arp', 'rarp', 'tcp', 'udp', 'icmp', 'icmp6', 'sctp', 'igmp', 'vlan']),
+    () => `${pick(['', 'tcp ', 'udp '])}${pick(['', 'src ', 'dst ', 'src or dst ', 'src and dst '])}port ${pick([22, 53, 80, 443, 1234, 5000, 40000])}`,
+    () => `${pick(['', 'tcp ', 'udp '])}${pick(['', 'src ', 'dst '])}portrange ${pick(['1-1000', '1000-5000', '5000-65535', '22-80'])}`,
+    () => `${pick(['', 'ip ', 'arp '])}${pick(['', 'src ', 'dst '])}${pick(['host 10.0.0.1', 'host 192.168.1.1', 'host 172.16.0.5', 'net 10.0.0.0/8', 'net 172.16', 'net 192.168.0.0/16'])}`,
+    () => `${pick(['', 'src ', 'dst '])}${pick(['host 2001:db8::1', 'host 2001:db8::2', 'net 2001:db8::/32'])}`,
+    () => `vlan ${pick([10, 100, 200, 300])}`,
+    () => pick(['less 60', 'greater 80', 'len > 70', 'len <= 64', 'ether broadcast', 'ether multicast', 'ip multicast', 'ip6 multicast', 'ip broadcast']),
+    () => `${pick(['ip proto', 'ip6 proto', 'proto'])} ${pick(['6', '17', '58', '\\tcp'])}`,
+    () => `ether proto ${pick(['0x800', '0x86dd', '\\arp', '0x88cc'])}`,
+    () => `${pick(['ip[8]', 'ip[9]', 'ip[0] & 0xf', 'ip[6:2] & 0x1fff', 'tcp[13]', 'tcp[tcpflags] & tcp-syn', 'udp[2:2]', 'icmp[0]', 'ether[0] & 1', 'ip6[6]', 'arp[7]', 'tcp[2:2]', 'ip[16:4] & 0xff000000', 'ether[12:2]', 'len - 14'])} ${pick(['=', '!=', '>', '<', '>=', '<='])} ${pick([0, 1, 2, 6, 17, 60, 64, 80, 5000, 0x0800, 0x0a000000])}`,
+  ])();
+  if (depth === 0 || random(3) === 0) return primitive();
+  switch (random(4)) {
+    case 0: return `not ${random(2) ? `(${generated(random, depth - 1)})` : primitive()}`;
+    case 1: return `(${generated(random, depth - 1)})`;
+    default: return `${generated(random, depth - 1)} ${pick(['and', 'or'])} ${generated(random, depth - 1)}`;
+  }
+}
 
 let sink = null; // where the control predicate's arrays escape to, so that V8 must allocate them
 const keepSink = () => sink;

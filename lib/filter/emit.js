@@ -116,11 +116,27 @@ function end(node) {
   return node.k === 'cmp' ? (node.load.tr === null ? node.load.at + node.load.size : node.load.tr + 1) : 0;
 }
 
-// How far the loads reach that have run whenever `node` evaluates to `truth`.
+// How far the loads reach that have run whenever `node` evaluates to `truth`. An `and`
+// fails either at a, or at b after a held: only what both ways load is sure.
 function reached(node, truth) {
+  // Memoised per node: the `and`s of a long chain would each count their left side twice.
+  const memo = reachMemo.get(node) || [-1, -1];
+  reachMemo.set(node, memo);
+  if (memo[+truth] < 0) memo[+truth] = reach(node, truth);
+  return memo[+truth];
+}
+
+const reachMemo = new WeakMap();
+
+function reach(node, truth) {
   switch (node.k) {
-    case 'and': return truth ? Math.max(reached(node.a, true), reached(node.b, true)) : reached(node.a, false);
-    case 'or': return truth ? reached(node.a, true) : Math.max(reached(node.a, false), reached(node.b, false));
+    case 'true': case 'false': return 0;
+    case 'and': return truth
+      ? Math.max(reached(node.a, true), reached(node.b, true))
+      : Math.min(reached(node.a, false), Math.max(reached(node.a, true), reached(node.b, false)));
+    case 'or': return truth
+      ? Math.min(reached(node.a, true), Math.max(reached(node.a, false), reached(node.b, true)))
+      : Math.max(reached(node.a, false), reached(node.b, false));
     case 'not': return reached(node.a, !truth);
     default: return end(node);
   }

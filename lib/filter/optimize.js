@@ -11,34 +11,37 @@
 //
 // To carry facts out of an `or` (`(ip and ...) or (ip6 and ...)` followed by more tests),
 // `(a or b) and c` becomes `(a and c) or (b and c)`, each copy of c simplified under its
-// own facts. This is exact, loads beyond the frame included: if a holds, the copy after
-// b is never reached; if c fails after a, the second copy fails the same way. The copying
-// stops at COPY_BUDGET leaves, so no expression grows without bound.
+// own facts (or `(a and c) or (not a and b and c)`, see simplifyAnd). This is exact, loads
+// beyond the frame included. The copying stops at COPY_BUDGET leaves, so no expression
+// grows without bound.
 //
-// Dropping a test never drops a load that could have gone beyond the frame: a fact comes
-// from a load of the same field that succeeded.
+// A test the facts decide loads nothing new: a fact comes from a load of the same field
+// that ran before. Other loads are dropped only where the frame is rejected either way.
 const { TRUE, FALSE, size } = require('./ir');
 
 const COPY_BUDGET = 400;
 
 function optimize(root) {
   const state = { budget: COPY_BUDGET };
-  return simplify(root, new Map(), state);
+  return simplify(root, new Map(), state, true);
 }
 
-function simplify(node, facts, state) {
+// final: if this node fails, the whole filter fails (the root; inside a final node, both
+// sides of an `and` and the right side of an `or`). There, failing and loading beyond the
+// frame mean the same, the frame is rejected; elsewhere they differ (`not`, `or`'s left).
+function simplify(node, facts, state, final) {
   switch (node.k) {
-    case 'and': return simplifyAnd(node.a, node.b, facts, state);
+    case 'and': return simplifyAnd(node.a, node.b, facts, state, final);
     case 'or': {
-      const a = simplify(node.a, facts, state);
+      const a = simplify(node.a, facts, state, false);
       if (a.k === 'true') return TRUE;
-      const b = simplify(node.b, learn(a, false, facts), state);
+      const b = simplify(node.b, learn(a, false, facts), state, final);
       if (a.k === 'false') return b;
       if (b.k === 'false') return a;
       return { k: 'or', a, b };
     }
     case 'not': {
-      const a = simplify(node.a, facts, state);
+      const a = simplify(node.a, facts, state, false);
       if (a.k === 'true') return FALSE;
       if (a.k === 'false') return TRUE;
       return { k: 'not', a };
@@ -48,23 +51,32 @@ function simplify(node, facts, state) {
   }
 }
 
-function simplifyAnd(left, right, facts, state) {
-  const a = simplify(left, facts, state);
+function simplifyAnd(left, right, facts, state, final) {
+  const a = simplify(left, facts, state, final);
   if (a.k === 'false') return FALSE;
-  if (a.k === 'or' && state.budget >= size(right)) {
-    state.budget -= size(right);
-    const first = simplifyAnd(a.a, right, facts, state);
+  const copies = (final ? 1 : 2) * size(right) + (final ? 0 : size(a.a || a));
+  if (a.k === 'or' && state.budget >= copies) {
+    state.budget -= copies;
+    const first = simplifyAnd(a.a, right, facts, state, false);
     if (first.k === 'true') return TRUE;
-    // Not under "a.a is false": the copy is also reached when a.a held and c failed.
-    const second = simplifyAnd(a.b, right, facts, state);
+    // Where a.a held and c failed, the second copy runs b's loads, which the original
+    // never reaches: one beyond the frame rejects it. That is no change where this `and`
+    // is final; elsewhere (`not ((a.a or b) and c)` accepts that frame) the second copy
+    // first tests a.a again and stops where it holds. a.a's loads have run already:
+    // nothing new is loaded, and what follows knows a.a failed.
+    const second = final
+      ? simplifyAnd(a.b, right, facts, state, true)
+      : simplifyAnd({ k: 'not', a: a.a }, { k: 'and', a: a.b, b: right }, facts, state, false);
     if (first.k === 'false') return second;
     if (second.k === 'false') return first;
     return { k: 'or', a: first, b: second };
   }
-  const b = simplify(right, learn(a, true, facts), state);
+  const b = simplify(right, learn(a, true, facts), state, final);
   if (a.k === 'true') return b;
   if (b.k === 'true') return a;
-  if (b.k === 'false') return FALSE; // whether a holds, fails or loads beyond the frame
+  // `a and false` fails; a's loads must stay where a load beyond the frame (a rejected
+  // frame) differs from failing: `not (a and false)` accepts the frame otherwise.
+  if (b.k === 'false' && (final || !hasLoads(a))) return FALSE;
   return { k: 'and', a, b };
 }
 
@@ -101,6 +113,15 @@ function learn(node, truth, facts) {
     case 'or': return truth ? facts : learn(node.b, false, learn(node.a, false, facts));
     case 'not': return learn(node.a, !truth, facts);
     default: return facts;
+  }
+}
+
+function hasLoads(node) {
+  switch (node.k) {
+    case 'true': case 'false': return false;
+    case 'and': case 'or': return hasLoads(node.a) || hasLoads(node.b);
+    case 'not': return hasLoads(node.a);
+    default: return true; // a comparison's load, or a relation (a division by 0 rejects too)
   }
 }
 
