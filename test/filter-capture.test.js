@@ -1,7 +1,7 @@
 'use strict';
 
 // Filtered captures on the device model: `ixy pcap PCI file [n] expression...` and
-// receive({ filter }). The model replays the mixed traffic of test/filter-traffic.js (each
+// receive({ filter }). The model replays the mixed traffic of test/support/filter-traffic.js (each
 // frame padded to the 60 bytes Ethernet requires, since the model drops runts as a NIC
 // does); what ixy writes must be, byte for byte and in order, the frames tcpdump keeps
 // from the same file with the same expression.
@@ -12,8 +12,8 @@ const { spawnSync } = require('child_process');
 const ixy = require('../lib');
 const { PcapWriter, readPcap } = require('../lib/pcap');
 const packet = require('../lib/packet');
-const { runIxy, suiteTmpDir, modelForSuite } = require('./helpers');
-const { frames } = require('./filter-traffic');
+const { runIxy, suiteTmpDir, modelForSuite } = require('./support/helpers');
+const { frames } = require('./support/filter-traffic');
 
 const padded = frames().map((f) => (f.length >= 60 ? f : Buffer.concat([f, Buffer.alloc(60 - f.length)])));
 

@@ -1,7 +1,7 @@
 'use strict';
 
 // The filter compiler against tcpdump: for each expression, the frames of a mixed capture
-// (test/filter-traffic.js) that compileFilter keeps must be exactly those that
+// (test/support/filter-traffic.js) that compileFilter keeps must be exactly those that
 // `tcpdump -r file -w out expression` keeps. Frame i carries timestamp i + 1 s, which
 // names it in tcpdump's output. No expected list is written by hand.
 const assert = require('assert');
@@ -9,8 +9,8 @@ const path = require('path');
 const { spawnSync } = require('child_process');
 const { PcapWriter, readPcap } = require('../lib/pcap');
 const { compileFilter, filterSource } = require('../lib/filter');
-const { assertIxyError, suiteTmpDir } = require('./helpers');
-const { frames } = require('./filter-traffic');
+const { assertIxyError, suiteTmpDir } = require('./support/helpers');
+const { frames } = require('./support/filter-traffic');
 
 const EXPRESSIONS = [
   // protocols

@@ -11,11 +11,11 @@
 // filter: a tcpdump filter expression (lib/filter/); frames it rejects go back to the
 // pool as soon as they are received, and `count` counts the frames kept.
 const { open } = require('../index');
-const { PacketBatch } = require('../batch');
+const { PacketBatch } = require('../memory/batch');
 const { PcapWriter, CaptureClock } = require('../pcap');
 const { runLoop } = require('./loop');
-const { idleMode } = require('../idle');
-const { formatTotals } = require('../stats');
+const { idleMode } = require('../device/idle');
+const { formatTotals } = require('./stats');
 const { ProgressBar } = require('./progress');
 const { compileFilter } = require('../filter');
 
@@ -23,7 +23,7 @@ async function pcap(address, file, {
   count = 0, batchSize = 32, nanoseconds = true, seconds = 0, packetBuffered = false, err = process.stderr, deviceOptions = {}, idle, filter = '',
 } = {}) {
   const keep = filter === '' ? null : compileFilter(filter); // EFILTER before the device is touched
-  const idleAs = idleMode(idle, deviceOptions.idle); // null: the best the port can do (lib/idle.js)
+  const idleAs = idleMode(idle, deviceOptions.idle); // null: the best the port can do (lib/device/idle.js)
   const batch = new PacketBatch(batchSize);
   // The device first: a bad address or a link that stays down must not leave an empty file.
   const dev = await open(address, { txQueues: 0, ...deviceOptions });

@@ -7,7 +7,7 @@
 // keeps for the same expression (test/filter.test.js holds it to that).
 //
 // A bad expression throws IxyError EFILTER with the column of the problem.
-const { IxyError, shown } = require('../errors');
+const { IxyError, shown } = require('../host/errors');
 const { parse } = require('./parser');
 const { toIr } = require('./codegen');
 const { optimize } = require('./optimize');

@@ -9,7 +9,7 @@
 // Keywords are lower case only (`TCP` is a name, as in tcpdump). `\word` is a name even
 // when `word` is a keyword (`ip proto \tcp`).
 const net = require('net');
-const { IxyError } = require('../errors');
+const { IxyError } = require('../host/errors');
 
 // Words that are numbers: pcap-filter's named offsets and flag values.
 const NAMED_NUMBERS = {
