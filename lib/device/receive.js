@@ -55,6 +55,7 @@ class ReceiveIterator {
       throw new IxyError('EINVAL', `receive()'s signal must be an AbortSignal, got ${shown(signal)}`);
     }
     this.keep = filterOption(filter); // before anything that needs undoing: EFILTER throws
+    this.ready = 0; // frames the last poll leaves in the batch for the loop (after the filter)
     this.dev = dev;
     this.queue = queue;
     this.batch = new PacketBatch(batchSize, null, { status });
@@ -89,7 +90,7 @@ class ReceiveIterator {
           this.sliceEnd = 0; // one poll, then sleep again unless it found frames
           if (await this.idler.sleep(() => this.poll())) {
             this.wokeUp();
-            if (this.batch.count > 0) return this.result;
+            if (this.ready > 0) return this.result;
           }
         } else {
           await yieldToEventLoop();
@@ -102,7 +103,7 @@ class ReceiveIterator {
       if (this.poll()) {
         if (this.sliceEnd === 0) this.wokeUp();
         else if (this.idler !== null) this.idler.worked(now);
-        if (this.batch.count > 0) return this.result;
+        if (this.ready > 0) return this.result;
       }
     }
   }
@@ -111,9 +112,9 @@ class ReceiveIterator {
   // then all have freed).
   poll() {
     this.batch.sent = 0;
-    if (this.dev.rxQueues[this.queue].receive(this.batch) === 0) return false;
-    if (this.keep !== null) this.batch.keepIf(this.keep);
-    return true;
+    const n = this.dev.rxQueues[this.queue].receive(this.batch);
+    this.ready = n === 0 || this.keep === null ? n : this.batch.keepIf(this.keep);
+    return n > 0;
   }
 
   // The first frames after a sleep: full polling again, the next sleep the shortest.
