@@ -85,6 +85,9 @@ class Device {
       s.txPackets += q.packets;
       s.txBytes += q.bytes;
     }
+    // Per queue, what the queues counted themselves: with RSS, how the flows spread.
+    s.rxQueues = this.rxQueues.map((q) => ({ packets: q.packets, bytes: q.bytes }));
+    s.txQueues = this.txQueues.map((q) => ({ packets: q.packets, bytes: q.bytes }));
     return s;
   }
 
