@@ -234,6 +234,31 @@ describe('model sources: tuples, protocols, weights', function () {
     assert.ok(perFlow[0] / perFlow[1] > 1.5 && perFlow[0] / perFlow[1] < 2.6, perFlow.join(' '));
   });
 
+  it('sink check=1: order per flow across reordered flows, TCP frames too', async () => {
+    await d.setupTx(dev, mem);
+    await model.sink(0, { check: true });
+    // (flow, seq): flows 0 and 1 interleaved and reordered against each other (fine), then
+    // frame 1 of flow 0 after its frame 4 (out of order within the flow); flow 2 is TCP.
+    const order = [[0, 0], [1, 3], [1, 5], [0, 2], [2, 6], [0, 4], [0, 1], [2, 7]];
+    order.forEach(([flow, seq], i) => {
+      const b = mem.bytes.subarray(d.txBuf(i));
+      d.buildFrame(b, { size: 60, seq });
+      b[35] = flow; // source port 1024 + flow
+      if (flow === 2) { // TCP: the sink reads the sequence number at 42 too
+        b[23] = 6;
+        b[24] = 0; b[25] = 0;
+        const c = ~d.csumFold(d.csumAdd(b, 14, 34)) & 0xffff;
+        b[24] = c >> 8; b[25] = c & 0xff;
+      }
+      d.txDesc(mem, i, 60);
+    });
+    dev.write(d.R.TDT, order.length);
+    const s = await model.waitFor(0, (x) => x.sinkFrames === order.length);
+    assert.strictEqual(s.sinkFlows, 3);
+    assert.strictEqual(s.sinkFlowErrors, 1);
+    assert.strictEqual(s.sinkBadFrames, 0);
+  });
+
   it('refuses bad flow options with a reason', async () => {
     await assert.rejects(model.source(0, { proto: 'sctp' }), /bad source value: proto/);
     await assert.rejects(model.source(0, { proto: 'tcp', size: 50 }), /size >= 54/);
