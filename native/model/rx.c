@@ -458,6 +458,29 @@ static uint64_t rx_source_segs(struct port *p, uint64_t n, uint32_t st)
 	return done;
 }
 
+/* Source frame seq straight into the next buffer of the current queue, as
+ * rx_source_fast does; 0 when its buffer is not in the page cache (the
+ * caller takes the general path). */
+static inline int rx_source_one(struct port *p, uint64_t seq, uint32_t out, uint64_t lo, uint32_t st)
+{
+	struct ring *r = &p->rxq;
+	uint8_t *d = r->desc + (size_t)r->head * 16;
+	uint8_t *v = dma_virt_fast(*(volatile uint64_t *)d, out);
+	if (!v)
+		return 0;
+	source_fill(p, v, seq);
+	if (!p->strip_crc) {
+		uint32_t crc = crc32_eth(v, p->src.size) ^ p->src.fcs_xor;
+		memcpy(v + p->src.size, &crc, 4);
+	}
+	rx_writeback(d, lo, st, out);
+	r->head = r->head + 1 == r->count ? 0 : r->head + 1;
+	p->rx_free--;
+	r->miss_gen = 0;
+	rx_count(p, 1, out);
+	return 1;
+}
+
 /*
  * Source frames one at a time, each with its own flow's packet type and,
  * with RSS, to the queue its flow's hash names (rss.c): for RSS and for
@@ -489,6 +512,10 @@ static uint64_t rx_source_each(struct port *p, uint64_t n, uint32_t out, uint32_
 		if (p->rxq.released) {
 			if (!rx_released(p, 1, out) && !p->rx_drop_en)
 				break;
+			done++;
+			continue;
+		}
+		if (segs == 1 && rx_source_one(p, seq, out, lo, st)) {
 			done++;
 			continue;
 		}
