@@ -118,6 +118,51 @@ describe('ixgbe RSS on the device model (82599 7.1.2.8)', function () {
     }
   });
 
+  it('forwards RX queue i to TX queue i of another port: every frame arrives, each flow in order (sink per flow)', async () => {
+    const two = await Model.start({ ports: 2 });
+    process.env.IXY_PCI_ROOT = two.dir;
+    const devs = [];
+    try {
+      devs.push(await ixy.open(two.addresses[0], { rxQueues: 4, txQueues: 1 }));
+      devs.push(await ixy.open(two.addresses[1], { rxQueues: 1, txQueues: 4 }));
+      const [rx, tx] = devs;
+      await two.sink(1, { check: true });
+      const count = 20000;
+      await two.source(0, { count, flows: 64, proto: 'mixed' });
+      const batches = [0, 1, 2, 3].map(() => new PacketBatch(64));
+      const end = Date.now() + 20000;
+      let moved = 0;
+      while (moved < count && Date.now() < end) {
+        let busy = 0;
+        for (let q = 0; q < 4; q++) {
+          const b = batches[q];
+          if (b.count === 0) rx.rxBatch(q, b);
+          if (b.count === 0) continue;
+          const sent = tx.txBatch(q, b);
+          // keep what the TX ring did not take, in order, for the next turn
+          b.ids.copyWithin(0, sent, b.count);
+          b.lengths.copyWithin(0, sent, b.count);
+          b.count -= sent;
+          moved += sent;
+          busy += sent;
+        }
+        if (busy === 0) await new Promise(setImmediate);
+      }
+      assert.strictEqual((await two.stats(0)).rxDropNoDesc, 0);
+      const s = await two.waitFor(1, (x) => x.sinkFrames === count, 5000);
+      assert.strictEqual(s.sinkBadFrames, 0);
+      assert.strictEqual(s.sinkFlows, 64);
+      assert.strictEqual(s.sinkFlowErrors, 0, 'no flow out of order');
+      const perQueue = tx.stats().txQueues.map((q) => q.packets);
+      assert.deepStrictEqual(perQueue, rx.stats().rxQueues.map((q) => q.packets));
+      assert.ok(perQueue.every((n) => n > 0), `every queue pair carried flows: ${perQueue}`);
+    } finally {
+      for (const dev of devs) dev.close();
+      process.env.IXY_PCI_ROOT = model.dir;
+      await two.stop();
+    }
+  });
+
   it('with one RX queue RSS stays off: every frame on queue 0, hash 0', async () => {
     dev = await ixy.open(model.addresses[0]);
     await model.source(0, { count: 100, flows: 16 });
