@@ -207,6 +207,8 @@ export class Device {
   stop(): void;
   /** Stops the device and frees its memory. Safe to call twice. */
   close(): void;
+  /** ixgbe, igb opened with { workers: true }: what attachQueue() takes in a worker. */
+  workerHandle(): WorkerHandle;
 }
 
 /** Options of Model.source(); each is the `source` command's option of that name. */
@@ -262,6 +264,11 @@ export interface OpenOptions {
   promiscuous?: boolean;
   /** How long to wait for link, in ms (default 10000). */
   linkTimeout?: number;
+  /**
+   * ixgbe, igb: the queues belong to worker threads. The device does the global init (and
+   * RSS) but makes no queues; workerHandle() gives each worker what attachQueue() needs.
+   */
+  workers?: boolean;
   /** Check buffer ownership (default: IXY_DEBUG_BUFFERS=1 in the environment). */
   debug?: boolean;
   /**
@@ -278,6 +285,45 @@ export interface OpenOptions {
  * process holds the NIC until close() or its death; another opener gets EBUSY.
  */
 export function open(address: string, options?: OpenOptions): Promise<Device>;
+
+/** What a worker needs to attach a queue pair: plain data, postable as workerData. */
+export interface WorkerHandle {
+  address: string;
+  driver: 'ixgbe' | 'igb';
+  pciRoot: string;
+  /** Which thread owns each queue pair (shared between the threads). */
+  owners: Int32Array;
+  rxQueues: number;
+  txQueues: number;
+  rxRingSize: number;
+  txRingSize: number;
+  rxFreeThreshold: number;
+  mempoolEntries: number;
+  bufferSize: number;
+}
+
+/**
+ * Queue pair i of a device opened with { workers: true }, driven by the thread that
+ * attached it: its own BAR mapping, rings and mempool. Close it (in a finally) before the
+ * thread ends and before the main thread closes the device.
+ */
+export interface QueuePair {
+  readonly address: string;
+  readonly index: number;
+  rxBatch(batch: PacketBatch): number;
+  txBatch(batch: PacketBatch): number;
+  stats(): { rxPackets: number; rxBytes: number; txPackets: number; txBytes: number };
+  /** Stops both queues: the NIC then touches none of this thread's memory. */
+  stop(): void;
+  close(): void;
+}
+
+/**
+ * In a worker thread: takes queue pair `index` (RX and TX queue `index`) of the device
+ * whose workerHandle() this is. EBUSY when another thread owns it, ENODEV when the device
+ * is not open in this process.
+ */
+export function attachQueue(handle: WorkerHandle, index: number): QueuePair;
 
 export interface PciDevice {
   address: string;

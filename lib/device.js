@@ -91,6 +91,11 @@ class Device {
     return s;
   }
 
+  // Queue pairs in worker threads: ixgbe and igb only (lib/advanced/nic.js).
+  workerHandle() {
+    throw new IxyError('EUNSUPPORTED', `${this.driver} cannot hand its queues to worker threads (ixgbe and igb can)`);
+  }
+
   // Throws ECLOSED once close() has begun: the device's registers, rings and buffers are
   // gone. `what` names the method or property that was used.
   checkOpen(what) {

@@ -63,8 +63,16 @@ function requireRoot(address, viaVfio) {
   }
 }
 
+// In a worker thread: queue pair `index` of a device the main thread opened with
+// { workers: true }, from its workerHandle() (lib/advanced/queue-pair.js).
+function attachQueue(handle, index) {
+  const { QueuePair } = require('./advanced/queue-pair');
+  return new QueuePair(handle, index);
+}
+
 module.exports = {
   open,
+  attachQueue,
   PacketBatch,
   Mempool,
   CheckedMempool,
