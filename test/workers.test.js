@@ -10,6 +10,7 @@ const path = require('path');
 const { Worker } = require('worker_threads');
 const ixy = require('../lib');
 const { Model } = require('../lib/model');
+const { runIxy } = require('./helpers');
 
 const EXAMPLE = path.join(__dirname, '..', 'examples', 'forward-workers.js');
 const LIB = path.join(__dirname, '..', 'lib');
@@ -77,6 +78,50 @@ describe('queue pairs in worker threads', function () {
       assert.strictEqual(s.busMaster, false, 'the NIC was stopped');
       assert.strictEqual(s.dmaAfterRelease, 0);
     }
+  });
+
+  // `ixy forward A B --workers 2` with 64 flows each way; `stopWith` ends it: --seconds or SIGINT.
+  async function forwardWithWorkers(stopWith) {
+    await model.clear(0);
+    await model.clear(1);
+    await model.sink(0, { check: true });
+    await model.sink(1, { check: true });
+    const count = 20000;
+    const args = ['forward', model.addresses[0], model.addresses[1], '--workers', '2'];
+    if (stopWith === 'seconds') args.push('--seconds', '3');
+    const run = await runIxy(args, {
+      env: { IXY_PCI_ROOT: model.dir },
+      onStart: async (child) => {
+        await model.waitFor(1, (s) => s.txQueuesActive === 2, 10000);
+        await model.source(0, { count, flows: 64 });
+        await model.source(1, { count, flows: 64, proto: 'tcp' });
+        if (stopWith === 'SIGINT') {
+          await model.waitFor(1, (s) => s.sinkFrames === count, 10000);
+          child.kill('SIGINT');
+        }
+      },
+    });
+    assert.strictEqual(run.code, 0, run.stderr);
+    const stats = await model.waitFor(0, (s) => !s.busMaster);
+    const [a, b] = [stats, await model.stats(1)];
+    for (const [s, address] of [[a, model.addresses[0]], [b, model.addresses[1]]]) {
+      assert.strictEqual(s.sinkFrames, count, 'every frame forwarded (the source waits for room)');
+      assert.strictEqual(s.sinkBadFrames, 0);
+      assert.strictEqual(s.sinkFlowErrors, 0, 'each flow in order');
+      assert.strictEqual(s.dmaAfterRelease, 0);
+      const total = new RegExp(`\\[${address.replace(/\./g, '\\.')}\\] total RX \\d+ packets \\d+ bytes, TX (\\d+) packets`).exec(run.stdout);
+      assert.ok(total, run.stdout);
+      assert.strictEqual(Number(total[1]), count, 'the totals summed over the workers equal the model\'s');
+    }
+    assert.match(run.stdout, /per worker RX [1-9]\d* \+ [1-9]\d*/, 'both workers received');
+  }
+
+  it('ixy forward --workers 2 --seconds: every frame intact and each flow in order, totals summed over the workers', async () => {
+    await forwardWithWorkers('seconds');
+  });
+
+  it('ixy forward --workers 2 stops cleanly on SIGINT with the totals', async () => {
+    await forwardWithWorkers('SIGINT');
   });
 
   it('one owner per queue pair: a second is EBUSY, in another thread or this one, until the first closes', async () => {
