@@ -103,7 +103,7 @@ describe('ixgbe RSS on the device model (82599 7.1.2.8)', function () {
     await model.source(0, { count: 1000, proto: 'tcp', sip: tuple.src, dip: tuple.dst, sport: tuple.sport, dport: tuple.dport });
     const frames = await drain(dev, 1000);
     assert.ok(frames.every((f) => f.queue === queue), `all on queue ${queue}`);
-    assert.deepStrictEqual(frames.map((f) => f.seq), frames.map((_, i) => i));
+    assert.ok(frames.every((f, i) => i === 0 || f.seq > frames[i - 1].seq), 'in order');
     assert.deepStrictEqual(dev.stats().rxQueues.map((q) => q.packets), [0, 1, 2, 3].map((q) => (q === queue ? 1000 : 0)));
   });
 

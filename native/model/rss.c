@@ -323,8 +323,11 @@ int rss_command(struct port *p, char **tok, int nt, char *reply, size_t n)
 uint64_t rss_free(const struct port *p)
 {
 	const struct rss *r = &p->rss;
-	uint64_t sum = p->rx_free;
-	for (uint64_t a = r->active; a; a &= a - 1)
-		sum += r->q[__builtin_ctzll(a)].free;
+	uint64_t sum = p->rx_free;          /* queue cur */
+	for (uint64_t a = r->active | 1; a; a &= a - 1) {
+		int q = __builtin_ctzll(a);
+		if (q != r->cur)
+			sum += r->q[q].free;     /* queue 0's is saved there while cur != 0 */
+	}
 	return sum;
 }

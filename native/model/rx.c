@@ -489,8 +489,9 @@ static inline int rx_source_one(struct port *p, uint64_t seq, uint32_t out, uint
  * mixed protocols.  A frame whose queue has no free descriptor is dropped
  * (QPRDC) when that queue has SRRCTL.DROP_EN; otherwise it waits in the
  * packet buffer and holds up the frames behind it, as in the 82599, whose
- * packet buffer is one FIFO for all queues.  Returns the frames taken
- * (delivered or dropped).
+ * packet buffer is one FIFO for all queues.  An unlimited source (rate 0)
+ * offers only what fits: it skips a frame whose queue is full.  Returns
+ * the frames taken (delivered, dropped or skipped).
  */
 static uint64_t rx_source_each(struct port *p, uint64_t n, uint32_t out, uint32_t err)
 {
@@ -505,7 +506,18 @@ static uint64_t rx_source_each(struct port *p, uint64_t n, uint32_t out, uint32_
 			lo |= rss_flow(p, fl, (uint32_t)lo);
 		uint32_t segs = p->rx_bufsize ? rx_segs(p, out) : 1;
 		if (p->rx_free < segs && !p->rxq.released) {
-			if (!p->rx_drop_en || s->rate == 0)
+			if (s->rate == 0) {
+				/* unlimited is what fits: a frame for a full queue is not
+				 * offered (its number is skipped), so that no queue waits
+				 * for another; all full: the visit ends */
+				if (rss_free(p) < segs)
+					break;
+				s->offered--;
+				p->t.rx_offered--;
+				done++;
+				continue;
+			}
+			if (!p->rx_drop_en)
 				break;
 			rx_no_desc(p, 1);
 			done++;
