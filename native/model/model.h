@@ -221,7 +221,7 @@ struct port {
 	struct tap tap;
 	struct irq irq;
 	int64_t sink_last_seq;        /* -1 = no base yet */
-	struct sink_flows *sink_flows;/* check=1: last sequence number per flow (flows.c) */
+	struct sink_flows *sink_flows;/* check=1: last sequence number per flow (sink-flows.c) */
 	struct rss rss;
 	FILE *pcap_out;
 
@@ -315,7 +315,7 @@ void ring_start(struct port *p, struct ring *ring, uint32_t bal, uint32_t bah,
 		uint32_t len, uint32_t head, uint64_t now);
 void ring_retry(struct ring *ring);
 
-/* flows.c: the source's flows and the sink's per-flow check */
+/* flows.c: the source's flows; sink-flows.c: the sink's per-flow check */
 int source_flows_build(struct port *p, char *err, size_t n);
 void source_flows_free(struct source *s);
 int source_option(struct source *s, const char *k, const char *v);
