@@ -504,7 +504,12 @@ static uint64_t rx_source_each(struct port *p, uint64_t n, uint32_t out, uint32_
 		uint32_t st = s->wb_st2[fl->tcp] | err;
 		if (p->rss.on)
 			lo |= rss_flow(p, fl, (uint32_t)lo);
-		uint32_t segs = p->rx_bufsize ? rx_segs(p, out) : 1;
+		if (p->rx_bufsize == 0) {
+			p->t.desc_errors++;     /* 8.2.3.8.7: this queue's BSIZEPACKET 0, as rx_admit */
+			done++;
+			continue;
+		}
+		uint32_t segs = rx_segs(p, out);
 		if (p->rx_free < segs && !p->rxq.released) {
 			if (s->rate == 0) {
 				/* unlimited is what fits: a frame for a full queue is not
