@@ -193,6 +193,32 @@ describe('model RSS (82599 7.1.2.8)', function () {
   });
 });
 
+describe('model RSS: programming errors', function () {
+  this.timeout(20000);
+  let model;
+  let dev;
+  let mem;
+
+  beforeEach(async () => {
+    ({ model, dev, mem } = await d.startPort(0));
+    await d.reset(dev);
+    await d.linkUp(dev);
+  });
+  afterEach(() => d.stopPort({ model, mem }));
+
+  it('a frame RETA sends to a queue with SRRCTL.BSIZEPACKET 0 is a descriptor error (8.2.3.8.7), not delivered', async () => {
+    setupQueues(dev, mem, 2);
+    dev.write(d.R.SRRCTL + 0x40, 1 << 25); // queue 1: BSIZEPACKET 0
+    programRss(dev, { reta: () => 1 });
+    await startQueues(dev, 2);
+    await d.sleep(SCAN_MS);
+    await model.source(0, { count: 4, flows: 4, rate: 100000 });
+    const s = await model.waitFor(0, (x) => x.descErrors === 4);
+    assert.strictEqual(s.rxDelivered, 0);
+    assert.strictEqual(delivered(mem, 1).length, 0);
+  });
+});
+
 describe('model sources: tuples, protocols, weights', function () {
   this.timeout(20000);
   let model;
