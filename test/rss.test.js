@@ -1,13 +1,13 @@
 'use strict';
 
 // ixgbe with several RX queues on the device model: RSS as the driver programs it (key,
-// RETA, MRQC; lib/ixgbe/rss.js) spreads flows over the queues, and each frame's hash, read
+// RETA, MRQC; lib/intel/ixgbe/rss.js) spreads flows over the queues, and each frame's hash, read
 // from batch.hashes, equals this test's own Toeplitz (test/support-rss.js).
 const assert = require('assert');
 const ixy = require('../lib');
 const { Model } = require('../lib/model');
-const { PacketBatch } = require('../lib/batch');
-const { MS_KEY, MS_VECTORS, hashOf, sourceFlow, frameTuple } = require('./support-rss');
+const { PacketBatch } = require('../lib/memory/batch');
+const { MS_KEY, MS_VECTORS, hashOf, sourceFlow, frameTuple } = require('./support/rss');
 
 const seqOf = (b) => ((b[42] << 24) | (b[43] << 16) | (b[44] << 8) | b[45]) >>> 0;
 const sleep = (ms) => new Promise((r) => setTimeout(r, ms));

@@ -1,6 +1,6 @@
 'use strict';
 
-// Queue pairs in worker threads (lib/advanced/queue-pair.js) on the device model: the main
+// Queue pairs in worker threads (lib/queue-pair.js) on the device model: the main
 // thread opens the ports with { workers: true }, each worker attaches its queue pair from
 // workerHandle(). examples/forward-workers.js is run end to end against the model's
 // per-flow checking sinks.
@@ -10,7 +10,7 @@ const path = require('path');
 const { Worker } = require('worker_threads');
 const ixy = require('../lib');
 const { Model } = require('../lib/model');
-const { runIxy } = require('./helpers');
+const { runIxy } = require('./support/helpers');
 
 const EXAMPLE = path.join(__dirname, '..', 'examples', 'forward-workers.js');
 const LIB = path.join(__dirname, '..', 'lib');
@@ -96,6 +96,7 @@ describe('queue pairs in worker threads', function () {
         await model.source(0, { count, flows: 64 });
         await model.source(1, { count, flows: 64, proto: 'tcp' });
         if (stopWith === 'SIGINT') {
+          await model.waitFor(0, (s) => s.sinkFrames === count, 10000);
           await model.waitFor(1, (s) => s.sinkFrames === count, 10000);
           child.kill('SIGINT');
         }

@@ -3,14 +3,14 @@
 // `ixy forward A B --workers N`: the forwarder of forward.js with one worker thread per
 // queue pair. Both ports are opened here with { workers: true } (global init, RSS over N RX
 // queues, no queues of their own); worker i attaches queue pair i of each port
-// (lib/advanced/queue-pair.js) and forwards RX queue i of each port to TX queue i of the
+// (lib/queue-pair.js) and forwards RX queue i of each port to TX queue i of the
 // other, holding back what a full TX ring did not take, as forward.js does. This thread
 // prints the per-second report and the totals from counters the workers publish, and on
 // SIGINT/SIGTERM, after --seconds or when a worker fails, stops the workers first and then
 // closes the ports. Nothing per packet crosses threads.
 const { Worker, isMainThread, workerData } = require('worker_threads');
-const { IxyError, checkInteger } = require('../errors');
-const { computeRates, formatRates, formatTotals } = require('../stats');
+const { IxyError, checkInteger } = require('../host/errors');
+const { computeRates, formatRates, formatTotals } = require('./stats');
 
 // Per worker and port: RX packets, RX bytes, TX packets, TX bytes (Float64, written by the
 // worker only).
@@ -93,7 +93,7 @@ function portStats(dev, p, counts, workers) {
 // Worker i: queue pair i of both ports, forwarded both ways until the stop flag is set.
 function runWorker({ handles, queue, stop, counts, batchSize }) {
   const { attachQueue } = require('../index');
-  const { PacketBatch } = require('../batch');
+  const { PacketBatch } = require('../memory/batch');
   const { forwardBatch } = require('./forward');
   const pairs = [];
   const batches = [new PacketBatch(batchSize), new PacketBatch(batchSize)];
