@@ -1,6 +1,6 @@
 // Type declarations for require('ixy'): the public library API (lib/index.js).
 // A packet is a buffer id in a Mempool, never an object; a PacketBatch carries ids and
-// lengths. README.md ("Packets, batches and who owns a buffer") gives the rules of buffer ownership.
+// lengths. docs/api.md ("Packets, batches and who owns a buffer") gives the rules of buffer ownership.
 
 /** Every failure a user can cause: `code` says which (EBADADDR, ENODEV, EDOUBLEFREE, ...). */
 export class IxyError extends Error {
