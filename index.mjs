@@ -8,6 +8,7 @@ import ixy from './lib/index.js';
 export default ixy;
 export const {
   open,
+  attachQueue,
   listDevices,
   bind,
   unbind,

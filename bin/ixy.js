@@ -63,8 +63,14 @@ program
   .option('-t, --seconds <s>', 'stop after this many seconds (0: run until Ctrl-C)', integer('--seconds', 0, 1e9), 0)
   .option('--link-timeout <ms>', 'how long to wait for link', integer('--link-timeout', 1, 600000), 10000)
   .option('--force', "take the NIC even if the kernel's interface of it is up or has addresses or routes")
+  .option('-w, --workers <n>', 'one worker thread per queue pair, RSS over n RX queues (ixgbe, igb; 1..16)', integer('--workers', 1, 16))
   .addOption(idleOption())
   .action(action(async (pci1, pci2, opts) => {
+    if (opts.workers !== undefined) {
+      const { forwardWorkers } = require('../lib/apps/forward-workers');
+      await forwardWorkers(pci1, pci2, { workers: opts.workers, batchSize: opts.batch, seconds: opts.seconds, deviceOptions: { linkTimeout: opts.linkTimeout, force: Boolean(opts.force) } });
+      return;
+    }
     const { forward } = require('../lib/apps/forward');
     await forward(pci1, pci2, { batchSize: opts.batch, seconds: opts.seconds, idle: opts.idle, deviceOptions: { linkTimeout: opts.linkTimeout, force: Boolean(opts.force) } });
   }));

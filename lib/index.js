@@ -23,8 +23,16 @@ const { listDevices } = require('./host/list-devices');
 const { tuneJit } = require('./host/jit');
 const { warmUp } = require('./warm-up');
 
+// In a worker thread: queue pair `index` of a device the main thread opened with
+// { workers: true }, from its workerHandle() (lib/queue-pair.js).
+function attachQueue(handle, index) {
+  const { QueuePair } = require('./queue-pair');
+  return new QueuePair(handle, index);
+}
+
 module.exports = {
   open,
+  attachQueue,
   PacketBatch,
   Mempool,
   CheckedMempool,

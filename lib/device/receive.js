@@ -47,8 +47,9 @@ const { compileFilter } = require('../filter');
 const SLICE_MS = 1; // how long we may poll before giving the event loop a turn
 
 class ReceiveIterator {
-  // status: the batch keeps each frame's descriptor status word (batch.checksumOf()).
-  constructor(dev, queue, { batchSize = 32, sliceMs = SLICE_MS, status = false, signal = null, idle, filter = null } = {}) {
+  // status: the batch keeps each frame's descriptor status word (batch.checksumOf());
+  // hashes: each frame's RSS hash (batch.hashes).
+  constructor(dev, queue, { batchSize = 32, sliceMs = SLICE_MS, status = false, hashes = false, signal = null, idle, filter = null } = {}) {
     dev.checkQueue('RX', queue, dev.rxQueues.length);
     const mode = idleMode(idle, dev.options ? dev.options.idle : undefined) || bestIdle([dev]);
     if (signal !== null && (typeof signal !== 'object' || typeof signal.addEventListener !== 'function')) {
@@ -58,7 +59,7 @@ class ReceiveIterator {
     this.ready = 0; // frames the last poll leaves in the batch for the loop (after the filter)
     this.dev = dev;
     this.queue = queue;
-    this.batch = new PacketBatch(batchSize, null, { status });
+    this.batch = new PacketBatch(batchSize, null, { status, hashes });
     this.sliceMs = sliceMs;
     this.sliceEnd = 0; // yield first: the caller's code after the loop setup runs first
     this.idler = mode === 'spin' ? null : new Idler(mode, [dev]); // EUNSUPPORTED: 'interrupt' without VFIO

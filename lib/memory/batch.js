@@ -20,7 +20,8 @@ const MAX_BATCH = 4096;
 class PacketBatch {
   // status: keep each received frame's descriptor status word, for checksumOf(). Off by
   // default: it costs a pass over the frames in every receive.
-  constructor(capacity = 32, pool = null, { status = false } = {}) {
+  // hashes: keep each received frame's RSS hash (see `hashes` below).
+  constructor(capacity = 32, pool = null, { status = false, hashes = false } = {}) {
     if (!Number.isInteger(capacity) || capacity < 1 || capacity > MAX_BATCH) {
       throw new IxyError('EBATCH', `batch size must be 1..${MAX_BATCH}, got ${capacity}`);
     }
@@ -34,6 +35,11 @@ class PacketBatch {
     this.idsAt = arena.offsetOf(this.ids);
     this.lengthsAt = arena.offsetOf(this.lengths);
     this.statusAt = status ? arena.offsetOf(this.status) : -1;
+    // With `hashes`: per received frame, the RSS hash the NIC computed (82599 7.1.2.8:
+    // Toeplitz over the IPv4 addresses and TCP/UDP ports), 0 for frames it does not hash
+    // and on a device opened with one RX queue (no RSS). Without: null, and hashesAt -1.
+    this.hashes = hashes ? arena.allocWords(capacity) : null;
+    this.hashesAt = hashes ? arena.offsetOf(this.hashes) : -1;
     this.filledBy = null; // the RX queue whose status words `status` holds, if it has any
     this.count = 0;
     // How many of the first packets the last Device.txBatch() handed to the NIC: those are
