@@ -1,6 +1,6 @@
 'use strict';
 // `ixy latency <tx-pci> <rx-pci>` between two cabled model ports: PTP probes timestamped by
-// the 82599's IEEE 1588 registers (lib/ixgbe/timesync.js) among load traffic spaced by the
+// the 82599's IEEE 1588 registers (lib/intel/ixgbe/timesync.js) among load traffic spaced by the
 // NIC's rate limiter. The model's truth for a cable of no length is 0 ns: each probe's RX
 // minus TX timestamp, less the two clocks' offset, is 0 within two periods of SYSTIM (one
 // per clock's rounding to its 6.4 ns ticks).
@@ -9,7 +9,7 @@ const assert = require('assert');
 const fs = require('fs');
 const path = require('path');
 const { readPcap } = require('../lib/pcap');
-const { runIxy, suiteTmpDir } = require('./helpers');
+const { runIxy, suiteTmpDir } = require('./support/helpers');
 const { Model } = require('../lib/model');
 
 const TICK_NS = 6.4;

@@ -6,7 +6,7 @@
 
 const assert = require('assert');
 const { Model } = require('../lib/model');
-const d = require('./model-driver');
+const d = require('./support/model-driver');
 
 const HOLD_NS = 3000000n;
 

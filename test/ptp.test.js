@@ -11,7 +11,7 @@ const fs = require('fs');
 const os = require('os');
 const path = require('path');
 const { readPcap } = require('../lib/pcap');
-const d = require('./model-driver');
+const d = require('./support/model-driver');
 
 const R = {
   TSYNCRXCTL: 0x05188, RXSTMPL: 0x051E8, RXSTMPH: 0x051A4, RXMTRL: 0x05120, TSYNCTXCTL: 0x08C00,

@@ -10,8 +10,8 @@ const fs = require('fs');
 const os = require('os');
 const path = require('path');
 const { readPcap } = require('../lib/pcap');
-const { tsharkFields } = require('./helpers');
-const d = require('./model-driver');
+const { tsharkFields } = require('./support/helpers');
+const d = require('./support/model-driver');
 
 const RTTDQSEL = 0x04904;
 const RTTBCNRC = 0x04984;

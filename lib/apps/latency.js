@@ -1,20 +1,20 @@
 'use strict';
 
 // `ixy latency <tx-pci> <rx-pci>`: latency as MoonGen measures it, with the 82599's IEEE
-// 1588 timestamps (lib/ixgbe/timesync.js). The TX port sends load (IPv4/UDP frames of
+// 1588 timestamps (lib/intel/ixgbe/timesync.js). The TX port sends load (IPv4/UDP frames of
 // --size bytes) at --rate on TX queue 0, spaced by the NIC's rate limiter, and PTP probe
 // frames on TX queue 1, one at a time: the NIC latches the probe's departure, the RX port
 // its arrival, and their difference less the offset of the two clocks is one sample. The RX
 // port drops what it receives at once. A probe not back within PROBE_TIMEOUT_MS is lost.
 const fs = require('fs');
 const { open } = require('../index');
-const { PacketBatch } = require('../batch');
-const { Mempool } = require('../mempool');
+const { PacketBatch } = require('../memory/batch');
+const { Mempool } = require('../memory/mempool');
 const packet = require('../packet');
-const arena = require('../arena');
+const arena = require('../memory/arena');
 const { runLoop } = require('./loop');
-const { IxyError } = require('../errors');
-const ts = require('../ixgbe/timesync');
+const { IxyError } = require('../host/errors');
+const ts = require('../intel/ixgbe/timesync');
 
 const PROBE_GAP_MS = 1; // the next probe this long after the last one came back
 const PROBE_TIMEOUT_MS = 100;
