@@ -65,7 +65,7 @@ const us = (ns) => (ns / 1000).toFixed(2);
 function row(r) {
   const h = r.histogram;
   const gc = r.gcs === null ? '-' : `${r.gcs} (${(r.gcPauseUs / 1000).toFixed(1)} ms)`;
-  return `| ${r.mpps} Mpps | ${r.lang === 'js' ? 'JavaScript' : 'C yardstick'} | ${us(h.p50Ns)} | ${us(h.p99Ns)} | ${us(h.p999Ns)} | ${us(h.p9999Ns)} | ${us(h.maxNs)} | ${h.count.toLocaleString('en')} | ${r.dropped.toLocaleString('en')} | ${gc} |`;
+  return `| ${r.mpps} Mpps | ${r.lang === 'js' ? 'JavaScript' : 'C yardstick'} | ${us(h.p50Ns)} | ${us(h.p99Ns)} | ${us(h.p999Ns)} | ${us(h.p9999Ns)} | ${us(h.maxNs)} | ${h.count.toLocaleString('en')} | ${r.dropped.toLocaleString('en')} | ${gc} | ${Math.round(r.sourcePausedUs / 1000)} |`;
 }
 
 function parseArgs(argv) {
@@ -92,8 +92,9 @@ async function main(argv) {
   const started = new Date();
   const cForward = buildCForward();
   const results = [];
-  console.log('| Rate | Driver | p50 us | p99 us | p99.9 us | p99.99 us | max us | frames | dropped | GCs (pause) |');
-  console.log('|---|---|---|---|---|---|---|---|---|---|');
+  // model away: source time the model skipped while it was descheduled (sourcePausedUs)
+  console.log('| Rate | Driver | p50 us | p99 us | p99.9 us | p99.99 us | max us | frames | dropped | GCs (pause) | model away ms |');
+  console.log('|---|---|---|---|---|---|---|---|---|---|---|');
   for (const mpps of o.rates) {
     for (const lang of ['js', 'c']) {
       const r = await latencyRun({ lang, mpps, seconds: o.seconds, warmup: o.warmup, batch: o.batch, cForward });
