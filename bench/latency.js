@@ -4,7 +4,7 @@
 // (bench/c-forward.c) at fixed rates, from the model's latency truth (native/model/README.md,
 // "Latency truth": for every frame, RX write-back to the driver handing it back on TX).
 //
-//   npm run bench -- --latency [--rates 0.1,1,5] [--seconds 10] [--warmup 2] [--batch 32] [--results DIR]
+//   npm run bench -- --latency [--rates 0.1,1,5] [--seconds 10] [--warmup 2] [--batch 32] [--runs 1] [--results DIR]
 //
 // Per rate and driver: a fresh model, its lines paced at 10 Gb/s, port 0's source at the
 // rate (64-byte frames), the driver forwarding 0 -> 1 (and 1 -> 0, idle); after --warmup
@@ -27,6 +27,7 @@ const USAGE = `usage: npm run bench -- --latency [--rates 0.1,1,5] [--seconds S]
   --seconds S   measured window (default 10)
   --warmup S    before it (default 2)
   --batch N     batch size of both drivers (default 32)
+  --runs N      runs of each driver per rate, JS and C alternating (default 1)
   --results DIR where the JSON goes (default bench/results)`;
 
 // One run: the model's histogram of port 1 over the window, the drops, the driver's GCs.
@@ -69,12 +70,13 @@ function row(r) {
 }
 
 function parseArgs(argv) {
-  const o = { rates: [0.1, 1, 5], seconds: 10, warmup: 2, batch: 32, results: path.join(__dirname, 'results') };
+  const o = { rates: [0.1, 1, 5], seconds: 10, warmup: 2, batch: 32, runs: 1, results: path.join(__dirname, 'results') };
   eachOption(argv, USAGE, (option, next) => {
     if (option === '--rates') o.rates = next().split(',').map(Number);
     else if (option === '--seconds') o.seconds = Number(next());
     else if (option === '--warmup') o.warmup = Number(next());
     else if (option === '--batch') o.batch = Number(next());
+    else if (option === '--runs') o.runs = Number(next());
     else if (option === '--results') o.results = next();
     else return false;
     return true;
@@ -82,6 +84,7 @@ function parseArgs(argv) {
   if (!o.rates.length || o.rates.some((r) => !(r > 0 && r <= 14.88))) throw new Error('--rates must be Mpps from 0 to 14.88 (the line)');
   if (!(o.seconds > 0) || !(o.warmup >= 0)) throw new Error('--seconds must be above 0 and --warmup at least 0');
   if (!Number.isInteger(o.batch) || o.batch < 1 || o.batch > 512) throw new Error(`bad batch size ${o.batch}`);
+  if (!Number.isInteger(o.runs) || o.runs < 1) throw new Error('--runs must be 1 or more');
   return o;
 }
 
@@ -96,10 +99,12 @@ async function main(argv) {
   console.log('| Rate | Driver | p50 us | p99 us | p99.9 us | p99.99 us | max us | frames | dropped | GCs (pause) | model away ms |');
   console.log('|---|---|---|---|---|---|---|---|---|---|---|');
   for (const mpps of o.rates) {
-    for (const lang of ['js', 'c']) {
-      const r = await latencyRun({ lang, mpps, seconds: o.seconds, warmup: o.warmup, batch: o.batch, cForward });
-      results.push(r);
-      console.log(row(r));
+    for (let run = 0; run < o.runs; run++) {
+      for (const lang of ['js', 'c']) {
+        const r = await latencyRun({ lang, mpps, seconds: o.seconds, warmup: o.warmup, batch: o.batch, cForward });
+        results.push(r);
+        console.log(row(r));
+      }
     }
   }
   const { results: dir, ...options } = o;
