@@ -22,7 +22,7 @@ const { eachOption } = require('./args');
 const { pin } = require('./loss');
 
 const FRAME_SIZE = 60; // 64 bytes on the wire with the FCS
-const USAGE = `usage: npm run bench -- --latency [--rates 0.1,1,5] [--seconds S] [--warmup S] [--batch N] [--json FILE]
+const USAGE = `usage: npm run bench -- --latency [--rates 0.1,1,5] [--seconds S] [--warmup S] [--batch N] [--runs N] [--results DIR]
   --rates LIST  Mpps (default 0.1,1,5)
   --seconds S   measured window (default 10)
   --warmup S    before it (default 2)
