@@ -166,7 +166,7 @@ program
   .description('run the 82599 device model: ports a driver finds through IXY_PCI_ROOT, until Ctrl-C')
   .option('-p, --ports <n>', 'ports (1..8)', integer('--ports', 1, 8), 2)
   .option('-c, --config <commands>', "control commands to run first, separated by ';', e.g. 'source 0 rate=1000; sink 1'")
-  .option('--dir <dir>', 'where the ports go (default: /dev/shm/ixy-model-PID)')
+  .option('--dir <dir>', 'where the ports go: a new directory, made private (default: /dev/shm/ixy-model-PID-XXXXXX)')
   .action(action(async (opts) => {
     const { runModel } = require('../lib/apps/model');
     await runModel({ ports: opts.ports, config: opts.config || '', dir: opts.dir });
