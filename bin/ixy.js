@@ -6,6 +6,7 @@
 const { Command, Option, InvalidArgumentError } = require('commander');
 const { version } = require('../package.json');
 const { tuneJit } = require('../lib/jit');
+const { printable } = require('../lib/printable');
 
 // Before any hot loop runs: let V8 compile a whole forwarding step into one function.
 tuneJit();
@@ -40,7 +41,7 @@ function action(body) {
       await body(...args);
     } catch (err) {
       const message = err && err.code && err.message ? err.message : String(err && err.stack ? err.stack : err);
-      process.stderr.write(`ixy: ${message.split('\n')[0]}\n`);
+      process.stderr.write(`ixy: ${printable(message.split('\n')[0])}\n`);
       if (process.env.IXY_DEBUG && err && err.stack) process.stderr.write(`${err.stack}\n`);
       process.exitCode = 1;
     }
@@ -130,9 +131,9 @@ program
   .action(action(async (pci, opts) => {
     const r = require('../lib/bind').bind(pci, { driver: opts.driver, force: Boolean(opts.force) });
     const group = r.iommuGroup === null ? '' : `; IOMMU group ${r.iommuGroup}: a user given /dev/vfio/${r.iommuGroup} may drive it`;
-    process.stdout.write(r.from === r.to ? `${pci} is already bound to ${r.to}${group}\n` : `${pci}: ${r.from || 'no driver'} -> ${r.to}${group}\n`);
+    process.stdout.write(printable(r.from === r.to ? `${pci} is already bound to ${r.to}${group}` : `${pci}: ${r.from || 'no driver'} -> ${r.to}${group}`) + '\n');
     if (r.groupPeers.length > 0) {
-      const peers = r.groupPeers.map((p) => `${p.address} (${p.driver})`).join(', ');
+      const peers = printable(r.groupPeers.map((p) => `${p.address} (${p.driver})`).join(', '));
       process.stdout.write(`IOMMU group ${r.iommuGroup} also holds ${peers}: VFIO opens none of the group until they are bound to vfio-pci too (ixy bind ADDRESS) or to no driver\n`);
     }
   }));
@@ -144,7 +145,7 @@ program
   .option('--force', "take the NIC even if the kernel's interface of it is up or has addresses or routes")
   .action(action(async (pci, opts) => {
     const r = require('../lib/bind').unbind(pci, { force: Boolean(opts.force) });
-    process.stdout.write(r.from === r.to ? `${pci} is already bound to its kernel driver ${r.to}\n` : `${pci}: ${r.from || 'no driver'} -> ${r.to}\n`);
+    process.stdout.write(printable(r.from === r.to ? `${pci} is already bound to its kernel driver ${r.to}` : `${pci}: ${r.from || 'no driver'} -> ${r.to}`) + '\n');
   }));
 
 program
