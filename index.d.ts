@@ -105,6 +105,8 @@ export interface DeviceStats {
   rxErrors: number;
   /** Frames dropped for want of room: no free descriptor, or a full packet buffer. */
   rxMissed: number;
+  /** Frames taken for sending that never left: still on a TX ring when it stopped or was reset after a hang. */
+  txDropped: number;
 }
 
 export interface RxQueue {

@@ -56,7 +56,7 @@ function formatBitRate(mbits) {
 }
 
 function formatTotals(address, s) {
-  return `[${address}] total RX ${s.rxPackets} packets ${s.rxBytes} bytes, TX ${s.txPackets} packets ${s.txBytes} bytes, RX missed ${s.rxMissed}`;
+  return `[${address}] total RX ${s.rxPackets} packets ${s.rxBytes} bytes, TX ${s.txPackets} packets ${s.txBytes} bytes, RX missed ${s.rxMissed}, TX dropped ${s.txDropped}`;
 }
 
 module.exports = { RateMeter, computeRates, formatRates, formatPacketRate, formatTotals };

@@ -9,6 +9,8 @@ const path = require('path');
 const { execFileSync, spawnSync } = require('child_process');
 const { Model } = require('../lib/model');
 const { IXY, runIxy, freeHugepages, hugetlbfsFiles } = require('./helpers');
+const { parseTotals } = require('../lib/apps/frame-account');
+const { sleep } = require('../lib/wait');
 
 // A failed run must say what is wrong in one stderr line, with no stack trace and a
 // non-zero exit; returns that line.
@@ -144,6 +146,52 @@ describe('ixy command', function () {
     assert.strictEqual(run.code, 0, run.stderr);
     assert.match(run.stdout, /RX: +[\d.]+ [kM]?pps +[\d.]+ Mbit\/s \| TX: /);
     assert.match(run.stdout, /total RX \d+ packets/);
+  });
+
+  // Issue 34, 6: every frame the forwarder received is in its totals, sent or dropped, and
+  // what it says it sent is what the NIC sent. Port 0 receives 20,000 frames/s, port 1 stops
+  // taking TX descriptors for stallMs; SIGINT comes sigintAfterMs into the stall.
+  async function forwardThroughStall(stallMs, sigintAfterMs) {
+    const [a, b] = model.addresses;
+    await model.clear(0);
+    await model.clear(1);
+    await model.source(0, { rate: 20000 });
+    let run;
+    try {
+      run = await runIxy(['forward', a, b], {
+        env,
+        onStart: (child) => {
+          child.stdout.once('data', async () => {
+            await sleep(500);
+            await model.stall(1, stallMs);
+            await sleep(sigintAfterMs);
+            child.kill('SIGINT');
+          });
+        },
+      });
+    } finally {
+      await model.sourceOff(0);
+    }
+    assert.strictEqual(run.code, 0, run.stderr);
+    const totals = parseTotals(run.stdout);
+    const nic = await model.stats(1);
+    await model.stall(1, 0);
+    assert.strictEqual(totals[b].txPackets, nic.txFrames, `frames said sent on ${b} against the model's:\n${run.stdout}`);
+    assert.strictEqual(totals[a].rxPackets, totals[b].txPackets + totals[b].txDropped, `frames received on ${a} against sent + dropped on ${b}:\n${run.stdout}`);
+    return run;
+  }
+
+  it('forward: the frames a reset after a TX hang dropped are in the totals', async function () {
+    this.timeout(30000);
+    const run = await forwardThroughStall(4000, 5000);
+    assert.match(run.stdout, /TX queue 0 hung \(frames pending, none sent for 2 s with the link up\): reset it, [1-9]\d* frames dropped/);
+    assert.match(run.stdout, /, [1-9]\d* unsent on the ring at a reset after a hang or at the stop\)/);
+  });
+
+  it('forward: SIGINT during a TX stall counts the frames still on the ring as dropped, not sent', async function () {
+    this.timeout(30000);
+    const run = await forwardThroughStall(10000, 1000);
+    assert.match(run.stdout, /, [1-9]\d* unsent on the ring at a reset after a hang or at the stop\)/);
   });
 
   it('runs the demo: model, traffic, forwarding and a report whose numbers add up', async function () {

@@ -119,7 +119,7 @@ describe('real traffic: the kernel on both sides of ixy forward', function () {
         const name = `${net.namespaces[dir.from]} -> ${net.namespaces[dir.to]}`;
         console.log(`      ${name}: the kernel sent ${dir.kernelSent}, the driver received ${dir.driverReceived} ` +
           `(missed ${dir.driverMissed}, not received ${dir.notReceived}) and sent ${dir.driverSent} ` +
-          `(TX ring full ${dir.txRingFull}), the kernel received ${dir.kernelReceived} (TAP refused ${dir.tapRefused})`);
+          `(dropped on the way out ${dir.txDropped}), the kernel received ${dir.kernelReceived} (TAP refused ${dir.tapRefused})`);
         for (const [what, left, right] of dir.checks) assert.strictEqual(left, right, `${name}: ${what}`);
       }
       // The server's side sent at least two files' worth of full frames.

@@ -108,13 +108,21 @@ async function forward(addressA, addressB, { batchSize = 32, seconds = 0, out = 
         return false;
       },
     });
+    // Stopped before the totals are read: stop() takes the frames still on a TX ring that
+    // the NIC never sent out of the TX totals and into the dropped ones (as a reset after
+    // a hang does), so that every frame received is counted once, sent or dropped.
+    a.stop();
+    b.stop();
     const totals = { [a.address]: a.stats(), [b.address]: b.stats() };
-    // Frames still held back for a full TX ring when the loop ended are dropped, by the
-    // port they were to leave.
-    totals[a.address].txDropped = towardA.count;
-    totals[b.address].txDropped = towardB.count;
+    // Frames still held back for a full TX ring when the loop ended are dropped too, by
+    // the port they were to leave.
+    for (const [s, held] of [[totals[a.address], towardA.count], [totals[b.address], towardB.count]]) {
+      s.txUnsent = s.txDropped;
+      s.txHeldBack = held;
+      s.txDropped += held;
+    }
     for (const [address, s] of Object.entries(totals)) {
-      out.write(`${formatTotals(address, s)}, dropped for a full TX ring ${s.txDropped}\n`);
+      out.write(`${formatTotals(address, s)} (${s.txHeldBack} held back for a full TX ring, ${s.txUnsent} unsent on the ring at a reset after a hang or at the stop)\n`);
     }
     return { reason, stats: totals, pools: [...a.pools, ...b.pools] };
   } finally {

@@ -88,6 +88,7 @@ async function generate(address, {
   try {
     out.write(`generating ${size}-byte frames on ${dev.address} (${dev.mac})${rate ? ` at ${rate} pps` : ''}${count ? `, ${count} frames` : ''}\n`);
     const reason = await runLoop({ devices: [dev], step, seconds, out, idle: idleAs });
+    dev.stop(); // first: frames the NIC never sent leave the TX totals for the dropped ones
     const stats = dev.stats();
     out.write(`${formatTotals(dev.address, stats)}\n`);
     return { reason, sent: seq, stats, pools: [pool, ...dev.pools] };
