@@ -214,6 +214,8 @@ export interface OpenOptions {
   promiscuous?: boolean;
   /** How long to wait for link, in ms (default 10000). */
   linkTimeout?: number;
+  /** Once aborted, open() stops waiting for link and rejects with code EABORTED. */
+  signal?: AbortSignal;
   /** Check buffer ownership (default: IXY_DEBUG_BUFFERS=1 in the environment). */
   debug?: boolean;
   /**

@@ -3,6 +3,12 @@
 
 // The `ixy` command: parses arguments and calls the library; nothing else lives here.
 // Every failure a user can cause prints one line and exits non-zero.
+
+// First of all: from here on SIGINT and SIGTERM stop these commands with their totals
+// (lib/apps/stop-signal.js), during start-up too.
+const STOPPABLE = ['forward', 'generate', 'pcap'];
+const stop = STOPPABLE.includes(process.argv[2]) ? require('../lib/apps/stop-signal').watchStopSignals() : undefined;
+
 const { Command, Option, InvalidArgumentError } = require('commander');
 const { version } = require('../package.json');
 const { tuneJit } = require('../lib/jit');
@@ -67,7 +73,7 @@ program
   .addOption(idleOption())
   .action(action(async (pci1, pci2, opts) => {
     const { forward } = require('../lib/apps/forward');
-    await forward(pci1, pci2, { batchSize: opts.batch, seconds: opts.seconds, idle: opts.idle, deviceOptions: { linkTimeout: opts.linkTimeout, force: Boolean(opts.force) } });
+    await forward(pci1, pci2, { batchSize: opts.batch, seconds: opts.seconds, idle: opts.idle, stop, deviceOptions: { linkTimeout: opts.linkTimeout, force: Boolean(opts.force) } });
   }));
 
 program
@@ -85,7 +91,7 @@ program
   .action(action(async (pci, opts) => {
     const { generate } = require('../lib/apps/generate');
     await generate(pci, {
-      batchSize: opts.batch, size: opts.size, rate: opts.rate, count: opts.count, seconds: opts.seconds, idle: opts.idle,
+      batchSize: opts.batch, size: opts.size, rate: opts.rate, count: opts.count, seconds: opts.seconds, idle: opts.idle, stop,
       deviceOptions: { linkTimeout: opts.linkTimeout, force: Boolean(opts.force) },
     });
   }));
@@ -109,7 +115,7 @@ program
     if (opts.ns && opts.us) throw new InvalidArgumentError('--ns and --us exclude each other');
     const { pcap } = require('../lib/apps/pcap');
     await pcap(pci, file, {
-      count: n || 0, batchSize: opts.batch, nanoseconds: !opts.us, seconds: opts.seconds, packetBuffered: Boolean(opts.packetBuffered), idle: opts.idle,
+      count: n || 0, batchSize: opts.batch, nanoseconds: !opts.us, seconds: opts.seconds, packetBuffered: Boolean(opts.packetBuffered), idle: opts.idle, stop,
       deviceOptions: { linkTimeout: opts.linkTimeout, rxRingSize: opts.ring, force: Boolean(opts.force) },
     });
   }));

@@ -183,7 +183,9 @@ describe('ixy command', function () {
 
   it('forward: the frames a reset after a TX hang dropped are in the totals', async function () {
     this.timeout(30000);
-    const run = await forwardThroughStall(4000, 5000);
+    // The hang is found 2 to 3 s into the stall; a stall of 6 s keeps the reset well inside
+    // it, where the model takes no descriptor while the driver counts what it discards.
+    const run = await forwardThroughStall(6000, 7500);
     assert.match(run.stdout, /TX queue 0 hung \(frames pending, none sent for 2 s with the link up\): reset it, [1-9]\d* frames dropped/);
     assert.match(run.stdout, /, [1-9]\d* unsent on the ring at a reset after a hang or at the stop\)/);
   });
@@ -193,6 +195,31 @@ describe('ixy command', function () {
     const run = await forwardThroughStall(10000, 1000);
     assert.match(run.stdout, /, [1-9]\d* unsent on the ring at a reset after a hang or at the stop\)/);
   });
+
+  // Issue 34, 7: SIGINT and SIGTERM stop the command with its totals and exit 0 from its
+  // start: here while it waits for a link that stays down (for a minute, were it not stopped).
+  for (const [signal, command, args] of [['SIGINT', 'forward', []], ['SIGTERM', 'forward', []], ['SIGINT', 'generate', []], ['SIGINT', 'pcap', ['FILE']]]) {
+    it(`${command}: ${signal} during the link wait ends it with its totals and exit 0`, async function () {
+      this.timeout(60000);
+      const file = path.join(os.tmpdir(), `ixy-linkwait-${process.pid}.pcap`);
+      const ports = command === 'forward' ? model.addresses : [model.addresses[1]];
+      await model.link(1, false);
+      let run;
+      try {
+        run = await runIxy([command, ...ports, ...args.map((a) => (a === 'FILE' ? file : a)), '--link-timeout', '60000'], {
+          env,
+          timeoutMs: 30000,
+          onStart: (child) => setTimeout(() => child.kill(signal), 1500),
+        });
+      } finally {
+        await model.link(1, true);
+      }
+      assert.deepStrictEqual({ code: run.code, signal: run.signal }, { code: 0, signal: null }, run.stderr);
+      const printed = command === 'pcap' ? run.stderr : run.stdout;
+      for (const address of ports) assert.match(printed, new RegExp(`\\[${address.replace(/\./g, '\\.')}\\] total RX 0 packets 0 bytes, TX 0 packets 0 bytes, RX missed \\d+, TX dropped 0`));
+      if (command === 'pcap') assert.ok(!fs.existsSync(file), 'a file for a capture that never began');
+    });
+  }
 
   it('runs the demo: model, traffic, forwarding and a report whose numbers add up', async function () {
     const run = await runIxy(['demo', '--seconds', '2', '--rate', '300000']);

@@ -28,6 +28,7 @@ const DEFAULTS = {
   bufferSize: 2048,
   promiscuous: true,
   linkTimeout: 10000, // ms
+  signal: null, // an AbortSignal: once aborted, the link wait gives up (EABORTED)
 };
 
 class AdvancedNic extends Device {
@@ -71,7 +72,7 @@ class AdvancedNic extends Device {
     const dev = new this(address, options);
     try {
       dev.resetAndInit();
-      await dev.waitForLink(dev.options.linkTimeout);
+      await dev.waitForLink(dev.options.linkTimeout, dev.options.signal);
     } catch (err) {
       dev.closeAfter(err);
     }
@@ -136,9 +137,10 @@ class AdvancedNic extends Device {
     this.regs[this.layout.EIMC >> 2] = 1;
   }
 
-  async waitForLink(timeoutMs) {
+  async waitForLink(timeoutMs, signal = null) {
     const deadline = Date.now() + timeoutMs;
     while (this.linkSpeed === 0) {
+      if (signal && signal.aborted) throw aborted(this.address);
       if (Date.now() > deadline) {
         throw new IxyError('ELINKTIMEOUT', `link on ${this.address} did not come up within ${timeoutMs / 1000} s: check the cable or the link partner`);
       }
@@ -297,6 +299,11 @@ function dmaStopBits(L, o) {
 }
 
 // The options with every one left out, or given as undefined, set to its default.
+// open() gave up waiting for link because its `signal` was aborted (Ctrl-C at start-up).
+function aborted(address) {
+  return new IxyError('EABORTED', `stopped while waiting for link on ${address}`);
+}
+
 function withDefaults(defaults, options) {
   const o = { ...defaults };
   for (const [key, value] of Object.entries(options)) if (value !== undefined) o[key] = value;

@@ -11,7 +11,7 @@ const { IxyError } = require('../errors');
 const { runLoop } = require('./loop');
 const { idleMode } = require('../idle');
 const { warmUp } = require('../warm-up');
-const { formatTotals } = require('../stats');
+const { formatTotals, noTraffic } = require('../stats');
 const arena = require('../arena');
 
 // Reads byte 1 of the batch's first n frames and writes it back (`|= 0`): the frame's
@@ -67,8 +67,9 @@ function holdUnsent(batch, sent, n) {
 }
 
 // idle: 'backoff', 'spin' or 'interrupt' (lib/idle.js; default: deviceOptions.idle, else
-// the best the two ports can do).
-async function forward(addressA, addressB, { batchSize = 32, seconds = 0, out = process.stdout, deviceOptions = {}, idle } = {}) {
+// the best the two ports can do). stop: an AbortSignal that stops it as SIGINT does, during
+// the link wait too (lib/apps/stop-signal.js).
+async function forward(addressA, addressB, { batchSize = 32, seconds = 0, out = process.stdout, deviceOptions = {}, idle, stop } = {}) {
   if (addressA === addressB) {
     throw new IxyError('EINVAL', 'forward needs two different ports');
   }
@@ -84,12 +85,15 @@ async function forward(addressA, addressB, { batchSize = 32, seconds = 0, out = 
   let a;
   let b;
   try {
-    a = await open(addressA, deviceOptions);
-    b = await open(addressB, deviceOptions);
+    a = await open(addressA, { ...deviceOptions, signal: stop });
+    b = await open(addressB, { ...deviceOptions, signal: stop });
   } catch (err) {
+    const totals = err.code === 'EABORTED' ? { [addressA]: a ? a.stats() : noTraffic(), [addressB]: noTraffic() } : null;
     if (a) a.close();
     standIns.close();
-    throw err;
+    if (totals === null) throw err;
+    writeTotals(out, totals, 0, 0);
+    return { reason: 'signal', stats: totals, pools: [] };
   }
   const rxA = a.rxQueues[0];
   const txA = a.txQueues[0];
@@ -102,6 +106,7 @@ async function forward(addressA, addressB, { batchSize = 32, seconds = 0, out = 
       seconds,
       out,
       idle: idleAs,
+      stop,
       step: () => {
         forwardBatch(rxA, txB, towardB);
         forwardBatch(rxB, txA, towardA);
@@ -114,16 +119,7 @@ async function forward(addressA, addressB, { batchSize = 32, seconds = 0, out = 
     a.stop();
     b.stop();
     const totals = { [a.address]: a.stats(), [b.address]: b.stats() };
-    // Frames still held back for a full TX ring when the loop ended are dropped too, by
-    // the port they were to leave.
-    for (const [s, held] of [[totals[a.address], towardA.count], [totals[b.address], towardB.count]]) {
-      s.txUnsent = s.txDropped;
-      s.txHeldBack = held;
-      s.txDropped += held;
-    }
-    for (const [address, s] of Object.entries(totals)) {
-      out.write(`${formatTotals(address, s)} (${s.txHeldBack} held back for a full TX ring, ${s.txUnsent} unsent on the ring at a reset after a hang or at the stop)\n`);
-    }
+    writeTotals(out, totals, towardA.count, towardB.count);
     return { reason, stats: totals, pools: [...a.pools, ...b.pools] };
   } finally {
     // Both stop before either frees memory: each TX ring holds the other port's buffers.
@@ -134,6 +130,20 @@ async function forward(addressA, addressB, { batchSize = 32, seconds = 0, out = 
     a.close();
     b.close();
     standIns.close();
+  }
+}
+
+// The totals line of each port. Frames still held back for a full TX ring when the loop
+// ended (heldA toward A, heldB toward B) are dropped too, by the port they were to leave.
+function writeTotals(out, totals, heldA, heldB) {
+  const [[addressA, a], [addressB, b]] = Object.entries(totals);
+  for (const [s, held] of [[a, heldA], [b, heldB]]) {
+    s.txUnsent = s.txDropped;
+    s.txHeldBack = held;
+    s.txDropped += held;
+  }
+  for (const [address, s] of [[addressA, a], [addressB, b]]) {
+    out.write(`${formatTotals(address, s)} (${s.txHeldBack} held back for a full TX ring, ${s.txUnsent} unsent on the ring at a reset after a hang or at the stop)\n`);
   }
 }
 
