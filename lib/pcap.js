@@ -12,7 +12,8 @@
 // The writer copies frames into one preallocated Buffer and writes it out only when it is
 // full (or on flush/close): one system call per megabyte, not one per packet. Records are
 // never split between two flushes, and a flush that fails part-way (a full disk) cuts the
-// file back to where it began, so the file on disk always ends on a whole record.
+// file back to the end of the last record it wrote whole, so the file on disk always ends
+// on a whole record and keeps every whole record that reached it.
 const fs = require('fs');
 const { IxyError, shown } = require('./errors');
 const { sleepSync } = require('./wait');
@@ -113,7 +114,7 @@ class PcapWriter {
           sleepSync(1);
           continue;
         }
-        throw this.writeFailed(err);
+        throw this.writeFailed(err, done);
       }
     }
     this.used = 0;
@@ -121,10 +122,19 @@ class PcapWriter {
     this.bytesWritten = this.bytes;
   }
 
-  // After a failed write: the file is cut back to the records written whole before this
-  // flush (a write may have stopped inside one), the buffered frames are dropped, and the
-  // counts say what the file holds.
-  writeFailed(err) {
+  // After a failed write, `done` bytes into this flush: the file is cut back to the end of
+  // the last record written whole (a write may have stopped inside one), the rest of the
+  // buffer is dropped, and the counts say what the file holds.
+  writeFailed(err, done) {
+    let at = this.bytesWritten === 0 ? FILE_HEADER : 0; // this flush began with the file header
+    if (done < at) at = done = 0; // not even the header: nothing of this flush counts
+    while (at + RECORD_HEADER <= done) {
+      const next = at + RECORD_HEADER + this.buffer.readUInt32LE(at + 8);
+      if (next > done) break;
+      at = next;
+      this.framesWritten++;
+    }
+    this.bytesWritten += at;
     this.used = 0;
     this.frames = this.framesWritten;
     this.bytes = this.bytesWritten;

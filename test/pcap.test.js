@@ -250,27 +250,33 @@ describe('ixy pcap on the device model', function () {
     assert.doesNotMatch(run.stderr, /^ixy: /m);
   });
 
-  it('a full disk cuts the file back to its last whole record, and the error names the file and its frames', async function () {
-    await model.clear(0);
-    await model.source(0, { rate: 200000, size: 60 });
-    const kept = path.join(tmp, 'full-disk.pcap');
-    // A 1.5 MiB tmpfs in a private mount namespace: the first 1 MiB flush fits, the second
-    // stops part-way. The file is copied out before the namespace (and the tmpfs) goes.
-    const disk = fs.mkdtempSync(path.join(tmp, 'disk-'));
-    const script = `mount -t tmpfs -o size=1536k ixy-full "${disk}" && "$NODE" "$IXY" pcap ${model.addresses[0]} "${disk}/x.pcap" --seconds 30; ` +
-      `rc=$?; cp "${disk}/x.pcap" "${kept}"; exit $rc`;
-    const run = spawnSync('unshare', ['-m', 'sh', '-c', script], { env: { ...process.env, ...env, NODE: process.execPath, IXY }, encoding: 'utf8' });
-    await model.sourceOff(0);
-    assert.notStrictEqual(run.status, 0);
-    const lines = run.stderr.trim().split('\n');
-    assert.strictEqual(lines.filter((l) => l.startsWith('ixy: ')).length, 1, run.stderr);
-    const m = /^ixy: cannot write to '.*\/x\.pcap' \(ENOSPC\): it holds the first (\d+) frames, ending on a whole record$/m.exec(run.stderr);
-    assert.ok(m, run.stderr);
-    const { frames } = readPcap(kept); // throws on a record cut in half
-    assert.strictEqual(frames.length, Number(m[1]));
-    assert.ok(frames.length > 1000, `${frames.length} frames`);
-    assert.ok(fs.statSync(kept).size <= 24 + (1 << 20), 'more than one flush of 1 MiB was kept');
-  });
+  // Issue 34, 8: every whole record that reached the disk stays, buffered (1 MiB flushes)
+  // or not (-U, a flush per batch).
+  for (const flags of [[], ['-U']]) {
+    it(`a full disk cuts the file back to its last whole record and keeps every one before it${flags.length ? ' (-U)' : ''}; the error names the file and its frames`, async function () {
+      await model.clear(0);
+      await model.source(0, { rate: 200000, size: 60 });
+      const kept = path.join(tmp, 'full-disk.pcap');
+      // A 1.5 MiB tmpfs in a private mount namespace: the first 1 MiB flush fits, the second
+      // stops part-way. The file is copied out before the namespace (and the tmpfs) goes.
+      const disk = fs.mkdtempSync(path.join(tmp, 'disk-'));
+      const capacity = 1536 << 10;
+      const script = `mount -t tmpfs -o size=${capacity} ixy-full "${disk}" && "$NODE" "$IXY" pcap ${model.addresses[0]} "${disk}/x.pcap" --seconds 30 ${flags.join(' ')}; ` +
+        `rc=$?; cp "${disk}/x.pcap" "${kept}"; exit $rc`;
+      const run = spawnSync('unshare', ['-m', 'sh', '-c', script], { env: { ...process.env, ...env, NODE: process.execPath, IXY }, encoding: 'utf8' });
+      await model.sourceOff(0);
+      assert.notStrictEqual(run.status, 0);
+      const lines = run.stderr.trim().split('\n');
+      assert.strictEqual(lines.filter((l) => l.startsWith('ixy: ')).length, 1, run.stderr);
+      const m = /^ixy: cannot write to '.*\/x\.pcap' \(ENOSPC\): it holds the first (\d+) frames, ending on a whole record$/m.exec(run.stderr);
+      assert.ok(m, run.stderr);
+      const { frames } = readPcap(kept); // throws on a record cut in half
+      assert.strictEqual(frames.length, Number(m[1]));
+      // Less than one record (16 + 60 bytes) of the disk is left unused.
+      const size = fs.statSync(kept).size;
+      assert.ok(size > capacity - (16 + 60), `${size} bytes of ${capacity} kept: whole records were cut away`);
+    });
+  }
 
   it('a bad address or a missing device fails in one line and creates no file', async function () {
     for (const address of ['0000:zz:00.0', '0000:00:1f.7']) {
