@@ -324,8 +324,11 @@ export interface PcapFile {
   frames: PcapFrame[];
 }
 
-/** Reads a whole classic pcap file (either byte order and resolution). */
-export function readPcap(source: string | Uint8Array): PcapFile;
+/**
+ * Reads a whole classic pcap file (either byte order and resolution): a file name, or a Buffer
+ * or Uint8Array holding one. Refuses (EPCAP) a file of more than maxFrames frames (default 2^20).
+ */
+export function readPcap(source: string | Uint8Array, options?: { maxFrames?: number }): PcapFile;
 
 /**
  * Raises V8's inlining budget for the whole process (lib/jit.js), so that a tight loop of

@@ -214,12 +214,16 @@ class CaptureClock {
   }
 }
 
-// Reads a whole classic pcap file (or a Buffer holding one), either byte order and either
-// resolution. Meant for tests and tools, not for speed: it returns one object per frame,
-// { sec, nsec, length (on the wire), data (a Buffer of the captured bytes) }.
-function readPcap(source) {
-  const data = Buffer.isBuffer(source) ? source : fs.readFileSync(source);
-  const name = Buffer.isBuffer(source) ? 'buffer' : `'${source}'`;
+// Reads a whole classic pcap file (a file name, or a Buffer or Uint8Array holding one),
+// either byte order and either resolution. Meant for tests and tools, not for speed: it
+// returns one object per frame, { sec, nsec, length (on the wire), data (a Buffer of the
+// captured bytes) }. Each costs a few hundred bytes besides its data, and a record can be
+// 16 bytes (an empty frame): past maxFrames frames it refuses (EPCAP) instead of growing
+// memory twenty times the file's size.
+const MAX_FRAMES = 1 << 20;
+
+function readPcap(source, { maxFrames = MAX_FRAMES } = {}) {
+  const { data, name } = pcapSource(source);
   if (data.length < FILE_HEADER) throw new IxyError('EPCAP', `${name} is too short to be a pcap file`);
   let le;
   let nanoseconds;
@@ -250,6 +254,9 @@ function readPcap(source) {
     if (at + RECORD_HEADER + captured > data.length) {
       throw new IxyError('EPCAP', `${name} is cut short in the middle of frame ${frames.length + 1}`);
     }
+    if (frames.length === maxFrames) {
+      throw new IxyError('EPCAP', `${name} holds more than ${maxFrames} frames, which readPcap() keeps in memory at once: pass { maxFrames } for more`);
+    }
     const fraction = u32(at + 4);
     frames.push({
       sec: u32(at),
@@ -261,6 +268,20 @@ function readPcap(source) {
   }
   if (at !== data.length) throw new IxyError('EPCAP', `${name} ends with ${data.length - at} bytes of a truncated record header`);
   return { header, frames };
+}
+
+// The bytes of readPcap()'s source and how messages name it.
+function pcapSource(source) {
+  if (Buffer.isBuffer(source)) return { data: source, name: 'buffer' };
+  if (source instanceof Uint8Array) return { data: Buffer.from(source.buffer, source.byteOffset, source.byteLength), name: 'buffer' };
+  if (typeof source !== 'string' || source === '') {
+    throw new IxyError('EINVAL', `readPcap() takes a file name, a Buffer or a Uint8Array, got ${shown(source)}`);
+  }
+  try {
+    return { data: fs.readFileSync(source), name: `'${source}'` };
+  } catch (err) {
+    throw new IxyError(err.code === 'EACCES' ? 'EACCES' : 'EPCAP', `cannot read pcap file '${source}': ${err.code || err.message}`);
+  }
 }
 
 module.exports = {

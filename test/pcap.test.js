@@ -109,6 +109,45 @@ describe('pcap files', function () {
     assert.throws(() => readPcap(Buffer.alloc(40)), { code: 'EPCAP', message: /not a classic pcap/ });
   });
 
+  // Issue 34, 10: a file of empty records (16 bytes each) would cost memory twenty times its
+  // size; and the Uint8Array the types promise is read, anything else refused in one line.
+  it('the reader refuses a file of more frames than it keeps in memory, instead of growing without bound', function () {
+    const empty = Buffer.alloc(24 + 16 * (4 << 20)); // 64 MiB: a header and 4 Mi empty records
+    const header = readPcap(writtenFile()).header;
+    empty.writeUInt32LE(0xa1b23c4d, 0);
+    empty.writeUInt16LE(2, 4);
+    empty.writeUInt16LE(4, 6);
+    empty.writeUInt32LE(header.snaplen, 16);
+    empty.writeUInt32LE(1, 20);
+    assert.throws(() => readPcap(empty), { name: 'IxyError', code: 'EPCAP', message: /^buffer holds more than 1048576 frames, which readPcap\(\) keeps in memory at once: pass \{ maxFrames \} for more$/ });
+    assert.throws(() => readPcap(empty, { maxFrames: 1000 }), { code: 'EPCAP', message: /more than 1000 frames/ });
+    assert.strictEqual(readPcap(empty.subarray(0, 24 + 16 * 1000), { maxFrames: 1000 }).frames.length, 1000);
+  });
+
+  it('the reader takes a Uint8Array, and refuses what is neither a name nor bytes with one line', function () {
+    const whole = fs.readFileSync(writtenFile());
+    const bytes = new Uint8Array(whole.length + 8);
+    bytes.set(whole, 8);
+    const { frames } = readPcap(bytes.subarray(8));
+    assert.strictEqual(frames.length, 1);
+    assert.strictEqual(frames[0].length, 100);
+    for (const bad of [42, null, { path: 'x' }, '']) {
+      assert.throws(() => readPcap(bad), { name: 'IxyError', code: 'EINVAL', message: /^readPcap\(\) takes a file name, a Buffer or a Uint8Array, got / });
+    }
+    assert.throws(() => readPcap(path.join(tmpDir(), 'none.pcap')), { name: 'IxyError', code: 'EPCAP', message: /^cannot read pcap file '.*none\.pcap': ENOENT$/ });
+  });
+
+  // A pcap file of one 100-byte frame.
+  function writtenFile() {
+    const file = path.join(tmpDir(), 'one.pcap');
+    const writer = new PcapWriter(file);
+    const frame = new Uint8Array(100);
+    packet.writeUdpFrame(frame, { size: 100 });
+    writer.write(frame, 100, 0, 0);
+    writer.close();
+    return file;
+  }
+
   it('fails with a clear error when the file cannot be created', function () {
     assert.throws(() => new PcapWriter(path.join(tmpDir(), 'no', 'such', 'dir.pcap')), { name: 'IxyError', code: 'EPCAP', message: /cannot create pcap file .*ENOENT/ });
   });
