@@ -58,6 +58,10 @@ class AdvancedNic extends Device {
     this.missed = 0; // frames dropped for want of room (readMissed)
     this.hardwareErrors = 0; // broken frames the NIC dropped itself (readErrors)
     try {
+      // A removed NIC answers all ones, and every wait of the init would time out after 2 s.
+      if (this.isLost()) {
+        throw new IxyError('EDEVICELOST', `${address} does not answer (its registers read all ones): the NIC was removed or is powered off`);
+      }
       exitGuard.guard(this, { bar: this.bar, stopBits: dmaStopBits(layout, this.options) });
       // An unbound NIC may have bus mastering off, and then it can do no DMA at all.
       pci.enableBusMastering(address);

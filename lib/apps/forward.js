@@ -101,6 +101,9 @@ async function forward(addressA, addressB, { batchSize = 32, seconds = 0, out = 
   const txB = b.txQueues[0];
   out.write(`forwarding ${a.address} (${a.mac}) <-> ${b.address} (${b.mac}), batch ${batchSize}\n`);
   try {
+    // A port that went away (EDEVICELOST) ends the loop; the totals still come, the other
+    // port's among them (a gone port counts nothing in hardware from then on), then the error.
+    let lost = null;
     const reason = await runLoop({
       devices: [a, b],
       seconds,
@@ -112,6 +115,10 @@ async function forward(addressA, addressB, { batchSize = 32, seconds = 0, out = 
         forwardBatch(rxB, txA, towardA);
         return false;
       },
+    }).catch((err) => {
+      if (err.code !== 'EDEVICELOST') throw err;
+      lost = err;
+      return 'failed';
     });
     // Stopped before the totals are read: stop() takes the frames still on a TX ring that
     // the NIC never sent out of the TX totals and into the dropped ones (as a reset after
@@ -120,6 +127,7 @@ async function forward(addressA, addressB, { batchSize = 32, seconds = 0, out = 
     b.stop();
     const totals = { [a.address]: a.stats(), [b.address]: b.stats() };
     writeTotals(out, totals, towardA.count, towardB.count);
+    if (lost) throw lost;
     return { reason, stats: totals, pools: [...a.pools, ...b.pools] };
   } finally {
     // Both stop before either frees memory: each TX ring holds the other port's buffers.
