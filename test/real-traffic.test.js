@@ -219,6 +219,37 @@ describe('real traffic: the kernel on both sides of ixy forward', function () {
       }
     });
 
+    // Issue 34, 9: namespaces it did not make are not its to delete.
+    it('a namespace of its name that exists already: one clear error, and it is left alone', async () => {
+      const ns = `ixy-${process.pid}-a`;
+      childProcess.execFileSync('ip', ['netns', 'add', ns]);
+      try {
+        await assert.rejects(RealNet.start(), (err) => {
+          assert.strictEqual(err.name, 'IxyError', err.stack);
+          assert.strictEqual(err.code, 'EEXIST');
+          assert.strictEqual(err.message, `network namespace ${ns} exists already, and not by this process: remove it ('ip netns del ${ns}') if nothing uses it, then try again`);
+          return true;
+        });
+        assert.ok(namespacesNow().split('\n').some((l) => l.split(' ')[0] === ns), `${ns} was deleted`);
+        assert.ok(!namespacesNow().includes(`ixy-${process.pid}-b`), 'made one and left it');
+      } finally {
+        childProcess.execFileSync('ip', ['netns', 'del', ns]);
+      }
+    });
+
+    it('sweeps no namespace that only looks like its own (a user\'s ixy-999999-lab)', async () => {
+      let pid = 999999;
+      while (isAlive(pid)) pid--;
+      const ns = `ixy-${pid}-lab`;
+      childProcess.execFileSync('ip', ['netns', 'add', ns]);
+      try {
+        RealNet.removeStale(); // what RealNet.start() does first
+        assert.ok(namespacesNow().split('\n').some((l) => l.split(' ')[0] === ns), `${ns} was deleted`);
+      } finally {
+        childProcess.execFileSync('ip', ['netns', 'del', ns]);
+      }
+    });
+
     it('SIGKILL: the processes follow at once, the namespaces go at the next start', async () => {
       const { child, ready, exited } = startChild('wait');
       const where = await ready;
