@@ -15,6 +15,7 @@
 // file back to the end of the last record it wrote whole, so the file on disk always ends
 // on a whole record and keeps every whole record that reached it.
 const fs = require('fs');
+const path = require('path');
 const { IxyError, shown } = require('./errors');
 const { sleepSync } = require('./wait');
 
@@ -173,11 +174,53 @@ function createFile(target) {
   if (typeof target !== 'string' || target === '') {
     throw new IxyError('EINVAL', `a pcap file is a file name or an open file descriptor, got ${shown(target)}`);
   }
+  if (isShared(path.dirname(path.resolve(target)))) return createShared(target);
   try {
     return fs.openSync(target, 'w');
   } catch (err) {
     throw new IxyError(err.code === 'EACCES' ? 'EACCES' : 'EPCAP', `cannot create pcap file '${target}': ${err.code || err.message}`);
   }
+}
+
+// A directory anyone may write to and only owners may delete from (sticky, like /tmp).
+function isShared(dir) {
+  try {
+    const st = fs.statSync(dir);
+    return (st.mode & 0o1002) === 0o1002;
+  } catch {
+    return false; // the open below says what is wrong
+  }
+}
+
+// In such a directory the name may be another user's link (to /etc/shadow, for root to
+// truncate) or file (a FIFO or a file that user reads, for root to write captured traffic
+// into). As the kernel's fs.protected_symlinks and fs.protected_regular do where they are
+// on: a link is followed, and an existing file written, only when it is this user's.
+function createShared(target) {
+  const { O_WRONLY, O_CREAT, O_NOFOLLOW, O_NONBLOCK } = fs.constants;
+  let fd;
+  try {
+    fd = fs.openSync(target, O_WRONLY | O_CREAT | O_NOFOLLOW | O_NONBLOCK, 0o644);
+  } catch (err) {
+    // A link there fails with ELOOP (or EACCES, from Linux 6's checks on such directories).
+    let link = null;
+    try {
+      const st = fs.lstatSync(target);
+      if (st.isSymbolicLink()) link = st;
+    } catch {
+      // not there: err says why
+    }
+    if (link && link.uid === process.geteuid()) return fs.openSync(target, 'w');
+    if (link) throw new IxyError('EPCAP', `cannot create pcap file '${target}': it is a symbolic link of another user in ${path.dirname(target)}, which anyone may write to: refusing to follow it`);
+    throw new IxyError(err.code === 'EACCES' ? 'EACCES' : 'EPCAP', `cannot create pcap file '${target}': ${err.code || err.message}`);
+  }
+  const st = fs.fstatSync(fd);
+  if (st.uid !== process.geteuid()) {
+    fs.closeSync(fd);
+    throw new IxyError('EPCAP', `cannot create pcap file '${target}': it exists already and belongs to user ${st.uid}, in ${path.dirname(target)}, which anyone may write to: refusing to write captured traffic into it; remove it or choose another name`);
+  }
+  if (st.isFile()) fs.ftruncateSync(fd, 0);
+  return fd;
 }
 
 function checkFd(fd) {

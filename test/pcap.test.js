@@ -137,6 +137,35 @@ describe('pcap files', function () {
     assert.throws(() => readPcap(path.join(tmpDir(), 'none.pcap')), { name: 'IxyError', code: 'EPCAP', message: /^cannot read pcap file '.*none\.pcap': ENOENT$/ });
   });
 
+  // A name in a directory anyone may write to (/tmp) may be another user's link or file,
+  // put there for root to write through: refused, as fs.protected_symlinks and
+  // fs.protected_regular do where they are on.
+  it('in a sticky world-writable directory, writes through no other user\'s link or file', function () {
+    const shared = path.join(tmpDir(), 'shared');
+    fs.mkdirSync(shared);
+    fs.chmodSync(shared, 0o1777);
+    const victim = path.join(tmpDir(), 'victim');
+    fs.writeFileSync(victim, 'system file\n');
+    const link = path.join(shared, 'link.pcap');
+    fs.symlinkSync(victim, link);
+    fs.lchownSync(link, 65534, 65534);
+    assert.throws(() => new PcapWriter(link), { name: 'IxyError', code: 'EPCAP', message: /link\.pcap': it is a symbolic link of another user in .*, which anyone may write to: refusing to follow it$/ });
+    const theirs = path.join(shared, 'theirs.pcap');
+    fs.writeFileSync(theirs, 'theirs\n');
+    fs.chownSync(theirs, 65534, 65534);
+    assert.throws(() => new PcapWriter(theirs), { name: 'IxyError', code: 'EPCAP', message: /theirs\.pcap': it exists already and belongs to user 65534, in .*: refusing to write captured traffic into it/ });
+    assert.strictEqual(fs.readFileSync(victim, 'utf8'), 'system file\n');
+    assert.strictEqual(fs.readFileSync(theirs, 'utf8'), 'theirs\n');
+    // This user's own link and file, and a new name, are written as anywhere else.
+    fs.lchownSync(link, process.getuid(), process.getgid());
+    fs.chownSync(theirs, process.getuid(), process.getgid());
+    for (const file of [link, theirs, path.join(shared, 'new.pcap')]) {
+      new PcapWriter(file).close();
+      assert.strictEqual(readPcap(file).frames.length, 0);
+    }
+    assert.strictEqual(readPcap(victim).frames.length, 0, 'written through this user\'s link');
+  });
+
   // A pcap file of one 100-byte frame.
   function writtenFile() {
     const file = path.join(tmpDir(), 'one.pcap');
