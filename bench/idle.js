@@ -1,7 +1,7 @@
 #!/usr/bin/env node
 'use strict';
 
-// What an idle loop costs and how fast it wakes (issue 24), per idle mode (lib/idle.js):
+// What an idle loop costs and how fast it wakes (issue 24), per idle mode (lib/device/idle.js):
 //   node bench/idle.js [--seconds 10] [--rounds 10] [--modes spin,backoff]
 // For two loops on the model: `ixy forward` (the commands' run loop) and a
 // `for await (const batch of dev.receive(0))` loop (receive()):

@@ -11,8 +11,8 @@ const stop = STOPPABLE.includes(process.argv[2]) ? require('../lib/apps/stop-sig
 
 const { Command, Option, InvalidArgumentError } = require('commander');
 const { version } = require('../package.json');
-const { tuneJit } = require('../lib/jit');
-const { printable } = require('../lib/printable');
+const { tuneJit } = require('../lib/host/jit');
+const { printable } = require('../lib/host/printable');
 
 // Before any hot loop runs: let V8 compile a whole forwarding step into one function.
 tuneJit();
@@ -28,7 +28,7 @@ function integer(name, min, max) {
   };
 }
 
-// --idle: what a loop does while no frames come (lib/idle.js).
+// --idle: what a loop does while no frames come (lib/device/idle.js).
 function idleOption() {
   return new Option('--idle <mode>', "what to do while no frames come: 'interrupt' sleeps until the NIC interrupts (VFIO only), 'backoff' sleeps on timers, 'spin' polls without pause (a whole core); default: interrupt through VFIO, else backoff")
     .choices(['backoff', 'spin', 'interrupt']);
@@ -175,7 +175,7 @@ program
   .option('-c, --config <commands>', "control commands to run first, separated by ';', e.g. 'source 0 rate=1000; sink 1'")
   .option('--dir <dir>', 'where the ports go: a new directory, made private (default: /dev/shm/ixy-model-PID-XXXXXX)')
   .action(action(async (opts) => {
-    const { runModel } = require('../lib/apps/model');
+    const { runModel } = require('../lib/apps/run-model');
     await runModel({ ports: opts.ports, config: opts.config || '', dir: opts.dir });
   }));
 

@@ -16,8 +16,8 @@
 // on a whole record and keeps every whole record that reached it.
 const fs = require('fs');
 const path = require('path');
-const { IxyError, shown } = require('./errors');
-const { sleepSync } = require('./wait');
+const { IxyError, shown } = require('./host/errors');
+const { sleepSync } = require('./host/register-access');
 
 const MAGIC_MICROSECONDS = 0xa1b2c3d4;
 const MAGIC_NANOSECONDS = 0xa1b23c4d;

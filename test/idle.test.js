@@ -1,13 +1,13 @@
 'use strict';
 
-// Idle loops sleep (lib/idle.js): with `idle: 'backoff'` (the default) a loop whose queues
+// Idle loops sleep (lib/device/idle.js): with `idle: 'backoff'` (the default) a loop whose queues
 // stay empty sleeps in the event loop instead of polling a core away, and the first frames
 // after idleness bring it back to full polling without losing any. The CPU bound here is
 // coarse (a functional check that the loop does not spin, far above what backoff costs,
 // far below a spinning core); the figures are measured by bench/idle.js.
 const assert = require('assert');
 const ixy = require('../lib/index');
-const { cpuShare, modelForSuite } = require('./helpers');
+const { cpuShare, modelForSuite } = require('./support/helpers');
 const { runLoop } = require('../lib/apps/loop');
 
 const IDLE_CPU_BOUND = 0.3; // of one core
@@ -147,8 +147,8 @@ describe('idle: receive() on the model', function () {
 // eventfd (here /dev/null) and a watcher the test fires by hand.
 describe('idle: the interrupt line', function () {
   const fs = require('fs');
-  const nativePath = require.resolve('../lib/native');
-  const linePath = require.resolve('../lib/interrupts');
+  const nativePath = require.resolve('../lib/host/native');
+  const linePath = require.resolve('../lib/host/interrupts');
   let watcher = null;
   let InterruptLine;
   const saved = { native: require.cache[nativePath], line: require.cache[linePath] };
@@ -215,7 +215,7 @@ describe('idle: the interrupt line', function () {
 });
 
 describe('idle: receive() on a device closed by the loop body', function () {
-  const { ReceiveIterator } = require('../lib/receive');
+  const { ReceiveIterator } = require('../lib/device/receive');
 
   it("ends the loop instead of arming a closed device's interrupt", async function () {
     // A device whose one RX queue yields one frame, then nothing; arming it once closed
