@@ -221,6 +221,15 @@ describe('ixy command', function () {
     });
   }
 
+  it('forward: SIGINT the moment it says "forwarding" ends it with its totals and exit 0, every time', async function () {
+    this.timeout(60000);
+    for (let i = 0; i < 5; i++) {
+      const run = await runIxy(['forward', ...model.addresses], { env, onStart: (child) => child.stdout.once('data', () => child.kill('SIGINT')) });
+      assert.deepStrictEqual({ code: run.code, signal: run.signal }, { code: 0, signal: null }, `run ${i}: ${run.stderr}`);
+      for (const address of model.addresses) assert.match(run.stdout, new RegExp(`\\[${address.replace(/\./g, '\\.')}\\] total RX \\d+ packets`));
+    }
+  });
+
   it('runs the demo: model, traffic, forwarding and a report whose numbers add up', async function () {
     const run = await runIxy(['demo', '--seconds', '2', '--rate', '300000']);
     assert.strictEqual(run.code, 0, run.stderr);
