@@ -120,6 +120,8 @@ export interface DeviceStats {
   rxQueues: { packets: number; bytes: number }[];
   /** Per TX queue. */
   txQueues: { packets: number; bytes: number }[];
+  /** Frames taken for sending that never left: still on a TX ring when it stopped or was reset after a hang. */
+  txDropped: number;
 }
 
 export interface RxQueue {
@@ -276,6 +278,8 @@ export interface OpenOptions {
    * RSS) but makes no queues; workerHandle() gives each worker what attachQueue() needs.
    */
   workers?: boolean;
+  /** Once aborted, open() stops waiting for link and rejects with code EABORTED. */
+  signal?: AbortSignal;
   /** Check buffer ownership (default: IXY_DEBUG_BUFFERS=1 in the environment). */
   debug?: boolean;
   /**
@@ -423,8 +427,11 @@ export interface PcapFile {
   frames: PcapFrame[];
 }
 
-/** Reads a whole classic pcap file (either byte order and resolution). */
-export function readPcap(source: string | Uint8Array): PcapFile;
+/**
+ * Reads a whole classic pcap file (either byte order and resolution): a file name, or a Buffer
+ * or Uint8Array holding one. Refuses (EPCAP) a file of more than maxFrames frames (default 2^20).
+ */
+export function readPcap(source: string | Uint8Array, options?: { maxFrames?: number }): PcapFile;
 
 /** Whether an Ethernet frame, bytes[0..length), passes a filter. Allocates nothing. */
 export type FilterPredicate = (bytes: Uint8Array, length: number) => boolean;

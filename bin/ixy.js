@@ -3,9 +3,16 @@
 
 // The `ixy` command: parses arguments and calls the library; nothing else lives here.
 // Every failure a user can cause prints one line and exits non-zero.
+
+// First of all: from here on SIGINT and SIGTERM stop these commands with their totals
+// (lib/apps/stop-signal.js), during start-up too.
+const STOPPABLE = ['forward', 'generate', 'pcap'];
+const stop = STOPPABLE.includes(process.argv[2]) ? require('../lib/apps/stop-signal').watchStopSignals() : undefined;
+
 const { Command, Option, InvalidArgumentError } = require('commander');
 const { version } = require('../package.json');
 const { tuneJit } = require('../lib/host/jit');
+const { printable } = require('../lib/host/printable');
 
 // Before any hot loop runs: let V8 compile a whole forwarding step into one function.
 tuneJit();
@@ -40,7 +47,7 @@ function action(body) {
       await body(...args);
     } catch (err) {
       const message = err && err.code && err.message ? err.message : String(err && err.stack ? err.stack : err);
-      process.stderr.write(`ixy: ${message.split('\n')[0]}\n`);
+      process.stderr.write(`ixy: ${printable(message.split('\n')[0])}\n`);
       if (process.env.IXY_DEBUG && err && err.stack) process.stderr.write(`${err.stack}\n`);
       process.exitCode = 1;
     }
@@ -72,7 +79,7 @@ program
       return;
     }
     const { forward } = require('../lib/apps/forward');
-    await forward(pci1, pci2, { batchSize: opts.batch, seconds: opts.seconds, idle: opts.idle, deviceOptions: { linkTimeout: opts.linkTimeout, force: Boolean(opts.force) } });
+    await forward(pci1, pci2, { batchSize: opts.batch, seconds: opts.seconds, idle: opts.idle, stop, deviceOptions: { linkTimeout: opts.linkTimeout, force: Boolean(opts.force) } });
   }));
 
 program
@@ -90,7 +97,7 @@ program
   .action(action(async (pci, opts) => {
     const { generate } = require('../lib/apps/generate');
     await generate(pci, {
-      batchSize: opts.batch, size: opts.size, rate: opts.rate, count: opts.count, seconds: opts.seconds, idle: opts.idle,
+      batchSize: opts.batch, size: opts.size, rate: opts.rate, count: opts.count, seconds: opts.seconds, idle: opts.idle, stop,
       deviceOptions: { linkTimeout: opts.linkTimeout, force: Boolean(opts.force) },
     });
   }));
@@ -139,7 +146,7 @@ program
     const { pcap } = require('../lib/apps/pcap');
     await pcap(pci, file, {
       count: counted ? integer('n', 0, 2 ** 32 - 1)(n) : 0,
-      filter: words.join(' '), batchSize: opts.batch, nanoseconds: !opts.us, seconds: opts.seconds, packetBuffered: Boolean(opts.packetBuffered), idle: opts.idle,
+      filter: words.join(' '), batchSize: opts.batch, nanoseconds: !opts.us, seconds: opts.seconds, packetBuffered: Boolean(opts.packetBuffered), idle: opts.idle, stop,
       deviceOptions: { linkTimeout: opts.linkTimeout, rxRingSize: opts.ring, force: Boolean(opts.force) },
     });
   }));
@@ -161,9 +168,9 @@ program
   .action(action(async (pci, opts) => {
     const r = require('../lib/bind').bind(pci, { driver: opts.driver, force: Boolean(opts.force) });
     const group = r.iommuGroup === null ? '' : `; IOMMU group ${r.iommuGroup}: a user given /dev/vfio/${r.iommuGroup} may drive it`;
-    process.stdout.write(r.from === r.to ? `${pci} is already bound to ${r.to}${group}\n` : `${pci}: ${r.from || 'no driver'} -> ${r.to}${group}\n`);
+    process.stdout.write(printable(r.from === r.to ? `${pci} is already bound to ${r.to}${group}` : `${pci}: ${r.from || 'no driver'} -> ${r.to}${group}`) + '\n');
     if (r.groupPeers.length > 0) {
-      const peers = r.groupPeers.map((p) => `${p.address} (${p.driver})`).join(', ');
+      const peers = printable(r.groupPeers.map((p) => `${p.address} (${p.driver})`).join(', '));
       process.stdout.write(`IOMMU group ${r.iommuGroup} also holds ${peers}: VFIO opens none of the group until they are bound to vfio-pci too (ixy bind ADDRESS) or to no driver\n`);
     }
   }));
@@ -175,7 +182,7 @@ program
   .option('--force', "take the NIC even if the kernel's interface of it is up or has addresses or routes")
   .action(action(async (pci, opts) => {
     const r = require('../lib/bind').unbind(pci, { force: Boolean(opts.force) });
-    process.stdout.write(r.from === r.to ? `${pci} is already bound to its kernel driver ${r.to}\n` : `${pci}: ${r.from || 'no driver'} -> ${r.to}\n`);
+    process.stdout.write(printable(r.from === r.to ? `${pci} is already bound to its kernel driver ${r.to}` : `${pci}: ${r.from || 'no driver'} -> ${r.to}`) + '\n');
   }));
 
 program
@@ -197,7 +204,7 @@ program
   .description('run the 82599 device model: ports a driver finds through IXY_PCI_ROOT, until Ctrl-C')
   .option('-p, --ports <n>', 'ports (1..8)', integer('--ports', 1, 8), 2)
   .option('-c, --config <commands>', "control commands to run first, separated by ';', e.g. 'source 0 rate=1000; sink 1'")
-  .option('--dir <dir>', 'where the ports go (default: /dev/shm/ixy-model-PID)')
+  .option('--dir <dir>', 'where the ports go: a new directory, made private (default: /dev/shm/ixy-model-PID-XXXXXX)')
   .action(action(async (opts) => {
     const { runModel } = require('../lib/apps/run-model');
     await runModel({ ports: opts.ports, config: opts.config || '', dir: opts.dir });

@@ -15,18 +15,26 @@ const { PacketBatch } = require('../memory/batch');
 const { PcapWriter, CaptureClock } = require('../pcap');
 const { runLoop } = require('./loop');
 const { idleMode } = require('../device/idle');
-const { formatTotals } = require('./stats');
+const { formatTotals, noTraffic } = require('./stats');
 const { ProgressBar } = require('./progress');
 const { compileFilter } = require('../filter');
 
 async function pcap(address, file, {
-  count = 0, batchSize = 32, nanoseconds = true, seconds = 0, packetBuffered = false, err = process.stderr, deviceOptions = {}, idle, filter = '',
+  count = 0, batchSize = 32, nanoseconds = true, seconds = 0, packetBuffered = false, err = process.stderr, deviceOptions = {}, idle, filter = '', stop,
 } = {}) {
   const keep = filter === '' ? null : compileFilter(filter); // EFILTER before the device is touched
   const idleAs = idleMode(idle, deviceOptions.idle); // null: the best the port can do (lib/device/idle.js)
   const batch = new PacketBatch(batchSize);
   // The device first: a bad address or a link that stays down must not leave an empty file.
-  const dev = await open(address, { txQueues: 0, ...deviceOptions });
+  let dev;
+  try {
+    dev = await open(address, { txQueues: 0, ...deviceOptions, signal: stop });
+  } catch (e) {
+    if (e.code !== 'EABORTED') throw e;
+    const stats = noTraffic(); // stopped (SIGINT) while waiting for link: no file made
+    err.write(`${formatTotals(address, stats)}\ncaptured 0 frames (interrupted before the link came up; no file written)\n`);
+    return { reason: 'signal', frames: 0, bytes: 0, stats, pools: [] };
+  }
   let writer;
   try {
     writer = new PcapWriter(file === '-' ? 1 : file, { nanoseconds });
@@ -64,7 +72,7 @@ async function pcap(address, file, {
   let stats;
   try {
     // The per-second rate report only when no progress bar shares the terminal.
-    reason = await captureUntilDone({ devices: [dev], step, seconds, idle: idleAs, report: progress === null && count === 0, out: err }, writer);
+    reason = await captureUntilDone({ devices: [dev], step, seconds, idle: idleAs, report: progress === null && count === 0, out: err, stop }, writer);
     stats = dev.stats();
   } finally {
     if (ticker) clearInterval(ticker);

@@ -238,8 +238,15 @@ class Model {
     }
   }
 
+  // What the model makes in its directory (its ports and its socket), and the directory
+  // if nothing else is left, for a model that died before it could: whatever else is there
+  // the model did not make, and stays.
   _removeDir() {
-    try { fs.rmSync(this.dir, { recursive: true, force: true }); } catch { /* best effort */ }
+    const made = [...this.addresses.map((a) => path.join(this.dir, a)), this.socket];
+    for (const file of made) {
+      try { fs.rmSync(file, { recursive: true, force: true }); } catch { /* best effort */ }
+    }
+    try { fs.rmdirSync(this.dir); } catch { /* gone, or holds what is not ours */ }
   }
 
   // Closes this process's connection to the model; the model runs on.
