@@ -16,6 +16,7 @@ const {
 const { Mempool, CheckedMempool } = require('./memory/mempool');
 const packet = require('./packet');
 const { PcapWriter, CaptureClock, readPcap } = require('./pcap');
+const { compileFilter } = require('./filter');
 const { Device } = require('./device/device');
 const { bind, unbind } = require('./bind');
 const { listDevices } = require('./host/list-devices');
@@ -23,8 +24,16 @@ const { tuneJit } = require('./host/jit');
 const { warmUp } = require('./warm-up');
 const { run } = require('./run');
 
+// In a worker thread: queue pair `index` of a device the main thread opened with
+// { workers: true }, from its workerHandle() (lib/queue-pair.js).
+function attachQueue(handle, index) {
+  const { QueuePair } = require('./queue-pair');
+  return new QueuePair(handle, index);
+}
+
 module.exports = {
   open,
+  attachQueue,
   PacketBatch,
   Mempool,
   CheckedMempool,
@@ -34,6 +43,7 @@ module.exports = {
   PcapWriter,
   CaptureClock,
   readPcap,
+  compileFilter,
   tuneJit,
   warmUp,
   run,

@@ -34,7 +34,7 @@
 // warm-up calls work thousands of times on stand-ins: what work counts or keeps beyond
 // its batch (totals, sequence numbers, buffers of a pool of its own) must be reset after
 // ixy.warmUp(work), or use warmUp: false (a sender loses nothing by starting cold).
-const { runLoop } = require('./run-loop');
+const { runLoop } = require('./loop');
 const { warmUp } = require('./warm-up');
 const { Device } = require('./device/device');
 const { IxyError, shown } = require('./host/errors');

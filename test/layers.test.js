@@ -16,10 +16,12 @@ const LIB = path.join(__dirname, '..', 'lib');
 const LAYERS = [
   ['host'], // sysfs, VFIO, interrupts, claims, bind guards, the addon loader, register access
   ['memory'], // DMA memory, the index arena, mempools, batches, ownership checks
+  ['filter'], // capture filters: tcpdump's language compiled to a predicate over a frame
   ['device'], // what every driver's Device and queues share: counters, receive(), idle
   ['intel'], // the ixgbe/igb NIC base and descriptor queues
   ['intel/ixgbe', 'intel/igb', 'virtio', 'model'], // the drivers, and the device model's API
   ['warm-up'], // an app's hot path run on stand-in queues before the device goes live
+  ['loop'], // the commands' run loop (ixy.run() offers it): slices, idle, reports
   ['.'], // the public API: open(), the driver table, packets, pcap
   ['apps'], // the commands
 ];

@@ -8,10 +8,11 @@ const { open } = require('../index');
 const { PacketBatch } = require('../memory/batch');
 const { Mempool } = require('../memory/mempool');
 const packet = require('../packet');
-const { runLoop } = require('../run-loop');
+const { runLoop } = require('../loop');
 const { idleMode } = require('../device/idle');
 const { IxyError } = require('../host/errors');
-const { Report } = require('../report');
+const { noTraffic } = require('../loop/rates');
+const { Report } = require('../loop/report');
 
 // Writes the sequence numbers seq, seq + 1, ... into the batch's first n frames and sets
 // their lengths. It indexes one view over the whole pool (batch.frameAt(i)) instead of
@@ -41,8 +42,9 @@ function framePool(dev, entries, frame) {
 
 async function generate(address, {
   batchSize = 32, size = 60, rate = 0, count = 0, seconds = 0, out = process.stdout, deviceOptions = {}, frame = {},
-  poolEntries = 4096, idle, json = false,
+  poolEntries = 4096, idle, stop, json = false,
 } = {}) {
+  const report = new Report({ json, out }); // json: JSON lines (lib/loop/report.js)
   // Validate before touching the device.
   // idle: with a rate, 'backoff' (default) sleeps between the sends of a slow rate and
   // sends what fell due meanwhile as one burst; 'spin' keeps the spacing (lib/device/idle.js).
@@ -53,7 +55,16 @@ async function generate(address, {
   const template = new Uint8Array(packet.MAX_FRAME);
   packet.writeUdpFrame(template, { size, ...frame });
   const batch = new PacketBatch(batchSize);
-  const dev = await open(address, { rxQueues: 1, ...deviceOptions });
+  let dev;
+  try {
+    dev = await open(address, { rxQueues: 1, ...deviceOptions, signal: stop });
+  } catch (err) {
+    if (err.code !== 'EABORTED') throw err;
+    const stats = noTraffic(); // stopped (SIGINT) while waiting for link: nothing sent
+    report.total(address, stats);
+    if (json) report.line('end', '', { reason: 'signal', sent: 0 });
+    return { reason: 'signal', sent: 0, stats, pools: [] };
+  }
   const pool = framePool(dev, poolEntries, template.subarray(0, size));
   const txQueue = dev.txQueues[0];
   let seq = 0;
@@ -81,10 +92,10 @@ async function generate(address, {
   };
 
   try {
-    const report = new Report({ json, out });
     report.line('start', `generating ${size}-byte frames on ${dev.address} (${dev.mac})${rate ? ` at ${rate} pps` : ''}${count ? `, ${count} frames` : ''}`,
       { command: 'generate', devices: [{ address: dev.address, mac: dev.mac }], size, rate, count });
-    const reason = await runLoop({ devices: [dev], step, seconds, out, idle: idleAs, json });
+    const reason = await runLoop({ devices: [dev], step, seconds, out, idle: idleAs, stop, json });
+    dev.stop(); // first: frames the NIC never sent leave the TX totals for the dropped ones
     const stats = dev.stats();
     report.total(dev.address, stats);
     if (json) report.line('end', '', { reason, sent: seq });

@@ -7,24 +7,39 @@
 // may be stdout ('-'): `ixy pcap 0000:03:00.0 - | tshark -r -`. To a pipe (or with
 // packetBuffered, like tcpdump -U) every batch is written at once, so that the reader sees
 // frames as they come; a reader that goes away (EPIPE) ends the capture like Ctrl-C.
+//
+// filter: a tcpdump filter expression (lib/filter/); frames it rejects go back to the
+// pool as soon as they are received, and `count` counts the frames kept.
 const { open } = require('../index');
 const { PacketBatch } = require('../memory/batch');
 const { PcapWriter, CaptureClock } = require('../pcap');
-const { runLoop } = require('../run-loop');
+const { runLoop } = require('../loop');
 const { idleMode } = require('../device/idle');
-const { Report } = require('../report');
+const { noTraffic } = require('../loop/rates');
+const { Report } = require('../loop/report');
 const { ProgressBar } = require('./progress');
+const { compileFilter } = require('../filter');
 
 async function pcap(address, file, {
-  count = 0, batchSize = 32, nanoseconds = true, seconds = 0, packetBuffered = false, err = process.stderr, deviceOptions = {}, idle,
+  count = 0, batchSize = 32, nanoseconds = true, seconds = 0, packetBuffered = false, err = process.stderr, deviceOptions = {}, idle, filter = '', stop,
   json = false, jsonOut = file === '-' ? err : process.stdout,
 } = {}) {
   // --json: the records on stdout, or on stderr while the capture itself goes to stdout.
   const report = new Report({ json, out: json ? jsonOut : err });
+  const keep = filter === '' ? null : compileFilter(filter); // EFILTER before the device is touched
   const idleAs = idleMode(idle, deviceOptions.idle); // null: the best the port can do (lib/device/idle.js)
   const batch = new PacketBatch(batchSize);
   // The device first: a bad address or a link that stays down must not leave an empty file.
-  const dev = await open(address, { txQueues: 0, ...deviceOptions });
+  let dev;
+  try {
+    dev = await open(address, { txQueues: 0, ...deviceOptions, signal: stop });
+  } catch (e) {
+    if (e.code !== 'EABORTED') throw e;
+    const stats = noTraffic(); // stopped (SIGINT) while waiting for link: no file made
+    report.total(address, stats);
+    report.line('end', 'captured 0 frames (interrupted before the link came up; no file written)', { reason: 'signal', frames: 0, bytes: 0, file: null });
+    return { reason: 'signal', frames: 0, bytes: 0, stats, pools: [] };
+  }
   let writer;
   try {
     writer = new PcapWriter(file === '-' ? 1 : file, { nanoseconds });
@@ -38,13 +53,15 @@ async function pcap(address, file, {
   const clock = new CaptureClock();
   const progress = count > 0 && err.isTTY && !json ? new ProgressBar(err, count) : null;
   const ticker = progress ? setInterval(() => progress.draw(writer.frames), 100) : null;
+  const what = `${count ? `, ${count} frames` : ''}${keep ? ` matching '${filter}'` : ''}`;
   if (!progress) {
-    report.line('start', `capturing on ${dev.address} (${dev.mac}) to ${name}${count ? `, ${count} frames` : ''}; Ctrl-C stops`,
-      { command: 'pcap', devices: [{ address: dev.address, mac: dev.mac }], file: name, count });
+    report.line('start', `capturing on ${dev.address} (${dev.mac}) to ${name}${what}; Ctrl-C stops`,
+      { command: 'pcap', devices: [{ address: dev.address, mac: dev.mac }], file: name, count, filter });
   }
 
   const step = () => {
-    const n = rxQueue.receive(batch);
+    if (rxQueue.receive(batch) === 0) return false;
+    const n = keep === null ? batch.count : batch.keepIf(keep);
     if (n === 0) return false;
     clock.now(); // one clock read per batch: its frames left the ring in this poll
     // With a count, write only what is still wanted; the rest of the batch is dropped.
@@ -63,7 +80,7 @@ async function pcap(address, file, {
   let stats;
   try {
     // The per-second rate report only when no progress bar shares the terminal.
-    reason = await captureUntilDone({ devices: [dev], step, seconds, idle: idleAs, report: progress === null && (count === 0 || json), out: report.out, json }, writer);
+    reason = await captureUntilDone({ devices: [dev], step, seconds, idle: idleAs, report: progress === null && (count === 0 || json), out: report.out, stop, json }, writer);
     stats = dev.stats();
   } finally {
     if (ticker) clearInterval(ticker);

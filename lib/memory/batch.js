@@ -22,6 +22,7 @@ const MAX_BATCH = 4096;
 class PacketBatch {
   // status: keep each received frame's descriptor status word, for checksumOf(). Off by
   // default: it costs a pass over the frames in every receive.
+  // hashes: keep each received frame's RSS hash (see `hashes` below).
   constructor(capacity = 32, pool = null, options = {}) {
     if (!Number.isInteger(capacity) || capacity < 1 || capacity > MAX_BATCH) {
       throw new IxyError('EBATCH', `batch size must be 1..${MAX_BATCH}, got ${shown(capacity)}`);
@@ -29,8 +30,9 @@ class PacketBatch {
     if (pool !== null && !(pool instanceof Mempool)) {
       throw new IxyError('EINVAL', `a batch's pool must be a Mempool or null, got ${shown(pool)}`);
     }
-    checkOptionNames('new PacketBatch()', options, ['status']);
+    checkOptionNames('new PacketBatch()', options, ['status', 'hashes']);
     const status = Boolean(options && options.status);
+    const hashes = Boolean(options && options.hashes);
     this.capacity = capacity;
     this.ids = arena.allocWords(capacity);
     this.lengths = arena.allocWords(capacity);
@@ -41,6 +43,11 @@ class PacketBatch {
     this.idsAt = arena.offsetOf(this.ids);
     this.lengthsAt = arena.offsetOf(this.lengths);
     this.statusAt = status ? arena.offsetOf(this.status) : -1;
+    // With `hashes`: per received frame, the RSS hash the NIC computed (82599 7.1.2.8:
+    // Toeplitz over the IPv4 addresses and TCP/UDP ports), 0 for frames it does not hash
+    // and on a device opened with one RX queue (no RSS). Without: null, and hashesAt -1.
+    this.hashes = hashes ? arena.allocWords(capacity) : null;
+    this.hashesAt = hashes ? arena.offsetOf(this.hashes) : -1;
     this.filledBy = null; // the RX queue whose status words `status` holds, if it has any
     this.count = 0;
     // How many of the first packets the last Device.txBatch() handed to the NIC: those are
@@ -131,6 +138,31 @@ class PacketBatch {
         throw unsendable(`frame ${k} of the batch is ${words[lengthsAt + k]} bytes; a frame must be ${minLength}..${pool.bufferSize} bytes (the buffer size)`);
       }
     }
+  }
+
+  // Keeps, in order, the frames keep(bytes, length) accepts (a compileFilter() predicate)
+  // and gives the others back to the pool at once; returns how many are left. For a batch
+  // just received: nothing of it has been sent.
+  keepIf(keep) {
+    const { ids, lengths, status } = this;
+    const pool = this.pool;
+    const buffers = pool.buffers;
+    let kept = 0;
+    for (let i = 0; i < this.count; i++) {
+      const id = ids[i];
+      if (!keep(buffers[id], lengths[i])) {
+        pool.free(id);
+      } else {
+        if (kept !== i) {
+          ids[kept] = id;
+          lengths[kept] = lengths[i];
+          if (status !== null) status[kept] = status[i];
+        }
+        kept++;
+      }
+    }
+    this.count = kept;
+    return kept;
   }
 
   // Gives packets [from, count) back to their pool and empties the batch.

@@ -6,7 +6,7 @@
 // When nothing moves, sleep instead (lib/device/idle.js).
 const { RateMeter } = require('./rates');
 const { Report } = require('./report');
-const { idleMode, bestIdle, Idler } = require('./device/idle');
+const { idleMode, bestIdle, Idler } = require('../device/idle');
 
 const SLICE_MS = 2; // how long we run before yielding
 // The clock is read about this many times per slice, not per step: in Node 20 every
@@ -76,9 +76,10 @@ function packetsMoved(devices) {
 // idle: 'backoff', 'spin' or 'interrupt' (default: the best the devices can do), see
 // lib/device/idle.js; once no queue of `devices` has moved a packet for a while the loop sleeps
 // between single steps.
-// json: the reports as JSON lines (lib/report.js). signal: an AbortSignal whose abort stops
-// the loop ('aborted').
-async function runLoop({ devices, step, seconds = 0, report = true, out = process.stdout, idle, json = false, signal = null }) {
+// json: the reports as JSON lines (lib/loop/report.js). stop: an AbortSignal that stops the
+// loop as SIGINT does ('signal'; lib/apps/stop-signal.js), even when it was aborted before
+// the loop began; signal: one whose abort stops it as 'aborted' (ixy.run()'s).
+async function runLoop({ devices, step, seconds = 0, report = true, out = process.stdout, idle, json = false, stop = null, signal = null }) {
   const lines = new Report({ json, out });
   const mode = idleMode(idle) || bestIdle(devices);
   const idler = mode === 'spin' ? null : new Idler(mode, devices); // EUNSUPPORTED: 'interrupt' without VFIO
@@ -87,6 +88,10 @@ async function runLoop({ devices, step, seconds = 0, report = true, out = proces
   const onSignal = () => { stopReason = 'signal'; };
   process.on('SIGINT', onSignal);
   process.on('SIGTERM', onSignal);
+  if (stop) {
+    if (stop.aborted) onSignal();
+    else stop.addEventListener('abort', onSignal);
+  }
   const onAbort = () => { stopReason = stopReason || 'aborted'; };
   if (signal !== null) {
     if (signal.aborted) onAbort();
@@ -165,6 +170,7 @@ async function runLoop({ devices, step, seconds = 0, report = true, out = proces
     if (cancelTimer) cancelTimer();
     process.removeListener('SIGINT', onSignal);
     process.removeListener('SIGTERM', onSignal);
+    if (stop) stop.removeEventListener('abort', onSignal);
     if (signal !== null) signal.removeEventListener('abort', onAbort);
   }
   if (failure) throw failure;
