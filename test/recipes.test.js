@@ -80,11 +80,11 @@ describe('recipes (examples/ on the device model)', function () {
     });
   }
 
-  it('filter-forward.js forwards everything but UDP to the dropped port, both ways', async function () {
+  it('filter-forward.js forwards what its filter expression accepts, both ways', async function () {
     const file = path.join(tmp, 'mixed.pcap');
     udpPcap(file, [[1000, 53, 100], [1001, 5000, 50]]);
     await model.sink(1);
-    const run = await runExample('filter-forward.js', [model.addresses[0], model.addresses[1], '--drop-port', '5000', '--seconds', '2'],
+    const run = await runExample('filter-forward.js', [model.addresses[0], model.addresses[1], '--filter', 'not (udp and dst port 5000)', '--seconds', '2'],
       () => model.pcapIn(0, file, { rate: 20000 }));
     assert.strictEqual(run.code, 0, run.stderr);
     const sink = await model.stats(1);
@@ -136,5 +136,21 @@ describe('recipes (examples/ on the device model)', function () {
     assert.match(final, /^top 3 flows \(5 flows, 0 frames not IPv4\):\n/);
     const rows = [...final.matchAll(/:(\d+) -> [\d.]+:(\d+) udp frames (\d+) bytes (\d+)/g)].map((m) => m.slice(1).map(Number));
     assert.deepStrictEqual(rows, [[1000, 53, 64, 64 * 60], [1001, 53, 32, 32 * 60], [1002, 80, 16, 16 * 60]]);
+  });
+
+  it('top-talkers.js on the model\'s own weighted, mixed TCP/UDP flows (no pcap file)', async function () {
+    const N = 4000;
+    // rate 0: frames are offered as descriptors free up, so none is skipped or dropped
+    // however busy the host (a rate-limited source skips the time the model was away).
+    const start = () => model.source(0, { rate: 0, size: 60, count: N, flows: 8, zipf: 1.2, proto: 'mixed', vary: ['sport'] });
+    const run = await runExample('top-talkers.js', [model.addresses[0], '--top', '8', '--seconds', '2'], start);
+    assert.strictEqual(run.code, 0, run.stderr);
+    const final = run.stdout.slice(run.stdout.lastIndexOf('top 8 flows ('));
+    const rows = [...final.matchAll(/:(\d+) -> [\d.]+:5000 (udp|tcp) frames (\d+)/g)].map((m) => [Number(m[1]), m[2], Number(m[3])]);
+    assert.strictEqual(rows.reduce((n, r) => n + r[2], 0), N, final);
+    // Zipf: flow f drawn with weight 1/(f+1)^1.2, so flows 0, 1, 2 lead in that order;
+    // mixed: odd flows are TCP.
+    assert.deepStrictEqual(rows.slice(0, 3).map((r) => r[0]), [1024, 1025, 1026], final);
+    for (const [sport, proto] of rows) assert.strictEqual(proto, (sport - 1024) % 2 === 1 ? 'tcp' : 'udp');
   });
 });
