@@ -70,8 +70,14 @@ program
   .option('-t, --seconds <s>', 'stop after this many seconds (0: run until Ctrl-C)', integer('--seconds', 0, 1e9), 0)
   .option('--link-timeout <ms>', 'how long to wait for link', integer('--link-timeout', 1, 600000), 10000)
   .option('--force', "take the NIC even if the kernel's interface of it is up or has addresses or routes")
+  .option('-w, --workers <n>', 'one worker thread per queue pair, RSS over n RX queues (ixgbe, igb; 1..16)', integer('--workers', 1, 16))
   .addOption(idleOption())
   .action(action(async (pci1, pci2, opts) => {
+    if (opts.workers !== undefined) {
+      const { forwardWorkers } = require('../lib/apps/forward-workers');
+      await forwardWorkers(pci1, pci2, { workers: opts.workers, batchSize: opts.batch, seconds: opts.seconds, deviceOptions: { linkTimeout: opts.linkTimeout, force: Boolean(opts.force) } });
+      return;
+    }
     const { forward } = require('../lib/apps/forward');
     await forward(pci1, pci2, { batchSize: opts.batch, seconds: opts.seconds, idle: opts.idle, stop, deviceOptions: { linkTimeout: opts.linkTimeout, force: Boolean(opts.force) } });
   }));
@@ -101,7 +107,8 @@ program
   .description('capture received frames to a pcap file (tcpdump, tshark and Wireshark read it)')
   .argument('<pci>', 'PCI address of the port')
   .argument('<file>', "pcap file to write ('-': stdout)")
-  .argument('[n]', 'stop after n frames, with a progress bar on a terminal (none or 0: no limit)', integer('n', 0, 2 ** 32 - 1))
+  .argument('[n]', 'stop after n frames kept, with a progress bar on a terminal (none or 0: no limit); a word that is not a number starts the expression')
+  .argument('[expression...]', "capture only frames that match this filter, in tcpdump's language (pcap-filter(7)), its words joined as tcpdump joins them: ixy pcap PCI f.pcap udp and dst port 53")
   .option('--ns', 'nanosecond timestamps (the default)')
   .option('--us', 'microsecond timestamps, for tools that only read the original format')
   .option('-U, --packet-buffered', 'write every batch at once, not 1 MiB at a time (always so to a pipe), like tcpdump -U')
@@ -111,11 +118,15 @@ program
   .option('--link-timeout <ms>', 'how long to wait for link', integer('--link-timeout', 1, 600000), 10000)
   .option('--force', "take the NIC even if the kernel's interface of it is up or has addresses or routes")
   .addOption(idleOption())
-  .action(action(async (pci, file, n, opts) => {
+  .action(action(async (pci, file, n, expression, opts) => {
     if (opts.ns && opts.us) throw new InvalidArgumentError('--ns and --us exclude each other');
+    // `ixy pcap PCI f.pcap udp` as tcpdump users write it: no count, the expression.
+    const counted = n !== undefined && /^\d+$/.test(n);
+    const words = n === undefined || counted ? expression : [n, ...expression];
     const { pcap } = require('../lib/apps/pcap');
     await pcap(pci, file, {
-      count: n || 0, batchSize: opts.batch, nanoseconds: !opts.us, seconds: opts.seconds, packetBuffered: Boolean(opts.packetBuffered), idle: opts.idle, stop,
+      count: counted ? integer('n', 0, 2 ** 32 - 1)(n) : 0,
+      filter: words.join(' '), batchSize: opts.batch, nanoseconds: !opts.us, seconds: opts.seconds, packetBuffered: Boolean(opts.packetBuffered), idle: opts.idle, stop,
       deviceOptions: { linkTimeout: opts.linkTimeout, rxRingSize: opts.ring, force: Boolean(opts.force) },
     });
   }));

@@ -7,6 +7,9 @@
 // may be stdout ('-'): `ixy pcap 0000:03:00.0 - | tshark -r -`. To a pipe (or with
 // packetBuffered, like tcpdump -U) every batch is written at once, so that the reader sees
 // frames as they come; a reader that goes away (EPIPE) ends the capture like Ctrl-C.
+//
+// filter: a tcpdump filter expression (lib/filter/); frames it rejects go back to the
+// pool as soon as they are received, and `count` counts the frames kept.
 const { open } = require('../index');
 const { PacketBatch } = require('../memory/batch');
 const { PcapWriter, CaptureClock } = require('../pcap');
@@ -14,10 +17,12 @@ const { runLoop } = require('./loop');
 const { idleMode } = require('../device/idle');
 const { formatTotals, noTraffic } = require('./stats');
 const { ProgressBar } = require('./progress');
+const { compileFilter } = require('../filter');
 
 async function pcap(address, file, {
-  count = 0, batchSize = 32, nanoseconds = true, seconds = 0, packetBuffered = false, err = process.stderr, deviceOptions = {}, idle, stop,
+  count = 0, batchSize = 32, nanoseconds = true, seconds = 0, packetBuffered = false, err = process.stderr, deviceOptions = {}, idle, filter = '', stop,
 } = {}) {
+  const keep = filter === '' ? null : compileFilter(filter); // EFILTER before the device is touched
   const idleAs = idleMode(idle, deviceOptions.idle); // null: the best the port can do (lib/device/idle.js)
   const batch = new PacketBatch(batchSize);
   // The device first: a bad address or a link that stays down must not leave an empty file.
@@ -43,10 +48,12 @@ async function pcap(address, file, {
   const clock = new CaptureClock();
   const progress = count > 0 && err.isTTY ? new ProgressBar(err, count) : null;
   const ticker = progress ? setInterval(() => progress.draw(writer.frames), 100) : null;
-  if (!progress) err.write(`capturing on ${dev.address} (${dev.mac}) to ${name}${count ? `, ${count} frames` : ''}; Ctrl-C stops\n`);
+  const what = `${count ? `, ${count} frames` : ''}${keep ? ` matching '${filter}'` : ''}`;
+  if (!progress) err.write(`capturing on ${dev.address} (${dev.mac}) to ${name}${what}; Ctrl-C stops\n`);
 
   const step = () => {
-    const n = rxQueue.receive(batch);
+    if (rxQueue.receive(batch) === 0) return false;
+    const n = keep === null ? batch.count : batch.keepIf(keep);
     if (n === 0) return false;
     clock.now(); // one clock read per batch: its frames left the ring in this poll
     // With a count, write only what is still wanted; the rest of the batch is dropped.

@@ -90,7 +90,15 @@ class Device {
       s.txBytes += q.bytes;
       s.txDropped += q.dropped;
     }
+    // Per queue, what the queues counted themselves: with RSS, how the flows spread.
+    s.rxQueues = this.rxQueues.map((q) => ({ packets: q.packets, bytes: q.bytes }));
+    s.txQueues = this.txQueues.map((q) => ({ packets: q.packets, bytes: q.bytes }));
     return s;
+  }
+
+  // Queue pairs in worker threads: ixgbe and igb only (lib/intel/nic.js).
+  workerHandle() {
+    throw new IxyError('EUNSUPPORTED', `${this.driver} cannot hand its queues to worker threads (ixgbe and igb can)`);
   }
 
   // Throws ECLOSED once close() has begun: the device's registers, rings and buffers are
