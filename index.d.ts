@@ -577,6 +577,22 @@ export interface ModelPortStats {
   [counter: string]: number | boolean | string | number[];
 }
 
+/** The model's latency truth for one TX port (native/model/README.md, "Latency truth"). */
+export interface ModelLatency {
+  port: number;
+  count: number;
+  unmatched: number;
+  minNs: number;
+  meanNs: number;
+  p50Ns: number;
+  p99Ns: number;
+  p999Ns: number;
+  p9999Ns: number;
+  maxNs: number;
+  /** The non-empty buckets: [lowest ns, width in ns, frames]. */
+  buckets: [number, number, number][];
+}
+
 /**
  * The 82599 device model (a separate process): fake PCI devices under `dir` (use it as
  * IXY_PCI_ROOT), wired to traffic sources, sinks, cables and pcap files.
@@ -601,7 +617,15 @@ export class Model {
   sourceOff(port: number): Promise<unknown>;
   sink(port: number, options?: { check?: boolean }): Promise<unknown>;
   cable(a: number, b: number): Promise<unknown>;
-  pcapOut(port: number, file: string | null): Promise<unknown>;
+  /** Transmitted frames with their wire times; nanoseconds: the nanosecond pcap format. */
+  pcapOut(port: number, file: string | null, options?: { nanoseconds?: boolean }): Promise<unknown>;
+  /** The port's line: 'paced' (10 Gb/s, the default) or 'unlimited' (frames take no wire time). */
+  wire(port: number, mode: 'paced' | 'unlimited'): Promise<unknown>;
+  /** Starts (and clears) the latency truth on every port; latencyOff() stops it. */
+  latencyOn(): Promise<unknown>;
+  latencyOff(): Promise<unknown>;
+  /** The histogram of the source frames that left `port`: RX write-back to TX fetch, in ns. */
+  latency(port: number): Promise<ModelLatency>;
   pcapIn(port: number, file: string, options?: { loop?: boolean; rate?: number }): Promise<unknown>;
   link(port: number, up: boolean): Promise<unknown>;
   /** Wires the port to TAP interface `ifname` (made with `ip tuntap`), in network namespace `netns` if given. */
