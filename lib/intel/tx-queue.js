@@ -238,7 +238,8 @@ class TxQueue extends Queue {
   }
 
   // Takes the frames between clean and tail whose descriptor has no DD out of the packet
-  // and byte totals. (A descriptor the NIC has not written back still holds our length.)
+  // and byte totals, into the dropped count. (A descriptor the NIC has not written back
+  // still holds our length.)
   uncountUnsent() {
     let frames = 0;
     let bytes = 0;
@@ -249,6 +250,7 @@ class TxQueue extends Queue {
     }
     this.totals[PACKETS] -= frames;
     this.totals[BYTES] -= bytes;
+    this.dropped += frames;
     return frames;
   }
 
