@@ -147,7 +147,7 @@ describe('queue pairs in worker threads', function () {
     const dev = await ixy.open(model.addresses[0], { rxQueues: 2, txQueues: 2, workers: true });
     try {
       await model.clear(0);
-      await model.source(0, { count: 1000, flows: 8 });
+      await model.source(0, { count: 1000, flows: 8, vary: ['sport'] }); // flows on both queues
       const body = `(ixy, h) => {
         const pair = ixy.attachQueue(h, 0);
         try {
