@@ -92,6 +92,8 @@ export class PacketBatch {
    * the batch's pool and every length within [minLength, the pool's buffer size].
    */
   checkForSend(minLength: number): void;
+  /** Keeps, in order, the frames keep() accepts and frees the others at once; returns how many are left. */
+  keepIf(keep: FilterPredicate): number;
   /** Frees packets [from, count) and empties the batch. */
   freeFrom(from?: number): void;
   /** Frees the packets the batch still owns, ids[sent..count), and empties it. */
@@ -118,6 +120,8 @@ export interface DeviceStats {
   rxQueues: { packets: number; bytes: number }[];
   /** Per TX queue. */
   txQueues: { packets: number; bytes: number }[];
+  /** Frames taken for sending that never left: still on a TX ring when it stopped or was reset after a hang. */
+  txDropped: number;
 }
 
 export interface RxQueue {
@@ -165,6 +169,11 @@ export interface ReceiveOptions {
   signal?: AbortSignal;
   /** What the loop does while the queue is empty (default: open()'s idle, else the best the device has). */
   idle?: IdleMode;
+  /**
+   * Hand out only the frames this accepts: a tcpdump filter expression (compiled with
+   * compileFilter()) or a predicate. The others are freed as soon as they are received.
+   */
+  filter?: string | FilterPredicate | null;
 }
 
 /**
@@ -269,6 +278,8 @@ export interface OpenOptions {
    * RSS) but makes no queues; workerHandle() gives each worker what attachQueue() needs.
    */
   workers?: boolean;
+  /** Once aborted, open() stops waiting for link and rejects with code EABORTED. */
+  signal?: AbortSignal;
   /** Check buffer ownership (default: IXY_DEBUG_BUFFERS=1 in the environment). */
   debug?: boolean;
   /**
@@ -416,8 +427,21 @@ export interface PcapFile {
   frames: PcapFrame[];
 }
 
-/** Reads a whole classic pcap file (either byte order and resolution). */
-export function readPcap(source: string | Uint8Array): PcapFile;
+/**
+ * Reads a whole classic pcap file (either byte order and resolution): a file name, or a Buffer
+ * or Uint8Array holding one. Refuses (EPCAP) a file of more than maxFrames frames (default 2^20).
+ */
+export function readPcap(source: string | Uint8Array, options?: { maxFrames?: number }): PcapFile;
+
+/** Whether an Ethernet frame, bytes[0..length), passes a filter. Allocates nothing. */
+export type FilterPredicate = (bytes: Uint8Array, length: number) => boolean;
+
+/**
+ * Compiles a capture filter in tcpdump's language (pcap-filter(7): `udp and dst port 53`,
+ * `tcp[tcpflags] & tcp-syn != 0`, `vlan 100 and host 10.0.0.1`, ...) into a predicate that
+ * keeps the frames tcpdump keeps. Throws IxyError EFILTER, with the column, for a bad one.
+ */
+export function compileFilter(expression: string): FilterPredicate & { readonly expression: string };
 
 /**
  * Raises V8's inlining budget for the whole process (lib/host/jit.js), so that a tight loop of
@@ -553,6 +577,22 @@ export interface ModelPortStats {
   [counter: string]: number | boolean | string | number[];
 }
 
+/** The model's latency truth for one TX port (native/model/README.md, "Latency truth"). */
+export interface ModelLatency {
+  port: number;
+  count: number;
+  unmatched: number;
+  minNs: number;
+  meanNs: number;
+  p50Ns: number;
+  p99Ns: number;
+  p999Ns: number;
+  p9999Ns: number;
+  maxNs: number;
+  /** The non-empty buckets: [lowest ns, width in ns, frames]. */
+  buckets: [number, number, number][];
+}
+
 /**
  * The 82599 device model (a separate process): fake PCI devices under `dir` (use it as
  * IXY_PCI_ROOT), wired to traffic sources, sinks, cables and pcap files.
@@ -577,7 +617,15 @@ export class Model {
   sourceOff(port: number): Promise<unknown>;
   sink(port: number, options?: { check?: boolean }): Promise<unknown>;
   cable(a: number, b: number): Promise<unknown>;
-  pcapOut(port: number, file: string | null): Promise<unknown>;
+  /** Transmitted frames with their wire times; nanoseconds: the nanosecond pcap format. */
+  pcapOut(port: number, file: string | null, options?: { nanoseconds?: boolean }): Promise<unknown>;
+  /** The port's line: 'paced' (10 Gb/s, the default) or 'unlimited' (frames take no wire time). */
+  wire(port: number, mode: 'paced' | 'unlimited'): Promise<unknown>;
+  /** Starts (and clears) the latency truth on every port; latencyOff() stops it. */
+  latencyOn(): Promise<unknown>;
+  latencyOff(): Promise<unknown>;
+  /** The histogram of the source frames that left `port`: RX write-back to TX fetch, in ns. */
+  latency(port: number): Promise<ModelLatency>;
   pcapIn(port: number, file: string, options?: { loop?: boolean; rate?: number }): Promise<unknown>;
   link(port: number, up: boolean): Promise<unknown>;
   /** Wires the port to TAP interface `ifname` (made with `ip tuntap`), in network namespace `netns` if given. */

@@ -26,6 +26,7 @@ export const {
   PcapWriter,
   CaptureClock,
   readPcap,
+  compileFilter,
   CHECKSUM_IP_GOOD,
   CHECKSUM_IP_BAD,
   CHECKSUM_L4_GOOD,

@@ -16,6 +16,7 @@ const {
 const { Mempool, CheckedMempool } = require('./memory/mempool');
 const packet = require('./packet');
 const { PcapWriter, CaptureClock, readPcap } = require('./pcap');
+const { compileFilter } = require('./filter');
 const { Device } = require('./device/device');
 const { bind, unbind } = require('./bind');
 const { listDevices } = require('./host/list-devices');
@@ -41,6 +42,7 @@ module.exports = {
   PcapWriter,
   CaptureClock,
   readPcap,
+  compileFilter,
   tuneJit,
   warmUp,
   CHECKSUM_IP_GOOD,

@@ -32,6 +32,7 @@ const DEFAULTS = {
   // The queues belong to worker threads (lib/queue-pair.js): the device does the
   // global init and RSS, each worker attaches its queue pair with workerHandle().
   workers: false,
+  signal: null, // an AbortSignal: once aborted, the link wait gives up (EABORTED)
 };
 
 class AdvancedNic extends Device {
@@ -63,6 +64,10 @@ class AdvancedNic extends Device {
     this.missed = 0; // frames dropped for want of room (readMissed)
     this.hardwareErrors = 0; // broken frames the NIC dropped itself (readErrors)
     try {
+      // A removed NIC answers all ones, and every wait of the init would time out after 2 s.
+      if (this.isLost()) {
+        throw new IxyError('EDEVICELOST', `${address} does not answer (its registers read all ones): the NIC was removed or is powered off`);
+      }
       exitGuard.guard(this, { bar: this.bar, stopBits: dmaStopBits(layout, this.options) });
       // An unbound NIC may have bus mastering off, and then it can do no DMA at all.
       pci.enableBusMastering(address);
@@ -77,7 +82,7 @@ class AdvancedNic extends Device {
     const dev = new this(address, options);
     try {
       dev.resetAndInit();
-      await dev.waitForLink(dev.options.linkTimeout);
+      await dev.waitForLink(dev.options.linkTimeout, dev.options.signal);
     } catch (err) {
       dev.closeAfter(err);
     }
@@ -159,9 +164,10 @@ class AdvancedNic extends Device {
     };
   }
 
-  async waitForLink(timeoutMs) {
+  async waitForLink(timeoutMs, signal = null) {
     const deadline = Date.now() + timeoutMs;
     while (this.linkSpeed === 0) {
+      if (signal && signal.aborted) throw aborted(this.address);
       if (Date.now() > deadline) {
         throw new IxyError('ELINKTIMEOUT', `link on ${this.address} did not come up within ${timeoutMs / 1000} s: check the cable or the link partner`);
       }
@@ -320,6 +326,11 @@ function dmaStopBits(L, o) {
 }
 
 // The options with every one left out, or given as undefined, set to its default.
+// open() gave up waiting for link because its `signal` was aborted (Ctrl-C at start-up).
+function aborted(address) {
+  return new IxyError('EABORTED', `stopped while waiting for link on ${address}`);
+}
+
 function withDefaults(defaults, options) {
   const o = { ...defaults };
   for (const [key, value] of Object.entries(options)) if (value !== undefined) o[key] = value;

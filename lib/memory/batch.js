@@ -132,6 +132,31 @@ class PacketBatch {
     }
   }
 
+  // Keeps, in order, the frames keep(bytes, length) accepts (a compileFilter() predicate)
+  // and gives the others back to the pool at once; returns how many are left. For a batch
+  // just received: nothing of it has been sent.
+  keepIf(keep) {
+    const { ids, lengths, status } = this;
+    const pool = this.pool;
+    const buffers = pool.buffers;
+    let kept = 0;
+    for (let i = 0; i < this.count; i++) {
+      const id = ids[i];
+      if (!keep(buffers[id], lengths[i])) {
+        pool.free(id);
+      } else {
+        if (kept !== i) {
+          ids[kept] = id;
+          lengths[kept] = lengths[i];
+          if (status !== null) status[kept] = status[i];
+        }
+        kept++;
+      }
+    }
+    this.count = kept;
+    return kept;
+  }
+
   // Gives packets [from, count) back to their pool and empties the batch.
   freeFrom(from = 0) {
     if (from < this.count) this.pool.freeMany(this.ids, from, this.count);
