@@ -199,7 +199,7 @@ describe('queue pairs in worker threads', function () {
     const dev = await ixy.open(model.addresses[0], { rxQueues: 2, txQueues: 2, workers: true });
     try {
       await model.clear(0);
-      await model.source(0, { count: 1000, flows: 8 });
+      await model.source(0, { count: 1000, flows: 8, vary: ['sport'] }); // flows on both queues
       const body = `(ixy, h) => {
         const pair = ixy.attachQueue(h, 0);
         try {
@@ -215,6 +215,28 @@ describe('queue pairs in worker threads', function () {
     }
     const s = await model.waitFor(0, (x) => !x.busMaster); // the model scans every 0.5 ms
     assert.strictEqual(s.dmaAfterRelease, 0);
+  });
+
+  it('a worker that ends without close() still stops its queues before its memory goes', async () => {
+    const dev = await ixy.open(model.addresses[0], { rxQueues: 2, txQueues: 2, workers: true });
+    try {
+      await model.clear(0);
+      await model.source(0, { flows: 8, vary: ['sport'], rate: 200000 });
+      const body = `(ixy, h) => {
+        const pair = ixy.attachQueue(h, 0);
+        const batch = new ixy.PacketBatch(32);
+        for (let n = 0; n < 100;) { n += pair.rxBatch(batch); batch.release(); }
+        throw new Error('no finally');
+      }`;
+      await assert.rejects(inWorker(body, dev.workerHandle()), /no finally/);
+      await model.waitFor(0, (s) => !s.rxQueueActive && !s.rxQueueReleased, 2000);
+      await sleep(100);
+      assert.strictEqual((await model.stats(0)).dmaAfterRelease, 0);
+      ixy.attachQueue(dev.workerHandle(), 0).close(); // the thread's end let go of it
+    } finally {
+      await model.sourceOff(0);
+      dev.close();
+    }
   });
 
   it('refuses a handle of a device not open with workers, or not open in this process', async () => {
