@@ -18,10 +18,6 @@ const { TxQueue } = require('./tx-queue');
 const { checkOptionNames } = require('../host/option-names');
 const { sleepSync, sleep, setBits, clearBits, setField, getReg, setReg } = require('../host/register-access');
 
-// readClear() takes counts with Atomics.exchange where an atomic on device memory is
-// defined (x86: a locked read and write on uncached memory).
-const EXCHANGE_READS = process.arch === 'x64' || process.arch === 'ia32';
-
 const DEFAULTS = {
   force: false, // take the NIC even while its kernel interface is in use (lib/host/iface.js)
   rxQueues: 1,
@@ -218,21 +214,17 @@ class AdvancedNic extends Device {
     return bytes.map((b) => b.toString(16).padStart(2, '0')).join(':');
   }
 
-  // Takes the count in a clear-on-read register (the layout's CLEAR_ON_READ). On x86 with
-  // one exchange with 0 (xchg): on the NIC its read clears the register and its write finds
-  // nothing to do, so it is the one read the datasheet asks for; a device that cannot see
-  // reads (the model, sharing the register file) sees the 0 and may add to a register
-  // until it is taken, so one read after traffic stops is exact there too. The exchange
-  // adds no round trip to the read it contains (the write is posted), but it locks the bus
-  // for that read: fine once per register per stats() call, not for a hot path.
-  // Elsewhere an atomic on device memory may fault: a read, then 0 written after a
-  // non-zero value (the model then lags by the time since the previous read).
+  // Takes the count in a clear-on-read register (the layout's CLEAR_ON_READ): one plain
+  // read, which clears it on the NIC. The 0 written after a non-zero value is a no-op on
+  // the NIC and tells a device that cannot see reads (the model) that the count was taken.
+  // Not one atomic exchange: a locked access to device memory is a bus lock on x86, and a
+  // PCIe endpoint may refuse the locked read it becomes.
   readClear(offset) {
     const i = offset >> 2;
-    const value = EXCHANGE_READS ? Atomics.exchange(this.regs, i, 0) : this.regs[i];
+    const value = this.regs[i];
     if (value === 0) return 0;
     if (value === 0xffffffff && this.isLost()) return 0; // a gone device counts nothing
-    if (!EXCHANGE_READS) this.regs[i] = 0;
+    this.regs[i] = 0;
     return value;
   }
 

@@ -303,14 +303,15 @@ void regs_scan(struct port *p, uint64_t now)
  * Statistics registers (8.2.3.23) are clear-on-read on the 82599.  A shared
  * file cannot see a read, so the model hands counts over instead: it keeps
  * totals since reset (p->cnt) and, per register, how much of them the
- * register already got (p->handed).  A driver takes a count by swapping the
- * register with 0 in one atomic exchange (on the NIC: the read clears it,
- * the write finds nothing to do).  Into a register that reads 0 the model
+ * register already got (p->handed).  A driver takes a count by reading the
+ * register and writing 0 (on the NIC: the read clears it, the write finds
+ * nothing to do).  Into a register that reads 0 the model
  * moves what is pending with a compare-and-swap 0 -> value.  Once a
  * register it filled has been seen at 0 again (p->takes: this driver takes
  * its counts), the model also adds to it while it is not 0, compare-and-swap
  * old -> old + pending, so that one read after traffic stops holds every
- * event; the driver's exchange and that compare-and-swap cannot interleave.
+ * event.  An add that falls between the driver's read and its write of 0
+ * is lost: a window of nanoseconds, only while traffic flows (README).
  * The 36-bit GORC/GOTC are read as two halves, so they are only filled from
  * 0 (both halves at once, 64 bits) and otherwise wait.  A driver that never
  * writes 0 sees its first value forever, as it did.
