@@ -6,6 +6,7 @@
 const { IxyError, shown } = require('./errors');
 const { ReceiveIterator } = require('./receive');
 const vfio = require('./vfio');
+const modelIrq = require('./model-irq');
 const { needsVfio, noInterrupts } = require('./idle');
 
 // What every driver's RX and TX queue counts as it moves frames, for stats(): packets and
@@ -121,13 +122,15 @@ class Device {
   }
 
   // idle 'interrupt' (lib/idle.js): the line a loop with nothing to do sleeps on, set up on
-  // first use. Only a device driven through VFIO has one: sysfs gives user space no
-  // interrupts. A driver implements setupInterrupts() (its receive queues raise vector 0),
-  // armInterrupt() (the next received frame interrupts) and disarmInterrupt().
+  // first use. Only a device driven through VFIO has one (sysfs gives user space no
+  // interrupts), or one of the device model (lib/model-irq.js). A driver implements
+  // setupInterrupts() (its receive queues raise vector 0), armInterrupt() (the next received
+  // frame interrupts) and disarmInterrupt().
   interrupts() {
     this.checkOpen("idle 'interrupt'");
     if (!this.interruptCapable) throw noInterrupts(this);
-    const line = vfio.interruptLine(this.address, () => this.setupInterrupts());
+    const setup = () => this.setupInterrupts();
+    const line = vfio.interruptLine(this.address, setup) || modelIrq.interruptLine(this.address, setup);
     if (line === null) {
       throw needsVfio(this.address);
     }
@@ -136,7 +139,7 @@ class Device {
 
   // Whether idle 'interrupt' works here (the default then, lib/idle.js bestIdle()).
   hasInterrupts() {
-    return this.interruptCapable && !this.closed && vfio.deviceOf(this.address) !== undefined;
+    return this.interruptCapable && !this.closed && (vfio.deviceOf(this.address) !== undefined || modelIrq.available(this.address));
   }
 
   setupInterrupts() {}

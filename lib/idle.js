@@ -10,8 +10,9 @@
 //               interrupt, poll once more (a frame that came just before arming raised
 //               none), then sleep in the event loop until the interrupt (lib/interrupts.js)
 //               or INTERRUPT_SAFETY_MS; the first frame returns the loop to full polling
-//               with the interrupt masked. Only devices driven through VFIO have interrupts:
-//               others refuse the mode (EUNSUPPORTED, Device.interrupts()).
+//               with the interrupt masked. Only devices driven through VFIO, and the
+//               device model's (lib/model-irq.js), have interrupts: others refuse the
+//               mode (EUNSUPPORTED, Device.interrupts()).
 //
 // The bound: while the loop sleeps, arriving frames wait in the RX ring and the NIC's RX
 // packet buffer. Our ixgbe init gives packet buffer 0 all of its 512 KiB: 6,241 frames of
@@ -57,8 +58,8 @@ function noInterrupts(dev) {
   return new IxyError('EUNSUPPORTED', `idle 'interrupt': the ${dev.driver} driver has no interrupts for ${dev.address}; use 'backoff'`);
 }
 
-// The default: 'interrupt' when every device can interrupt (driven through VFIO by a
-// driver that programs its interrupts), 'backoff' otherwise.
+// The default: 'interrupt' when every device can interrupt (driven through VFIO, or the
+// device model's, by a driver that programs its interrupts), 'backoff' otherwise.
 function bestIdle(devices) {
   return devices.length > 0 && devices.every((d) => typeof d.hasInterrupts === 'function' && d.hasInterrupts()) ? 'interrupt' : 'backoff';
 }
@@ -69,14 +70,22 @@ function bestIdle(devices) {
 class Idler {
   constructor(mode, devices) {
     this.devices = devices;
-    this.lines = mode === 'interrupt' ? devices.map((d) => d.interrupts()) : null; // EUNSUPPORTED without VFIO
+    this.lines = mode === 'interrupt' ? devices.map((d) => d.interrupts()) : null; // EUNSUPPORTED without any
     this.workedAt = performance.now();
     this.endSleep = null; // ends the sleep in progress at once
+    this.armed = false; // the devices' interrupts are unmasked
+    this.seen = this.lines === null ? null : this.lines.map((line) => line.count); // interrupts, per line
   }
 
-  // A poll found work: the loop polls at full speed again.
+  // A poll found work: the loop polls at full speed again, with the interrupts masked.
   worked(now) {
     this.workedAt = now;
+    if (this.armed) this.disarm();
+  }
+
+  disarm() {
+    this.armed = false;
+    for (const d of this.devices) if (!d.closed) d.disarmInterrupt(); // a closed device's registers are unmapped
   }
 
   // True once nothing has come for IDLE_AFTER_MS.
@@ -96,14 +105,24 @@ class Idler {
       });
     } else {
       for (const d of this.devices) d.armInterrupt();
+      this.armed = true;
       if (pollOnce()) {
-        for (const d of this.devices) d.disarmInterrupt();
+        this.disarm();
         return true;
       }
       this.endSleep = () => { for (const line of this.lines) line.cancel(); };
       await Promise.race(this.lines.map((line) => line.wait(INTERRUPT_SAFETY_MS)));
       this.endSleep(); // the lines that did not fire stop waiting too
-      for (const d of this.devices) if (!d.closed) d.disarmInterrupt(); // a closed device's registers are unmapped
+      // A device that interrupted is masked (a NIC's vector has masked itself, EIAM). The
+      // others, and all after the safety timeout, stay armed while the loop polls once and,
+      // finding nothing, arms them again: masking an armed vector only to unmask it
+      // microseconds later is a pair of writes the device model cannot tell from none
+      // (native/model/README.md, Interrupts), which left it masked and the loop asleep.
+      // worked() masks them all when the loop goes back to full polling.
+      for (let i = 0; i < this.lines.length; i++) {
+        if (this.lines[i].count !== this.seen[i] && !this.devices[i].closed) this.devices[i].disarmInterrupt();
+        this.seen[i] = this.lines[i].count;
+      }
     }
     this.endSleep = null;
     return false;

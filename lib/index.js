@@ -25,6 +25,7 @@ const { listDevices } = require('./devices');
 const { tuneJit } = require('./jit');
 const { warmUp } = require('./warm-up');
 const { idleMode, needsVfio, noInterrupts } = require('./idle');
+const modelIrq = require('./model-irq');
 
 // Picks the driver from the device's vendor and device IDs, initialises the device and
 // resolves once its link is up. Options go to the driver (queues, ring sizes, ...);
@@ -33,7 +34,7 @@ async function open(address, options = {}) {
   pci.validateAddress(address);
   if (options.idle !== undefined) idleMode(options.idle); // receive()'s default (lib/idle.js)
   const viaVfio = vfio.isVfioBound(pci.boundDriver(address));
-  if (options.idle === 'interrupt' && !viaVfio) {
+  if (options.idle === 'interrupt' && !viaVfio && !modelIrq.available(address)) {
     throw needsVfio(address);
   }
   requireRoot(address, viaVfio);
