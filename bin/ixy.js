@@ -27,6 +27,13 @@ function idleOption() {
     .choices(['backoff', 'spin', 'interrupt']);
 }
 
+// --idle-rate: the rate traffic may start at after idleness, which bounds a backoff sleep
+// (lib/idle-bound.js).
+function idleRateOption() {
+  return new Option('--idle-rate <pps>', "idle 'backoff' sleeps at most half as long as the RX ring and packet buffer hold traffic that starts at this many frames/s (default: the highest rate carried, at least 1000000)")
+    .argParser(integer('--idle-rate', 1, 1e9));
+}
+
 // generate's --idle: it sends on its own clock, so there is no interrupt to wait for.
 function sendIdleOption() {
   return new Option('--idle <mode>', "between the sends of a slow --rate: 'backoff' sleeps on timers and sends what fell due as one burst, 'spin' keeps the spacing (a whole core)")
@@ -64,9 +71,10 @@ program
   .option('--link-timeout <ms>', 'how long to wait for link', integer('--link-timeout', 1, 600000), 10000)
   .option('--force', "take the NIC even if the kernel's interface of it is up or has addresses or routes")
   .addOption(idleOption())
+  .addOption(idleRateOption())
   .action(action(async (pci1, pci2, opts) => {
     const { forward } = require('../lib/apps/forward');
-    await forward(pci1, pci2, { batchSize: opts.batch, seconds: opts.seconds, idle: opts.idle, deviceOptions: { linkTimeout: opts.linkTimeout, force: Boolean(opts.force) } });
+    await forward(pci1, pci2, { batchSize: opts.batch, seconds: opts.seconds, idle: opts.idle, deviceOptions: { linkTimeout: opts.linkTimeout, force: Boolean(opts.force), idleRate: opts.idleRate } });
   }));
 
 program
@@ -104,12 +112,13 @@ program
   .option('--link-timeout <ms>', 'how long to wait for link', integer('--link-timeout', 1, 600000), 10000)
   .option('--force', "take the NIC even if the kernel's interface of it is up or has addresses or routes")
   .addOption(idleOption())
+  .addOption(idleRateOption())
   .action(action(async (pci, file, n, opts) => {
     if (opts.ns && opts.us) throw new InvalidArgumentError('--ns and --us exclude each other');
     const { pcap } = require('../lib/apps/pcap');
     await pcap(pci, file, {
       count: n || 0, batchSize: opts.batch, nanoseconds: !opts.us, seconds: opts.seconds, packetBuffered: Boolean(opts.packetBuffered), idle: opts.idle,
-      deviceOptions: { linkTimeout: opts.linkTimeout, rxRingSize: opts.ring, force: Boolean(opts.force) },
+      deviceOptions: { linkTimeout: opts.linkTimeout, rxRingSize: opts.ring, force: Boolean(opts.force), idleRate: opts.idleRate },
     });
   }));
 

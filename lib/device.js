@@ -40,6 +40,7 @@ class Device {
     this.closed = false;
     this.txMinLength = 14; // the shortest frame txBatch() takes: an Ethernet header
     this.interruptCapable = false; // the driver programs receive interrupts (setupInterrupts)
+    this.rxPacketBufferBytes = 0; // where frames wait while the RX ring is full (lib/idle-bound.js)
   }
 
   // Receives up to batch.capacity frames from RX queue `queue` into `batch`.

@@ -24,7 +24,7 @@ const { bind, unbind } = require('./bind');
 const { listDevices } = require('./devices');
 const { tuneJit } = require('./jit');
 const { warmUp } = require('./warm-up');
-const { idleMode, needsVfio, noInterrupts } = require('./idle');
+const { idleMode, needsVfio, noInterrupts, namedRate } = require('./idle');
 const modelIrq = require('./model-irq');
 
 // Picks the driver from the device's vendor and device IDs, initialises the device and
@@ -33,6 +33,7 @@ const modelIrq = require('./model-irq');
 async function open(address, options = {}) {
   pci.validateAddress(address);
   if (options.idle !== undefined) idleMode(options.idle); // receive()'s default (lib/idle.js)
+  namedRate([{ options }]); // EINVAL for a bad idleRate
   const viaVfio = vfio.isVfioBound(pci.boundDriver(address));
   if (options.idle === 'interrupt' && !viaVfio && !modelIrq.available(address)) {
     throw needsVfio(address);

@@ -72,8 +72,9 @@ class IxgbeDevice extends AdvancedNic {
     // 4.6.11.3.4 (no DCB, no virtualisation): one packet buffer, the rest 0. It gets the whole
     // 512 KiB (its reset value; Linux's ixgbe does the same): frames wait there while the
     // ring is full, so the bigger it is, the longer a pause it absorbs (a loop asleep in
-    // idle 'backoff': 6,241 frames of 64 bytes, 6.2 ms at 1 Mpps).
+    // idle 'backoff', lib/idle-bound.js).
     regs[R.RXPBSIZE(0) >> 2] = R.RXPBSIZE_512KB;
+    this.rxPacketBufferBytes = R.RXPBSIZE_512KB;
     for (let i = 1; i < 8; i++) regs[R.RXPBSIZE(i) >> 2] = 0;
     // Strip the Ethernet CRC: buffers then hold the frame as sent (8.2.3.22.8, 8.2.3.8.8).
     setBits(regs, R.HLREG0, R.HLREG0_RXCRCSTRP);
