@@ -30,7 +30,7 @@ export class Mempool {
   /**
    * Physical addresses, two words per buffer: phys[2 * id] is the low half of buffer id's
    * address, phys[2 * id + 1] the high half. phys and freeIds are views into the driver's
-   * index arena (lib/arena.js).
+   * index arena (lib/memory/arena.js).
    */
   readonly phys: Uint32Array;
   readonly freeIds: Uint32Array;
@@ -60,7 +60,7 @@ export class PacketBatch {
   /** status: keep each received frame's descriptor status word, for checksumOf(). */
   constructor(capacity?: number, pool?: Mempool | null, options?: { status?: boolean });
   readonly capacity: number;
-  /** Views into the driver's index arena (lib/arena.js): usable while the batch is. */
+  /** Views into the driver's index arena (lib/memory/arena.js): usable while the batch is. */
   readonly ids: Uint32Array;
   readonly lengths: Uint32Array;
   /** With { status: true }: per received frame, its RX descriptor's status word as the NIC wrote it. */
@@ -130,9 +130,9 @@ export interface TxQueue {
 }
 
 /**
- * What a polling loop does while no frames come (lib/idle.js): 'backoff' sleeps on timers
+ * What a polling loop does while no frames come (lib/device/idle.js): 'backoff' sleeps on timers
  * once its queues have been empty for 5 ms, longer the longer it is idle, at most half as
- * long as the NIC holds traffic starting at `idleRate` (lib/idle-bound.js), and returns to
+ * long as the NIC holds traffic starting at `idleRate` (lib/device/idle-bound.js), and returns to
  * full polling with the first frame; 'interrupt' sleeps until the NIC's receive interrupt
  * instead (a NIC driven through VFIO, or the device model's; EUNSUPPORTED otherwise); 'spin' polls without
  * pause (a whole core, as benchmarks want). The default is 'interrupt' where every device
@@ -330,7 +330,7 @@ export interface PcapFile {
 export function readPcap(source: string | Uint8Array): PcapFile;
 
 /**
- * Raises V8's inlining budget for the whole process (lib/jit.js), so that a tight loop of
+ * Raises V8's inlining budget for the whole process (lib/host/jit.js), so that a tight loop of
  * rxBatch/txBatch compiles with the driver's receive and send inlined. Call once at start.
  * Returns the flags V8 refused (none on Node 20 to 26); the first refusal is told once on stderr.
  */
@@ -344,7 +344,7 @@ export interface WarmUpQueues {
 
 /**
  * Runs `work(rxQueue, txQueue, direction)`, a program's per-batch function, on stand-in
- * ixgbe/igb queues (direction 0 from the first port to the second, 1 back) against a NIC played in memory (lib/warm-up.js), so that V8 has compiled it for
+ * ixgbe/igb queues (direction 0 from the first port to the second, 1 back) against a NIC played in memory (lib/warm-up/index.js), so that V8 has compiled it for
  * frames before the first real frame arrives. Call before opening the devices; close the
  * result when the program ends (freeing it earlier slows every typed array access).
  */

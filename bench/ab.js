@@ -16,14 +16,14 @@
 // LIB_A and LIB_B are lib/ folders, e.g. this checkout's and a worktree of another
 // commit (`git worktree add /tmp/old HEAD~1 && ln -s $PWD/build /tmp/old/build`).
 // Each is loaded as its own set of modules, so each has its own JIT state. V8's flags
-// belong to the process, so a change to lib/jit.js cannot be measured here: it needs two
+// belong to the process, so a change to lib/host/jit.js cannot be measured here: it needs two
 // processes taking turns on one model, as side-by-side.js runs JavaScript and C.
 const path = require('path');
 const { Model } = require('../lib/model');
 const { spread, total, checkDescriptors, tripsBetween, byPhase } = require('./summary');
 const { forwardTraffic } = require('./run-one');
 const { buildLineTrip } = require('./c-build');
-const { tuneJit } = require('../lib/jit');
+const { tuneJit } = require('../lib/host/jit');
 
 function parseArgs(argv) {
   const o = { libs: [], batch: 32, rounds: 12, window: 300 };
@@ -43,8 +43,7 @@ function parseArgs(argv) {
 
 // One version forwarding between two ports; window(ms) runs it and returns Mpps.
 async function openSide(lib, addresses, batchSize) {
-  const { open } = require(path.join(lib, 'index'));
-  const { PacketBatch } = require(path.join(lib, 'batch'));
+  const { open, PacketBatch } = require(path.join(lib, 'index')); // in every layout of lib/
   const { forwardBatch } = require(path.join(lib, 'apps', 'forward'));
   const a = await open(addresses[0]);
   const b = await open(addresses[1]);
@@ -110,7 +109,7 @@ async function checkFrames(model, sides, libs) {
 
 async function main() {
   const o = parseArgs(process.argv.slice(2));
-  tuneJit(); // both versions compiled as the ixy command compiles them (lib/jit.js)
+  tuneJit(); // both versions compiled as the ixy command compiles them (lib/host/jit.js)
   const probe = buildLineTrip();
   const model = await Model.start({ ports: 4, config: forwardTraffic([0, 1, 2, 3]) });
   const sides = [];

@@ -1,6 +1,6 @@
 'use strict';
 
-// The bench's own tests (`npm run test:bench`; npm test runs only test/bench.test.js):
+// The bench's own tests (`npm run test:bench`; npm test runs only bench/smoke.test.js):
 // a --quick run checked field by field, --node, the command lines, ab.js and npm run profile.
 // No timing thresholds: a busy machine is slow, not broken.
 const assert = require('assert');
@@ -8,7 +8,7 @@ const { execFile, execFileSync, spawn, spawnSync } = require('child_process');
 const fs = require('fs');
 const os = require('os');
 const path = require('path');
-const { benchDriversLeft, suiteTmpDir, runBench } = require('../test/helpers');
+const { benchDriversLeft, suiteTmpDir, runBench } = require('../test/support/helpers');
 const { sleep } = require('./run-one');
 
 const RUN = path.join(__dirname, 'run.js');
@@ -167,7 +167,7 @@ describe('bench/ab.js', function () {
     const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'ixy-ab-'));
     fs.cpSync(LIB, path.join(dir, 'lib'), { recursive: true });
     fs.symlinkSync(path.join(LIB, '..', 'build'), path.join(dir, 'build'));
-    const rx = path.join(dir, 'lib', 'advanced', 'rx-queue.js');
+    const rx = path.join(dir, 'lib', 'intel', 'rx-queue.js');
     const source = fs.readFileSync(rx, 'utf8');
     const broken = source.replace(/const fresh = words\[(\w+) - k\];/, 'const fresh = words[$1 - 2 * k];');
     assert.notStrictEqual(broken, source, 'receive() no longer has the line this test breaks');

@@ -1,6 +1,6 @@
 /*
  * c-forward-init.h - the cold part of c-forward.c: open a port and bring it
- * up, following the order of lib/ixgbe/device.js (82599 datasheet 4.6.3).
+ * up, following the order of lib/intel/ixgbe/device.js (82599 datasheet 4.6.3).
  * Included once by c-forward.c (one translation unit, one gcc command);
  * kept apart so that the hot path there reads on one screen.
  */
@@ -52,7 +52,7 @@ static void port_open(volatile uint32_t *r, int stand_in, uint32_t ring, struct 
 	REG(r, 0x042A0) |= 1u << 12;                            /* AUTOC: restart AN */
 
 	/* RX (4.6.7): CRC stripped, broadcast and promiscuous, 2 KiB buffers; no DROP_EN with
-	 * one queue, as lib/ixgbe: a full ring makes frames wait in the packet buffer */
+	 * one queue, as lib/intel/ixgbe: a full ring makes frames wait in the packet buffer */
 	uint64_t ring_phys[1];
 	uint8_t *rings = dma_alloc(HUGE, ring_phys);
 	REG(r, 0x03000) &= ~1u;                                 /* RXCTRL.RXEN off */

@@ -7,13 +7,13 @@
  *  - memory like native/addon.cc: a file on hugetlbfs (/mnt/huge), mapped
  *    shared, mlocked, unlinked, physical addresses from /proc/self/pagemap;
  *    one mempool of 4096 x 2 KiB buffers per port with a stack of free ids and
- *    each buffer's physical address precomputed (lib/mempool.js);
- *  - RX like lib/advanced/rx-queue.js: in one run of descriptors that does
+ *    each buffer's physical address precomputed (lib/memory/mempool.js);
+ *  - RX like lib/intel/rx-queue.js: in one run of descriptors that does
  *    not wrap, count the good completed frames, then hand their buffers out
  *    and put a fresh one from the free stack into each descriptor; bad frames
  *    keep their buffer; RDT = last processed, written once at least --rx-free
  *    descriptors (default ring/4) are back;
- *  - TX like lib/advanced/tx-queue.js: once 3/4 of the ring is in flight (or
+ *  - TX like lib/intel/tx-queue.js: once 3/4 of the ring is in flight (or
  *    the pool runs low), reclaim in groups of 32 by checking DD of a group's
  *    last descriptor; write the descriptors, one TDT write;
  *  - forwarding like lib/apps/forward.js: rx A -> touch one byte (read and
@@ -102,16 +102,16 @@ static void pool_init(struct pool *p)
 	for (uint32_t i = 0; i < NBUF; i++) {
 		uint64_t off = (uint64_t)i * BUFSZ;
 		p->phys[i] = pages[off / HUGE] + off % HUGE;
-		p->free[i] = NBUF - 1 - i;           /* low ids first, as lib/mempool.js */
+		p->free[i] = NBUF - 1 - i;           /* low ids first, as lib/memory/mempool.js */
 	}
 	p->count = NBUF;
 }
 
-/* ---- the hot path: receive(), reclaim(), send() of lib/advanced/ ---- */
+/* ---- the hot path: receive(), reclaim(), send() of lib/intel/ ---- */
 
 static uint32_t rx_batch(struct rxq *q, struct batch *b, uint32_t max)
 {
-	/* As RxQueue.receive() (lib/advanced/rx-queue.js): one run of descriptors from
+	/* As RxQueue.receive() (lib/intel/rx-queue.js): one run of descriptors from
 	 * q->next, never around the end of the ring, at most one fresh buffer per frame;
 	 * count the good frames, then hand them out and refill their descriptors. */
 	struct pool *pool = q->pool;
@@ -226,7 +226,7 @@ static uint64_t forward_batch(struct rxq *rx, struct txq *tx, struct batch *b, u
 	return sent;
 }
 
-/* ---- set-up: the init sequence of lib/ixgbe/device.js, condensed ---- */
+/* ---- set-up: the init sequence of lib/intel/ixgbe/device.js, condensed ---- */
 
 #include "c-forward-init.h"
 
@@ -259,7 +259,7 @@ int main(int argc, char **argv)
 	if (first_port < 0 || first_port > 6)
 		die("--first-port must be 0..6");
 	if (rx_free == 0)
-		rx_free = ring / 4;                  /* as lib/advanced/nic.js */
+		rx_free = ring / 4;                  /* as lib/intel/nic.js */
 	if (rx_free > ring / 2)
 		die("--rx-free must be 1..ring/2");
 

@@ -1,7 +1,7 @@
 #!/usr/bin/env node
 'use strict';
 
-// What an idle loop costs and how fast it wakes (issues 24, 39), per idle mode (lib/idle.js):
+// What an idle loop costs and how fast it wakes (issues 24, 39), per idle mode (lib/device/idle.js):
 //   node bench/idle.js [--seconds 10] [--rounds 10] [--modes spin,backoff,interrupt] [--loops forward,pcap,receive]
 // For three loops on the model: `ixy forward` (the commands' run loop), `ixy pcap ADDRESS -`
 // (the same run loop, writing to a pipe) and a `for await (const batch of dev.receive(0))`
@@ -15,7 +15,7 @@
 //        model took it from the TX ring; the model polls TX at once while it has had
 //        work in the last 2 ms, so this adds microseconds; pcap: when this process reads the
 //        frame's record from the pipe, which adds the pipe's way). --rounds frames per loop.
-// 'interrupt' sleeps on the model's interrupts (lib/model-irq.js). The model runs on CPU 0 and
+// 'interrupt' sleeps on the model's interrupts (lib/host/model-irq.js). The model runs on CPU 0 and
 // the driver on CPU 1 (as in loss.js): on one CPU they take turns of milliseconds.
 const { spawn } = require('child_process');
 const fs = require('fs');

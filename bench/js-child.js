@@ -8,7 +8,7 @@
 // [ready + warmup, ready + warmup + seconds], and the app's own packet counts. The
 // runner (run-one.js) takes the packet rate from the model over the same window.
 const v8 = require('v8');
-const { tuneJit } = require('../lib/jit');
+const { tuneJit } = require('../lib/host/jit');
 const { forward } = require('../lib/apps/forward');
 const { generate } = require('../lib/apps/generate');
 
@@ -67,7 +67,7 @@ async function main() {
   const seconds = cfg.warmup + cfg.seconds + 0.5;
   // The same RX and TX ring size as the C yardstick's --ring.
   const deviceOptions = { rxRingSize: cfg.ring, txRingSize: cfg.ring };
-  // Benchmarks spin (lib/idle.js) unless the runner asks for another idle mode.
+  // Benchmarks spin (lib/device/idle.js) unless the runner asks for another idle mode.
   const options = { batchSize: cfg.batch, seconds, out, deviceOptions, idle: cfg.idleMode || 'spin' };
   let packets;
   if (cfg.mode === 'generate') {

@@ -154,7 +154,7 @@ const USAGE = `usage: npm run bench -- --loss [options]
                       one way (default 0.1,1,5,half)
   --runs N            runs per rate and driver (default 5)
   --idle S            seconds the driver is idle before the traffic starts (default 1)
-  --idle-mode M       the JS forwarder's idle mode meanwhile: spin (default) or backoff (lib/idle.js)
+  --idle-mode M       the JS forwarder's idle mode meanwhile: spin (default) or backoff (lib/device/idle.js)
   --seconds S         seconds of traffic (default 5)
   --interval MS       drops are sampled this often (default 250)
   --batch N           RX batch size of both drivers (default 32)

@@ -6,7 +6,7 @@
 const assert = require('assert');
 const { spawnSync } = require('child_process');
 const path = require('path');
-const { suiteTmpDir, runBench } = require('../test/helpers');
+const { suiteTmpDir, runBench } = require('../test/support/helpers');
 
 const RUN = path.join(__dirname, 'run.js');
 

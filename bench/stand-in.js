@@ -14,10 +14,11 @@
 // descriptor up to TDT done. Each step forwards one batch each way with the app's own
 // forwardBatch(), touch included. The stand-in's own work is part of the figure, in both
 // languages alike.
-const { openPort, standInNic, closeQueues } = require('../lib/advanced/stand-in');
-const { PacketBatch } = require('../lib/batch');
+const { openPort, standInNic, closeQueues } = require('../lib/warm-up/stand-in');
+const { PacketBatch } = require('../lib/memory/batch');
 const { forwardBatch } = require('../lib/apps/forward');
-const { tuneJit } = require('../lib/jit');
+const { tuneJit } = require('../lib/host/jit');
+const ixgbeLayout = require('../lib/intel/ixgbe/registers');
 
 // Forwards for about `ms` milliseconds; returns the packets sent.
 function forwardFor(a, b, batches, ms) {
@@ -37,8 +38,8 @@ function forwardFor(a, b, batches, ms) {
 function main() {
   tuneJit(); // as the ixy command does (bin/ixy.js)
   const cfg = JSON.parse(process.argv[2]);
-  const a = openPort(cfg.ring);
-  const b = openPort(cfg.ring);
+  const a = openPort(ixgbeLayout, cfg.ring);
+  const b = openPort(ixgbeLayout, cfg.ring);
   const batches = [new PacketBatch(cfg.batch), new PacketBatch(cfg.batch)]; // one per direction
   process.stdout.write('{"ready":true}\n');
   forwardFor(a, b, batches, cfg.warmup * 1000);

@@ -5,7 +5,7 @@
 // Every failure a user can cause prints one line and exits non-zero.
 const { Command, Option, InvalidArgumentError } = require('commander');
 const { version } = require('../package.json');
-const { tuneJit } = require('../lib/jit');
+const { tuneJit } = require('../lib/host/jit');
 
 // Before any hot loop runs: let V8 compile a whole forwarding step into one function.
 tuneJit();
@@ -21,7 +21,7 @@ function integer(name, min, max) {
   };
 }
 
-// --idle: what a loop does while no frames come (lib/idle.js).
+// --idle: what a loop does while no frames come (lib/device/idle.js).
 function idleOption() {
   return new Option('--idle <mode>', "what to do while no frames come: 'interrupt' sleeps until the NIC interrupts (VFIO only), 'backoff' sleeps on timers, 'spin' polls without pause (a whole core); default: interrupt through VFIO, else backoff")
     .choices(['backoff', 'spin', 'interrupt']);
@@ -177,7 +177,7 @@ program
   .option('-c, --config <commands>', "control commands to run first, separated by ';', e.g. 'source 0 rate=1000; sink 1'")
   .option('--dir <dir>', 'where the ports go (default: /dev/shm/ixy-model-PID)')
   .action(action(async (opts) => {
-    const { runModel } = require('../lib/apps/model');
+    const { runModel } = require('../lib/apps/run-model');
     await runModel({ ports: opts.ports, config: opts.config || '', dir: opts.dir });
   }));
 

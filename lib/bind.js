@@ -10,11 +10,11 @@
 // directory is the root's parent.
 const fs = require('fs');
 const path = require('path');
-const pci = require('./pci');
-const { driverFor } = require('./drivers');
-const { checkInactive } = require('./iface');
-const { IxyError, fromNative } = require('./errors');
-const claim = require('./claim');
+const pci = require('./host/pci');
+const { driverFor } = require('./driver-table');
+const { checkInactive } = require('./host/iface');
+const { IxyError, fromNative } = require('./host/errors');
+const claim = require('./host/claim');
 
 const DRIVER_NAME = /^[A-Za-z0-9_.-]{1,64}$/;
 
@@ -74,7 +74,7 @@ function unbind(address, { force = false } = {}) {
   });
 }
 
-// Runs fn() while this process owns the device (lib/claim.js), and lets go after.
+// Runs fn() while this process owns the device (lib/host/claim.js), and lets go after.
 function withClaim(address, fn) {
   const key = claim.claimDevice(address);
   try {

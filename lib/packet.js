@@ -3,7 +3,7 @@
 // Building and reading Ethernet/IPv4/UDP frames in place, in a buffer's Uint8Array.
 // The layout matches the device model's traffic: a 32-bit big-endian sequence number
 // right after the UDP header (frame offset 42), then bytes whose value is their offset.
-const { IxyError, shown, checkInteger } = require('./errors');
+const { IxyError, shown, checkInteger } = require('./host/errors');
 
 const ETH_HEADER = 14;
 const IPV4_HEADER = 20;

@@ -14,8 +14,8 @@
 // never split between two flushes, and a flush that fails part-way (a full disk) cuts the
 // file back to where it began, so the file on disk always ends on a whole record.
 const fs = require('fs');
-const { IxyError, shown } = require('./errors');
-const { sleepSync } = require('./wait');
+const { IxyError, shown } = require('./host/errors');
+const { sleepSync } = require('./host/register-access');
 
 const MAGIC_MICROSECONDS = 0xa1b2c3d4;
 const MAGIC_NANOSECONDS = 0xa1b23c4d;

@@ -14,8 +14,8 @@
 //   eventFd() / sendFdLine(path, line, fd)
 //                      an eventfd handed to the device model for its interrupts (unix-fd.cc)
 //   lockFile(fd) / captureStderr(fn)
-//                      a device lock for one owner per NIC (lib/claim.js) and hearing what
-//                      V8 prints on stderr (lib/jit.js), in process.cc
+//                      a device lock for one owner per NIC (lib/host/claim.js) and hearing what
+//                      V8 prints on stderr (lib/host/jit.js), in process.cc
 //
 // Everything else (sysfs files, config space, the driver itself) is JavaScript.
 // Errors are thrown as JavaScript Errors with a `code` property (the errno name, or an

@@ -1,6 +1,6 @@
 // The fatal-signal guard of the ixy addon: stop every registered device's DMA from a
 // signal handler, where no JavaScript can run (guardDevice, unguardDevice, armSignals; see
-// lib/exit-guard.js). Apart from the driver path because a reader can skip it: it is the
+// lib/host/exit-guard.js). Apart from the driver path because a reader can skip it: it is the
 // safety net for a process that dies, not how a NIC is driven.
 
 #include <napi.h>

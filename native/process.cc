@@ -1,8 +1,8 @@
 // The addon's two helpers for the process around the driver, apart from the driver path:
 //   lockFile(fd)       flock(fd, LOCK_EX | LOCK_NB): true when taken, false when another
-//                      open file holds it (lib/claim.js: one owner per device)
+//                      open file holds it (lib/host/claim.js: one owner per device)
 //   captureStderr(fn)  call fn() with file descriptor 2 pointing into a pipe and return
-//                      what was written there (how lib/jit.js hears V8 refuse a flag)
+//                      what was written there (how lib/host/jit.js hears V8 refuse a flag)
 
 #include <napi.h>
 
@@ -23,7 +23,7 @@ using ixy::ThrowErrno;
 // captureStderr(fn): calls fn() with file descriptor 2 pointing into a pipe and returns what
 // was written to it meanwhile, as a string. V8 answers a flag it does not know by printing
 // "Error: unrecognized flag ..." to stderr (v8.setFlagsFromString returns nothing), and
-// JavaScript cannot redirect a file descriptor: this lets lib/jit.js hear the answer and
+// JavaScript cannot redirect a file descriptor: this lets lib/host/jit.js hear the answer and
 // tell the user in its own words. Whatever another thread writes to stderr during the call
 // lands here too, so fn must be short. The pipe holds 64 KiB; past that writes fail (the
 // write end is non-blocking) instead of blocking the process on itself. If fn throws, the

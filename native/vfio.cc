@@ -22,7 +22,7 @@
 // The IOMMU translates every address the device uses: it can reach only what was mapped
 // here, so a wrong descriptor address faults instead of writing someone else's memory.
 // When the process dies the kernel closes the fds, which resets the device and drops the
-// mappings. lib/vfio.js is the JavaScript side (group lookup, IOVAs, messages).
+// mappings. lib/host/vfio.js is the JavaScript side (group lookup, IOVAs, messages).
 
 #include <napi.h>
 

@@ -492,7 +492,7 @@ describe('the package', function () {
     const packed = JSON.parse(execFileSync('npm', ['pack', '--dry-run', '--json'], { cwd: root, encoding: 'utf8', stdio: ['ignore', 'pipe', 'pipe'] }))[0].files.map((f) => f.path);
     assert.ok(packed.includes('LICENSE'));
     assert.match(read('LICENSE'), new RegExp(`^${JSON.parse(read('package.json')).license} License`));
-    // Paths of this repository named in the text (`lib/jit.js`, [..](test/vm/README.md)),
+    // Paths of this repository named in the text (`lib/host/jit.js`, [..](test/vm/README.md)),
     // except build/, which npm install makes.
     const named = new Set();
     for (const m of (read('README.md') + read('index.d.ts')).matchAll(/[`(\s]((?:\.?[\w-]+\/)+[\w.-]*)/g)) {

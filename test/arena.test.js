@@ -1,14 +1,14 @@
 'use strict';
 
-// The index arena (lib/arena.js): spans are views of one array, never overlap, and come
+// The index arena (lib/memory/arena.js): spans are views of one array, never overlap, and come
 // back, zeroed and merged with their free neighbours, once their views are collected.
 const assert = require('assert');
 const { execFileSync } = require('child_process');
 const path = require('path');
-const { words, allocWords, offsetOf, freeWords, WORDS } = require('../lib/arena');
-const { PacketBatch } = require('../lib/batch');
+const { words, allocWords, offsetOf, freeWords, WORDS } = require('../lib/memory/arena');
+const { PacketBatch } = require('../lib/memory/batch');
 
-const ARENA = path.join(__dirname, '..', 'lib', 'arena.js');
+const ARENA = path.join(__dirname, '..', 'lib', 'memory', 'arena.js');
 
 // Runs `body` in a child node that can force garbage collection; returns its JSON output.
 function inGcChild(body) {
@@ -70,7 +70,7 @@ describe('index arena', () => {
     // 2100 batches of 4096 (ids and lengths) take 17.2 M words: more than the arena
     // holds, unless the dropped ones come back.
     const r = inGcChild(`
-      const { PacketBatch } = require(${JSON.stringify(path.join(__dirname, '..', 'lib', 'batch.js'))});
+      const { PacketBatch } = require(${JSON.stringify(path.join(__dirname, '..', 'lib', 'memory', 'batch.js'))});
       const start = freeWords();
       for (let i = 0; i < 2100; i++) {
         new PacketBatch(4096);

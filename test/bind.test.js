@@ -3,15 +3,15 @@
 // `ixy bind` and `ixy unbind` (issue 23) against a fake sysfs tree: what they write to
 // driver/unbind, driver_override and drivers_probe, in which order, and what they refuse
 // (a missing driver, a NIC in use by the kernel or held by an ixy process, a driver that
-// did not take the device). test/fake-kernel.js plays the kernel's part of each write.
+// did not take the device). test/support/fake-kernel.js plays the kernel's part of each write.
 const assert = require('assert');
 const fs = require('fs');
 const os = require('os');
 const path = require('path');
 const { spawn } = require('child_process');
 const { bind, unbind } = require('../lib/bind');
-const fakeKernel = require('./fake-kernel');
-const { assertIxyError, runIxy, fakePciDevice } = require('./helpers');
+const fakeKernel = require('./support/fake-kernel');
+const { assertIxyError, runIxy, fakePciDevice } = require('./support/helpers');
 
 const ADDRESS = '0000:00:05.0';
 const PAST = new Date('2001-02-03T04:05:06Z');
@@ -170,7 +170,7 @@ describe('ixy bind and ixy unbind', function () {
   });
 
   it('refuses a device an ixy process holds', async function () {
-    const script = `require(${JSON.stringify(require.resolve('../lib/claim'))}).claimDevice(process.argv[1]); process.stdout.write('held\\n'); setInterval(() => {}, 1000);`;
+    const script = `require(${JSON.stringify(require.resolve('../lib/host/claim'))}).claimDevice(process.argv[1]); process.stdout.write('held\\n'); setInterval(() => {}, 1000);`;
     const child = spawn(process.execPath, ['-e', script, ADDRESS], { env: process.env, stdio: ['ignore', 'pipe', 'inherit'] });
     try {
       await new Promise((resolve, reject) => {
@@ -190,7 +190,7 @@ describe('ixy bind and ixy unbind', function () {
       IXY_PCI_ROOT: process.env.IXY_PCI_ROOT,
       IXY_PROC_NET: process.env.IXY_PROC_NET,
       IXY_FAKE_KERNEL: '1',
-      NODE_OPTIONS: `--require ${require.resolve('./fake-kernel')}`,
+      NODE_OPTIONS: `--require ${require.resolve('./support/fake-kernel')}`,
     };
     let run = await runIxy(['bind', ADDRESS], { env });
     assert.strictEqual(run.code, 0, run.stderr);

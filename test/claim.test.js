@@ -7,8 +7,8 @@
 const assert = require('assert');
 const { spawn } = require('child_process');
 const ixy = require('../lib');
-const claim = require('../lib/claim');
-const { assertIxyError, modelForSuite, runIxy } = require('./helpers');
+const claim = require('../lib/host/claim');
+const { assertIxyError, modelForSuite, runIxy } = require('./support/helpers');
 
 // A child that opens `address` and holds it until killed; resolves once it has opened.
 function startHolder(address, root) {

@@ -8,7 +8,7 @@ const os = require('os');
 const path = require('path');
 const { execFileSync, spawnSync } = require('child_process');
 const { Model } = require('../lib/model');
-const { IXY, runIxy, freeHugepages, hugetlbfsFiles } = require('./helpers');
+const { IXY, runIxy, freeHugepages, hugetlbfsFiles } = require('./support/helpers');
 
 // A failed run must say what is wrong in one stderr line, with no stack trace and a
 // non-zero exit; returns that line.

@@ -1,15 +1,15 @@
 'use strict';
 
 // A forwarder started with default flags, left idle, then met by traffic (issue 39): it
-// sleeps while idle (lib/idle.js), and the first frames after the idleness must find the
+// sleeps while idle (lib/device/idle.js), and the first frames after the idleness must find the
 // busy loop as ready as a spinning loop finds it. What broke that: the loop's busy code
 // (runSlice() with the whole forwarding step inlined, lib/apps/loop.js) was compiled by
 // TurboFan only at the first frame after idleness, since an idle loop never called it;
 // that compilation (40-170 ms of a CPU here) then competed with the loop as traffic began,
 // and the RX ring and packet buffer (about 6.6 ms at 1 Mpps) overflowed.
-// The default on the model is idle 'interrupt' (lib/model-irq.js); the loop slept through the
+// The default on the model is idle 'interrupt' (lib/host/model-irq.js); the loop slept through the
 // safety timeouts of its interrupt wait, and waking from them once left the interrupts masked
-// and the loop asleep for the next second (lib/idle.js says why).
+// and the loop asleep for the next second (lib/device/idle.js says why).
 // Each run: a fresh model and `ixy forward A B` with V8's --trace-opt; idle for two seconds
 // (until its second report), then FRAMES frames at 1 Mpps into port 0, checked in order at
 // port 1's sink. Losses are the model's count (rxDropNoDesc), not the forwarder's.
@@ -17,8 +17,8 @@ const assert = require('assert');
 const { spawn } = require('child_process');
 const fs = require('fs');
 const path = require('path');
-const { Model } = require('../lib/model');
-const { IXY, suiteTmpDir } = require('./helpers');
+const { Model } = require('../lib/model/index');
+const { IXY, suiteTmpDir } = require('./support/helpers');
 const { sleep } = require('../lib/wait');
 
 const RUNS = 3;
@@ -41,7 +41,7 @@ async function coldStart(dir) {
     const exited = new Promise((resolve) => child.on('exit', resolve));
     const deadline = Date.now() + 20000;
     // Two seconds idle (its second report): past the first timeout of an interrupt-waiting
-    // loop (lib/idle.js INTERRUPT_SAFETY_MS), after which it must still wake by interrupt.
+    // loop (lib/device/idle.js INTERRUPT_SAFETY_MS), after which it must still wake by interrupt.
     while ((fs.readFileSync(outFile, 'utf8').match(/\] RX: /g) || []).length < 4) {
       if (Date.now() > deadline || child.exitCode !== null) throw new Error(`ixy forward printed no rate line: ${stderr}`);
       await sleep(50);

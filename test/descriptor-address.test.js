@@ -7,15 +7,15 @@
 // address), and address 0. The device model only ever sees the addresses this machine's
 // hugepages happen to have. Checked in a child process that may ask V8 to optimise.
 const assert = require('assert');
-const { runOptimising } = require('./helpers');
+const { runOptimising } = require('./support/helpers');
 
 // An RX and a TX queue on a register file in plain memory, one pool whose address table
-// is overwritten with made-up addresses, and the stand-in NIC (lib/advanced/stand-in.js), which completes
+// is overwritten with made-up addresses, and the stand-in NIC (lib/warm-up/stand-in.js), which completes
 // every RX descriptor up to RDT and every TX descriptor up to TDT. Before it does, each
 // of those descriptors must carry exactly the two halves of its buffer's entry.
 const CHILD = `
   const SIZE = 64;
-  const port = openPort(SIZE, { entries: 256, rxFree: 8 });
+  const port = openPort(ixgbeLayout, SIZE, { entries: 256, rxFree: 8 });
   const { regs, pool, rx, tx } = port;
   // Bit 31 of the low word and bits up to 51 set; address 0 for the next buffer the pool
   // hands out (a double 0, which V8 may keep as a small integer before optimising).

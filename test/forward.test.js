@@ -7,13 +7,13 @@ const assert = require('assert');
 const { spawn, spawnSync } = require('child_process');
 const fs = require('fs');
 const path = require('path');
-const { Mempool } = require('../lib/mempool');
-const { PacketBatch } = require('../lib/batch');
+const { Mempool } = require('../lib/memory/mempool');
+const { PacketBatch } = require('../lib/memory/batch');
 const { forward, forwardBatch } = require('../lib/apps/forward');
-const { native } = require('../lib/native');
+const { native } = require('../lib/host/native');
 const { Model } = require('../lib/model');
-const { IXY, suiteTmpDir, hugetlbfsFiles, hugepageMappings } = require('./helpers');
-const { sleep } = require('../lib/wait');
+const { IXY, suiteTmpDir, hugetlbfsFiles, hugepageMappings } = require('./support/helpers');
+const { sleep } = require('../lib/host/register-access');
 
 // The model's traffic for forwarding at full load: on both ports a source of 60-byte frames
 // that fills every free RX descriptor (rate 0), and a sink that counts.
@@ -92,9 +92,10 @@ describe('forwardBatch', function () {
   });
 
   it('on stand-in queues, a TX ring that completes nothing for a while loses no frame', function () {
-    const { openPort, standInNic, closeQueues } = require('../lib/advanced/stand-in');
-    const a = openPort(64);
-    const b = openPort(64);
+    const { openPort, standInNic, closeQueues } = require('../lib/warm-up/stand-in');
+    const ixgbeLayout = require('../lib/intel/ixgbe/registers');
+    const a = openPort(ixgbeLayout, 64);
+    const b = openPort(ixgbeLayout, 64);
     const batch = new PacketBatch(32);
     try {
       // 20 steps with b's TX completing nothing: its ring (63 frames) fills while a keeps
@@ -116,7 +117,7 @@ describe('forwardBatch', function () {
   });
 });
 
-// lib/jit.js raises V8's inlining budget so that one forwarding step, both directions,
+// lib/host/jit.js raises V8's inlining budget so that one forwarding step, both directions,
 // compiles into one function with no call left on its usual path: runSlice() with step()
 // inlined, or, where V8 keeps step() as a compiled function of its own (V8 14 does not
 // inline a callee whose optimised code is already large), step() with the rest inlined,
@@ -162,7 +163,7 @@ describe('ixy forward, compiled', function () {
   });
 });
 
-// A forwarder usually starts before its traffic. lib/warm-up.js runs the step on stand-in
+// A forwarder usually starts before its traffic. lib/warm-up/index.js runs the step on stand-in
 // queues before the ports go live, so that V8 has compiled it for frames, not only for an
 // empty ring: the first real frames must not throw that code away (a deoptimisation
 // costs the loop its speed until TurboFan has compiled it again).

@@ -3,11 +3,11 @@
 // The library's generate(): stampFrames(), its per-packet work (what it writes into each
 // frame), and what it leaves behind when it fails.
 const assert = require('assert');
-const { Mempool } = require('../lib/mempool');
-const { PacketBatch } = require('../lib/batch');
+const { Mempool } = require('../lib/memory/mempool');
+const { PacketBatch } = require('../lib/memory/batch');
 const { stampFrames } = require('../lib/apps/generate');
 const { SEQ_OFFSET } = require('../lib/packet');
-const { hugepageMappings, modelForSuite } = require('./helpers');
+const { hugepageMappings, modelForSuite } = require('./support/helpers');
 
 describe('stampFrames', function () {
   let pool;

@@ -1,14 +1,14 @@
 'use strict';
 
-// How long a backoff loop sleeps (lib/idle.js, lib/idle-bound.js): longer the longer it
+// How long a backoff loop sleeps (lib/device/idle.js, lib/device/idle-bound.js): longer the longer it
 // has been idle, never longer than half of what the RX ring and packet buffer hold at the
 // rate traffic may start at (the user's idleRate, else the highest rate the loop carried,
 // at least 1 Mpps).
 const assert = require('assert');
 const ixy = require('../lib/index');
-const { Idler } = require('../lib/idle');
-const { framesHeld, holdMs } = require('../lib/idle-bound');
-const { modelForSuite } = require('./helpers');
+const { Idler } = require('../lib/device/idle');
+const { framesHeld, holdMs } = require('../lib/device/idle-bound');
+const { modelForSuite } = require('./support/helpers');
 
 // A device as the bound sees it: one RX ring of 512 with a refill threshold of 128, and
 // ixgbe's 512 KiB packet buffer.

@@ -1,6 +1,6 @@
 'use strict';
 
-// Idle loops sleep (lib/idle.js): with `idle: 'backoff'` or 'interrupt' (the default on the
+// Idle loops sleep (lib/device/idle.js): with `idle: 'backoff'` or 'interrupt' (the default on the
 // model and through VFIO) a loop whose queues stay empty sleeps in the event loop instead of
 // polling a core away, and the first frames
 // after idleness bring it back to full polling without losing any. The CPU bound here is
@@ -8,9 +8,9 @@
 // far below a spinning core); the figures are measured by bench/idle.js.
 const assert = require('assert');
 const ixy = require('../lib/index');
-const { cpuShare, modelForSuite } = require('./helpers');
+const { cpuShare, modelForSuite } = require('./support/helpers');
 const { runLoop } = require('../lib/apps/loop');
-const { bestIdle } = require('../lib/idle');
+const { bestIdle } = require('../lib/device/idle');
 
 const IDLE_CPU_BOUND = 0.3; // of one core
 
@@ -86,7 +86,7 @@ describe('idle: the run loop of the commands', function () {
 
 // The same tests for both ways of sleeping on the model: timers ('backoff') and the model's
 // interrupts, delivered through an eventfd as VFIO delivers them ('interrupt',
-// lib/model-irq.js).
+// lib/host/model-irq.js).
 for (const mode of ['backoff', 'interrupt']) {
   describe(`idle: receive() on the model, idle '${mode}'`, function () {
     this.timeout(30000);
@@ -206,7 +206,7 @@ describe("idle: interrupts from the model (idle 'interrupt' on the host)", funct
 
 describe("idle: 'interrupt' where there are none", function () {
   this.timeout(30000);
-  const { Model } = require('../lib/model');
+  const { Model } = require('../lib/model/index');
   const os = require('os');
   const path = require('path');
   let model = null;
@@ -239,8 +239,8 @@ describe("idle: 'interrupt' where there are none", function () {
 // eventfd (here /dev/null) and a watcher the test fires by hand.
 describe('idle: the interrupt line', function () {
   const fs = require('fs');
-  const nativePath = require.resolve('../lib/native');
-  const linePath = require.resolve('../lib/interrupts');
+  const nativePath = require.resolve('../lib/host/native');
+  const linePath = require.resolve('../lib/host/interrupts');
   let watcher = null;
   let InterruptLine;
   const saved = { native: require.cache[nativePath], line: require.cache[linePath] };
@@ -307,7 +307,7 @@ describe('idle: the interrupt line', function () {
 });
 
 describe('idle: receive() on a device closed by the loop body', function () {
-  const { ReceiveIterator } = require('../lib/receive');
+  const { ReceiveIterator } = require('../lib/device/receive');
 
   it("ends the loop instead of arming a closed device's interrupt", async function () {
     // A device whose one RX queue yields one frame, then nothing; arming it once closed

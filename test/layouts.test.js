@@ -1,12 +1,12 @@
 'use strict';
 
-// The ixgbe/igb base (lib/advanced/nic.js) reads link speed, promiscuous mode and the
+// The ixgbe/igb base (lib/intel/nic.js) reads link speed, promiscuous mode and the
 // statistics counters through each driver's register table. Checked for both tables on a
 // register file in plain memory, with the values each datasheet gives.
 const assert = require('assert');
-const { AdvancedNic } = require('../lib/advanced/nic');
-const IXGBE = require('../lib/ixgbe/registers');
-const IGB = require('../lib/igb/registers');
+const { AdvancedNic } = require('../lib/intel/nic');
+const IXGBE = require('../lib/intel/ixgbe/registers');
+const IGB = require('../lib/intel/igb/registers');
 
 // The base's methods on `layout`'s registers, without a device behind them.
 function nicOn(layout) {

@@ -38,7 +38,7 @@ describe('run loop timer', function () {
 });
 
 describe('rate lines', function () {
-  const { formatRates, computeRates } = require('../lib/stats');
+  const { formatRates, computeRates } = require('../lib/apps/stats');
   const zero = { rxPackets: 0, rxBytes: 0, txPackets: 0, txBytes: 0, rxMissed: 0 };
   // The line for `pps` 60-byte frames a second each way.
   const line = (pps) => formatRates('0000:ff:00.0', computeRates(zero, { ...zero, rxPackets: pps, rxBytes: pps * 60, txPackets: pps, txBytes: pps * 60 }, 1));

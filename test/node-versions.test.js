@@ -1,6 +1,6 @@
 'use strict';
 
-// ixy on every Node.js line it is tested on (test/node-versions.js: NODE_LINES), whichever
+// ixy on every Node.js line it is tested on (test/support/node-versions.js: NODE_LINES), whichever
 // Node runs these tests: the one addon build (Node-API) loads and arms its signal guard
 // under each, and tuneJit() sets its V8 flags there without a word, or says in one line
 // that V8 refused one. A line whose binary is not cached is skipped loudly; .ci/run
@@ -9,12 +9,12 @@ const assert = require('assert');
 const fs = require('fs');
 const path = require('path');
 const { spawnSync } = require('child_process');
-const { NODE_LINES, nodeFor, majorOf } = require('./node-versions');
-const { FATAL_SIGNALS } = require('../lib/exit-guard');
+const { NODE_LINES, nodeFor, majorOf } = require('./support/node-versions');
+const { FATAL_SIGNALS } = require('../lib/host/exit-guard');
 
 const ROOT = path.join(__dirname, '..');
 const ADDON = path.join(ROOT, 'build', 'Release', 'ixy.node');
-const JIT = path.join(ROOT, 'lib', 'jit.js');
+const JIT = path.join(ROOT, 'lib', 'host', 'jit.js');
 
 // Runs `script` under `node`; its stdout is JSON. Returns { result, stderr }.
 function runUnder(node, script) {
@@ -38,7 +38,7 @@ describe('Node.js versions', function () {
       before(function () {
         node = nodeFor(major);
         if (node === null) {
-          console.log(`\n  !!! Node ${major} tests SKIPPED: no binary cached; run 'node test/node-versions.js fetch ${major}'\n`);
+          console.log(`\n  !!! Node ${major} tests SKIPPED: no binary cached; run 'node test/support/node-versions.js fetch ${major}'\n`);
           this.skip();
         }
       });

@@ -10,7 +10,7 @@ const path = require('path');
 const { execFileSync, spawnSync } = require('child_process');
 const { PcapWriter, CaptureClock, readPcap, MAGIC_NANOSECONDS, MAGIC_MICROSECONDS } = require('../lib/pcap');
 const packet = require('../lib/packet');
-const { IXY, runIxy, tsharkFields, suiteTmpDir } = require('./helpers');
+const { IXY, runIxy, tsharkFields, suiteTmpDir } = require('./support/helpers');
 
 // tshark exits non-zero (and says why on stderr) for a truncated or corrupt file.
 function tsharkCount(file) {

@@ -9,8 +9,8 @@ const assert = require('assert');
 const path = require('path');
 const ixy = require('../lib');
 const { Model } = require('../lib/model');
-const { sleep } = require('../lib/wait');
-const { runIxy, tsharkFields, suiteTmpDir } = require('./helpers');
+const { sleep } = require('../lib/host/register-access');
+const { runIxy, tsharkFields, suiteTmpDir } = require('./support/helpers');
 
 // Receives on dev's queue 0 until `done()` or `ms` pass; returns the frames received.
 async function receiveFor(dev, ms, done = () => false) {

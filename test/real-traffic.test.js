@@ -14,7 +14,7 @@ const path = require('path');
 const { RealNet } = require('../lib/apps/real-net');
 const { account } = require('../lib/apps/frame-account');
 const { isAlive } = require('../lib/apps/netns');
-const { runIxy } = require('./helpers');
+const { runIxy } = require('./support/helpers');
 
 const FILE_BYTES = 24 << 20; // "at least 20 MB"
 const sleep = (ms) => new Promise((r) => setTimeout(r, ms));

@@ -1,11 +1,11 @@
 'use strict';
 
-// The shared DMA region of the descriptor rings (lib/advanced/rings.js): where spans go,
+// The shared DMA region of the descriptor rings (lib/intel/rings.js): where spans go,
 // what a reused span holds, what happens when the region is full, and that the region's
 // hugepages go back with the last ring.
 const assert = require('assert');
-const ringMemory = require('../lib/advanced/rings');
-const { freeHugepages } = require('./helpers');
+const ringMemory = require('../lib/intel/rings');
+const { freeHugepages } = require('./support/helpers');
 
 const { allocRing, releaseRing, ringsInUse, REGION_BYTES } = ringMemory;
 const KiB = 1024;

@@ -5,13 +5,13 @@
 // receives more. Checked: no buffer is lost or owned twice, and the NIC is never given a
 // descriptor without a buffer.
 const assert = require('assert');
-const R = require('../lib/ixgbe/registers');
-const D = require('../lib/advanced/rings');
-const { RxQueue } = require('../lib/advanced/rx-queue');
-const { Mempool } = require('../lib/mempool');
+const R = require('../lib/intel/ixgbe/registers');
+const D = require('../lib/intel/rings');
+const { RxQueue } = require('../lib/intel/rx-queue');
+const { Mempool } = require('../lib/memory/mempool');
 const {
   PacketBatch, CHECKSUM_IP_GOOD, CHECKSUM_IP_BAD, CHECKSUM_L4_GOOD, CHECKSUM_L4_BAD,
-} = require('../lib/batch');
+} = require('../lib/memory/batch');
 const { writeSeq, readSeq } = require('../lib/packet');
 
 const GOOD = D.RXD_STAT_DD | D.RXD_STAT_EOP;
@@ -57,7 +57,7 @@ function onQueue(freeThreshold, fn) {
     fn({ pool, rx, nic });
   } finally {
     rx.close();
-    pool.close(); // the counts stay readable (lib/mempool.js)
+    pool.close(); // the counts stay readable (lib/memory/mempool.js)
   }
   assert.strictEqual(pool.freeCount, pool.entries, 'a buffer did not come back');
 }

@@ -11,9 +11,9 @@ const os = require('os');
 const path = require('path');
 const { execFileSync } = require('child_process');
 const ixy = require('../lib');
-const pci = require('../lib/pci');
+const pci = require('../lib/host/pci');
 const { Model } = require('../lib/model');
-const { assertIxyError } = require('./helpers');
+const { assertIxyError } = require('./support/helpers');
 
 const ADDRESS = '0000:00:05.0';
 const PAST = new Date('2001-02-03T04:05:06Z');
@@ -162,7 +162,7 @@ describe('device directories that are not what sysfs makes', function () {
 
   it('the minimum BAR sizes cover every register each driver names', function () {
     for (const [driver, maxQueues] of [['ixgbe', 64], ['igb', 16]]) {
-      const R = require(`../lib/${driver}/registers`);
+      const R = require(`../lib/intel/${driver}/registers`);
       let highest = 0;
       for (const [name, value] of Object.entries(R)) {
         // Registers are upper-case names (bits carry an underscore, CTRL_EXT aside) or

@@ -2,16 +2,16 @@
 
 // A queue's packet and byte totals grow past 2^31 within seconds of forwarding. Passing
 // that line must neither lose counts nor throw away the optimised receive() and send()
-// (see Queue in lib/device.js). Checked in a child process that may ask V8 what it has optimised.
+// (see Queue in lib/device/device.js). Checked in a child process that may ask V8 what it has optimised.
 const assert = require('assert');
-const { runOptimising } = require('./helpers');
+const { runOptimising } = require('./support/helpers');
 
-// An RX and a TX queue on a register file in plain memory, and the stand-in NIC (lib/advanced/stand-in.js):
+// An RX and a TX queue on a register file in plain memory, and the stand-in NIC (lib/warm-up/stand-in.js):
 // every RX descriptor up to RDT is completed with a `length`-byte frame, every TX
 // descriptor up to TDT is marked done. step() forwards one batch from rx to tx.
 const CHILD = `
   // Buffers of 64 KiB: send() refuses a frame longer than its buffer.
-  const port = openPort(512, { entries: 1024, rxFree: 128, bufferSize: 65536 });
+  const port = openPort(ixgbeLayout, 512, { entries: 1024, rxFree: 128, bufferSize: 65536 });
   const { rx, tx } = port;
   const batch = new PacketBatch(32);
   const seen = { rx: { packets: 0, bytes: 0 }, tx: { packets: 0, bytes: 0 } }; // counted here

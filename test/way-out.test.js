@@ -2,7 +2,7 @@
 
 // Every way a process can leave a busy NIC: afterwards the NIC does no DMA (Bus Master
 // off, RX and TX queues disabled, receive off), the exit status is the one that way out
-// gives, and the port opens again at once. A child process (test/way-out-child.js) drives
+// gives, and the port opens again at once. A child process (test/support/way-out-child.js) drives
 // port 0 of the device model while the model offers 200,000 frames/s.
 const assert = require('assert');
 const fs = require('fs');
@@ -11,9 +11,9 @@ const path = require('path');
 const { spawn } = require('child_process');
 const ixy = require('../lib');
 const { Model } = require('../lib/model');
-const R = require('../lib/ixgbe/registers');
+const R = require('../lib/intel/ixgbe/registers');
 
-const CHILD = path.join(__dirname, 'way-out-child.js');
+const CHILD = path.join(__dirname, 'support', 'way-out-child.js');
 
 // Runs the child with core dumps off (SIGQUIT, SIGSEGV and SIGABRT dump core by default);
 // exec keeps the child's own exit status. `signal`: sent once the child prints "ready".

@@ -6,38 +6,12 @@
 // Unlike ixy-fwd, which adds 1 to that byte, the frames leave as they came: byte 1 is the
 // destination MAC's, and real traffic (ARP, TCP) through a forwarder must reach its owner.
 const { open } = require('../index');
-const { PacketBatch } = require('../batch');
-const { IxyError } = require('../errors');
+const { PacketBatch } = require('../memory/batch');
+const { IxyError } = require('../host/errors');
 const { runLoop } = require('./loop');
-const { idleMode } = require('../idle');
+const { idleMode } = require('../device/idle');
 const { warmUp } = require('../warm-up');
-const { formatTotals } = require('../stats');
-const arena = require('../arena');
-
-// Reads byte 1 of the batch's first n frames and writes it back (`|= 0`): the frame's
-// first cache line comes to this core and is dirtied, as when an application edits a
-// header, and the frame is unchanged (TurboFan keeps the store: --print-opt-code shows
-// it). Four frames per trip:
-// TurboFan checks the pool's byte view (map, length, data pointer) once per trip of a loop,
-// and with one frame per trip those checks were most of the loop's instructions.
-function touchFrames(batch, n) {
-  const words = arena.words; // a local, so TurboFan folds it (see lib/arena.js)
-  const idsAt = batch.idsAt; // batch.ids[i] is words[idsAt + i]
-  const bytes = batch.pool.bytes; // the whole pool: buffer id k starts at k << shift
-  const shift = batch.pool.bufferShift;
-  let i = 0;
-  for (; i + 4 <= n; i += 4) {
-    const a = (words[idsAt + i] << shift) + 1;
-    const b = (words[idsAt + i + 1] << shift) + 1;
-    const c = (words[idsAt + i + 2] << shift) + 1;
-    const d = (words[idsAt + i + 3] << shift) + 1;
-    bytes[a] |= 0;
-    bytes[b] |= 0;
-    bytes[c] |= 0;
-    bytes[d] |= 0;
-  }
-  for (; i < n; i++) bytes[(words[idsAt + i] << shift) + 1] |= 0;
-}
+const { formatTotals } = require('./stats');
 
 // Moves one batch from rx to tx. Frames the TX ring has no room for stay in the batch and
 // go first at the next step, which receives nothing until they are sent: a full TX ring
@@ -49,24 +23,16 @@ function forwardBatch(rxQueue, txQueue, batch) {
   if (n === 0) {
     n = rxQueue.receive(batch);
     if (n === 0) return;
-    touchFrames(batch, n);
+    // Byte 1 is the destination MAC's: the frame's first line comes to this core and the
+    // frame leaves unchanged.
+    batch.touchFrames(n, 1);
   }
   const sent = txQueue.send(batch);
   if (sent === n) batch.count = 0;
-  else holdUnsent(batch, sent, n);
+  else batch.keepFrom(sent); // the unsent frames, for the next step
 }
 
-// Keeps frames [sent, n) of the batch, moved to its front, for the next step.
-function holdUnsent(batch, sent, n) {
-  if (sent > 0) {
-    const words = arena.words;
-    words.copyWithin(batch.idsAt, batch.idsAt + sent, batch.idsAt + n);
-    words.copyWithin(batch.lengthsAt, batch.lengthsAt + sent, batch.lengthsAt + n);
-  }
-  batch.count = n - sent;
-}
-
-// idle: 'backoff', 'spin' or 'interrupt' (lib/idle.js; default: deviceOptions.idle, else
+// idle: 'backoff', 'spin' or 'interrupt' (lib/device/idle.js; default: deviceOptions.idle, else
 // the best the two ports can do).
 async function forward(addressA, addressB, { batchSize = 32, seconds = 0, out = process.stdout, deviceOptions = {}, idle } = {}) {
   if (addressA === addressB) {
@@ -76,7 +42,7 @@ async function forward(addressA, addressB, { batchSize = 32, seconds = 0, out = 
   const towardB = new PacketBatch(batchSize);
   const towardA = new PacketBatch(batchSize);
   // Before the ports go live, so that their first frames find the step optimised for
-  // frames; its stand-ins are closed with the ports (lib/warm-up.js says why). Frames it
+  // frames; its stand-ins are closed with the ports (lib/warm-up/index.js says why). Frames it
   // left held go back to the stand-ins' pools.
   const standIns = warmUp((rx, tx, direction) => forwardBatch(rx, tx, direction === 0 ? towardB : towardA), { bufferSize: deviceOptions.bufferSize });
   towardB.freeFrom(0);

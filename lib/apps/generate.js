@@ -5,29 +5,24 @@
 // Every buffer of its own mempool is filled with the frame once; per packet only the
 // sequence number is written.
 const { open } = require('../index');
-const { PacketBatch } = require('../batch');
-const { Mempool } = require('../mempool');
+const { PacketBatch } = require('../memory/batch');
+const { Mempool } = require('../memory/mempool');
 const packet = require('../packet');
 const { runLoop } = require('./loop');
-const { idleMode } = require('../idle');
-const { IxyError } = require('../errors');
-const { formatTotals } = require('../stats');
-const arena = require('../arena');
+const { idleMode } = require('../device/idle');
+const { IxyError } = require('../host/errors');
+const { formatTotals } = require('./stats');
 
 // Writes the sequence numbers seq, seq + 1, ... into the batch's first n frames and sets
-// their lengths. Like touchFrames() in forward.js it indexes one view over the whole pool
-// (buffer id starts at bytes[id << shift]) and the arena's words, instead of loading one
-// Uint8Array per packet. seq is an int32 (the caller passes `seq | 0`): the field is 32
-// bits on the wire, and a count past 2^31 stays a small integer.
+// their lengths. It indexes one view over the whole pool (batch.frameAt(i)) instead of
+// loading one Uint8Array per packet. seq is an int32 (the caller passes `seq | 0`): the
+// field is 32 bits on the wire, and a count past 2^31 stays a small integer.
 function stampFrames(batch, n, seq, size) {
-  const words = arena.words; // a local, so TurboFan folds it (see lib/arena.js)
-  const ids = batch.idsAt;
-  const lengths = batch.lengthsAt;
   const bytes = batch.pool.bytes;
-  const shift = batch.pool.bufferShift;
+  const lengths = batch.lengths;
   for (let i = 0; i < n; i++) {
-    packet.writeSeq(bytes, (seq + i) | 0, words[ids + i] << shift);
-    words[lengths + i] = size;
+    packet.writeSeq(bytes, (seq + i) | 0, batch.frameAt(i));
+    lengths[i] = size;
   }
 }
 
@@ -50,7 +45,7 @@ async function generate(address, {
 } = {}) {
   // Validate before touching the device.
   // idle: with a rate, 'backoff' (default) sleeps between the sends of a slow rate and
-  // sends what fell due meanwhile as one burst; 'spin' keeps the spacing (lib/idle.js).
+  // sends what fell due meanwhile as one burst; 'spin' keeps the spacing (lib/device/idle.js).
   const idleAs = idleMode(idle, deviceOptions.idle) || 'backoff';
   if (idleAs === 'interrupt') {
     throw new IxyError('EINVAL', "generate sends on its own clock: idle 'interrupt' (waiting for received frames) does not apply; use 'backoff' or 'spin'");

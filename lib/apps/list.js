@@ -3,10 +3,10 @@
 // `ixy list`: the network devices the machine (or IXY_PCI_ROOT) has, which ixy drives, the
 // kernel's interfaces of each (in use or not: ixy takes none in use without --force) and
 // who holds it.
-const pci = require('../pci');
-const { driverFor, describeId, hex4 } = require('../drivers');
-const { describeInterface } = require('../iface');
-const { listDevices } = require('../devices');
+const pci = require('../host/pci');
+const { driverFor, describeId, hex4 } = require('../driver-table');
+const { describeInterface } = require('../host/iface');
+const { listDevices } = require('../host/list-devices');
 
 const NETWORK_CLASS = 0x02;
 

@@ -3,9 +3,9 @@
 // The shape every long-running app shares: call `step()` as fast as possible, but give the
 // event loop a turn every couple of milliseconds so timers (the per-second report), signals
 // and I/O keep working; stop on SIGINT/SIGTERM, after `seconds`, or when step() says done.
-// When nothing moves, sleep instead (lib/idle.js).
-const { RateMeter, formatRates } = require('../stats');
-const { idleMode, bestIdle, Idler } = require('../idle');
+// When nothing moves, sleep instead (lib/device/idle.js).
+const { RateMeter, formatRates } = require('./stats');
+const { idleMode, bestIdle, Idler } = require('../device/idle');
 
 const SLICE_MS = 2; // how long we run before yielding
 // The clock is read about this many times per slice, not per step: in Node 20 every
@@ -77,7 +77,7 @@ function packetsMoved(devices) {
 // device's error when a device is gone (EDEVICELOST). Each second every device is checked
 // (device.check()): link changes and recovered TX hangs are printed as lines of their own.
 // idle: 'backoff', 'spin' or 'interrupt' (default: the best the devices can do), see
-// lib/idle.js; once no queue of `devices` has moved a packet for a while the loop sleeps
+// lib/device/idle.js; once no queue of `devices` has moved a packet for a while the loop sleeps
 // between single steps.
 async function runLoop({ devices, step, seconds = 0, report = true, out = process.stdout, idle }) {
   const mode = idleMode(idle) || bestIdle(devices);

@@ -8,7 +8,7 @@
 const { execFileSync } = require('child_process');
 const fs = require('fs');
 const path = require('path');
-const { IxyError } = require('../errors');
+const { IxyError } = require('../host/errors');
 
 const TAP = 'ixy0'; // the TAP's name inside each namespace
 // Frames of at most 1514 bytes, 1518 with FCS: the most an 82599 port takes on RX and

@@ -8,17 +8,17 @@
 // packetBuffered, like tcpdump -U) every batch is written at once, so that the reader sees
 // frames as they come; a reader that goes away (EPIPE) ends the capture like Ctrl-C.
 const { open } = require('../index');
-const { PacketBatch } = require('../batch');
+const { PacketBatch } = require('../memory/batch');
 const { PcapWriter, CaptureClock } = require('../pcap');
 const { runLoop } = require('./loop');
-const { idleMode } = require('../idle');
-const { formatTotals } = require('../stats');
+const { idleMode } = require('../device/idle');
+const { formatTotals } = require('./stats');
 const { ProgressBar } = require('./progress');
 
 async function pcap(address, file, {
   count = 0, batchSize = 32, nanoseconds = true, seconds = 0, packetBuffered = false, err = process.stderr, deviceOptions = {}, idle,
 } = {}) {
-  const idleAs = idleMode(idle, deviceOptions.idle); // null: the best the port can do (lib/idle.js)
+  const idleAs = idleMode(idle, deviceOptions.idle); // null: the best the port can do (lib/device/idle.js)
   const batch = new PacketBatch(batchSize);
   // The device first: a bad address or a link that stays down must not leave an empty file.
   const dev = await open(address, { txQueues: 0, ...deviceOptions });

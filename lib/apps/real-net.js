@@ -22,7 +22,7 @@ const os = require('os');
 const path = require('path');
 const { Model } = require('../model');
 const { TAP, checkTools, namespaceName, removeStaleNamespaces, makeNamespace, deleteNamespace, tapCounters, isAlive } = require('./netns');
-const { IxyError } = require('../errors');
+const { IxyError } = require('../host/errors');
 const { parseTotals } = require('./frame-account');
 
 const SUBNET = '198.18.0'; // 198.18.0.0/15 is set aside for benchmarking network devices (RFC 2544)

@@ -5,8 +5,8 @@
 // command's data (device-readable), then the one-byte ack (device-writable). The driver
 // waits for the device to use the chain. Control path only: never called per packet.
 const C = require('./constants');
-const { IxyError } = require('../errors');
-const { sleepSync } = require('../wait');
+const { IxyError } = require('../host/errors');
+const { sleepSync } = require('../host/register-access');
 
 const CMD = 0;
 const DATA = 16;

@@ -4,14 +4,14 @@
 // modern ones (1af4:1041) through PCI capabilities and memory BARs; the same queues and
 // batch API on top of both. Initialisation follows virtio 1.1, 3.1.1 (and 3.1.2 for
 // legacy); the network specifics follow 5.1. One receive and one transmit queue.
-const pci = require('../pci');
-const claim = require('../claim');
+const pci = require('../host/pci');
+const claim = require('../host/claim');
 const C = require('./constants');
-const { Device } = require('../device');
-const { Mempool } = require('../mempool');
-const { IxyError, shown } = require('../errors');
-const exitGuard = require('../exit-guard');
-const { sleep } = require('../wait');
+const { Device } = require('../device/device');
+const { Mempool } = require('../memory/mempool');
+const { IxyError, shown } = require('../host/errors');
+const exitGuard = require('../host/exit-guard');
+const { sleep } = require('../host/register-access');
 const { LegacyTransport } = require('./legacy-transport');
 const { ModernTransport } = require('./modern-transport');
 const { Virtqueue } = require('./virtqueue');
@@ -32,13 +32,14 @@ const WANTED = bit(C.NET_F_MAC) | bit(C.NET_F_STATUS) | bit(C.NET_F_CTRL_VQ) | b
   bit(C.F_ANY_LAYOUT) | bit(C.F_VERSION_1) | bit(C.F_ACCESS_PLATFORM);
 
 const DEFAULTS = {
-  force: false, // take the NIC even while its kernel interface is in use (lib/iface.js)
+  force: false, // take the NIC even while its kernel interface is in use (lib/host/iface.js)
   rxQueues: 1,
   txQueues: 1,
   mempoolEntries: 4096,
   bufferSize: 2048,
   promiscuous: true,
   linkTimeout: 10000,
+  debug: undefined, // buffer ownership checks in its pools (lib/memory/ownership-checks.js); undefined: IXY_DEBUG_BUFFERS
 };
 
 // virtio-net reports no link speed without VIRTIO_NET_F_SPEED_DUPLEX (which QEMU leaves
@@ -56,7 +57,7 @@ class VirtioDevice extends Device {
     }
     const id = pci.readIdentity(address);
     pci.checkIommu(address);
-    // One owner per device, before anything is written to it (lib/claim.js); close() ends
+    // One owner per device, before anything is written to it (lib/host/claim.js); close() ends
     // the claim, and so does the process's death.
     this.claimKey = claim.claimDevice(address);
     try {
@@ -72,7 +73,7 @@ class VirtioDevice extends Device {
     this.tx = null;
     this.ctrl = null;
     try {
-      // Every way out of the process stops the device from here on (lib/exit-guard.js):
+      // Every way out of the process stops the device from here on (lib/host/exit-guard.js):
       // stop() resets it on 'exit'; a fatal signal clears Bus Master alone (no registers).
       exitGuard.guard(this);
       // QEMU's legacy device enables bus mastering by itself on ACK|DRIVER; others do not.
@@ -138,7 +139,7 @@ class VirtioDevice extends Device {
     }
   }
 
-  // idle 'interrupt' (lib/device.js interrupts()): the receive queue of a modern device has
+  // idle 'interrupt' (lib/device/device.js interrupts()): the receive queue of a modern device has
   // MSI-X vector 0 from the start (ModernTransport.activateQueue), so nothing is set up
   // here; a legacy device has no MSI-X vectors of ours (interruptCapable false).
   //
@@ -166,7 +167,7 @@ class VirtioDevice extends Device {
       t.activateQueue(index, ring);
       return ring;
     };
-    const pool = new Mempool({ entries: this.options.mempoolEntries, bufferSize: this.options.bufferSize });
+    const pool = new Mempool({ entries: this.options.mempoolEntries, bufferSize: this.options.bufferSize, debug: this.options.debug });
     this.pools.push(pool);
     this.rxNotify = t.notifier(C.RX_QUEUE);
     this.rx = new VirtioRxQueue(vq(C.RX_QUEUE), pool, this.headerBytes, this.rxNotify);
@@ -228,7 +229,7 @@ class VirtioDevice extends Device {
     this.stop();
     this.closed = true;
     // Bus Master off before memory goes back (PCI 3.0, 6.2.2), and out of the exit guard,
-    // as for the Intel NICs (lib/advanced/nic.js).
+    // as for the Intel NICs (lib/intel/nic.js).
     const busMasterError = exitGuard.release(this);
     if (this.tx) this.tx.close();
     if (this.rx) this.rx.close();

@@ -7,16 +7,16 @@
 // is a register write, at most one per batch and skipped while the device says it needs
 // none (USED_F_NO_NOTIFY). The buffers used for port I/O are made once.
 const fs = require('fs');
-const pci = require('../pci');
+const pci = require('../host/pci');
 const C = require('./constants');
-const { fromNative } = require('../errors');
+const { fromNative } = require('../host/errors');
 
 class LegacyTransport {
   constructor(address) {
     this.kind = 'legacy';
     this.address = address;
     try {
-      this.fd = pci.openResource(address, 0); // no symlink, a regular file (lib/pci.js)
+      this.fd = pci.openResource(address, 0); // no symlink, a regular file (lib/host/pci.js)
     } catch (err) {
       throw fromNative(err, `cannot open the I/O BAR of ${address}`);
     }

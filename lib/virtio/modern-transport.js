@@ -5,10 +5,11 @@
 // and live in memory BARs, which are mapped. Every access uses a typed array of the
 // field's width, so the device sees 8-, 16- and 32-bit accesses as the spec requires
 // (4.1.3.1); 64-bit fields are written as two 32-bit halves, low first.
-const pci = require('../pci');
+const pci = require('../host/pci');
 const C = require('./constants');
-const { IxyError } = require('../errors');
-const { native } = require('../native');
+const { IxyError } = require('../host/errors');
+const { getReg, setReg } = require('../host/register-access');
+const { native } = require('../host/native');
 
 const PCI_STATUS = 0x06;
 const PCI_STATUS_CAP_LIST = 1 << 4;
@@ -86,19 +87,19 @@ class ModernTransport {
   // 64 feature bits, read 32 at a time through the select register (4.1.4.3).
   deviceFeatures() {
     const c = this.common.u32;
-    c[C.COMMON_DEVICE_FEATURE_SELECT >> 2] = 0;
-    const low = c[C.COMMON_DEVICE_FEATURE >> 2];
-    c[C.COMMON_DEVICE_FEATURE_SELECT >> 2] = 1;
-    const high = c[C.COMMON_DEVICE_FEATURE >> 2];
+    setReg(c, C.COMMON_DEVICE_FEATURE_SELECT, 0);
+    const low = getReg(c, C.COMMON_DEVICE_FEATURE);
+    setReg(c, C.COMMON_DEVICE_FEATURE_SELECT, 1);
+    const high = getReg(c, C.COMMON_DEVICE_FEATURE);
     return (BigInt(high) << 32n) | BigInt(low);
   }
 
   setDriverFeatures(features) {
     const c = this.common.u32;
-    c[C.COMMON_DRIVER_FEATURE_SELECT >> 2] = 0;
-    c[C.COMMON_DRIVER_FEATURE >> 2] = Number(features & 0xffffffffn);
-    c[C.COMMON_DRIVER_FEATURE_SELECT >> 2] = 1;
-    c[C.COMMON_DRIVER_FEATURE >> 2] = Number(features >> 32n);
+    setReg(c, C.COMMON_DRIVER_FEATURE_SELECT, 0);
+    setReg(c, C.COMMON_DRIVER_FEATURE, Number(features & 0xffffffffn));
+    setReg(c, C.COMMON_DRIVER_FEATURE_SELECT, 1);
+    setReg(c, C.COMMON_DRIVER_FEATURE, Number(features >> 32n));
   }
 
   get needsFeaturesOk() {

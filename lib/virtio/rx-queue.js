@@ -7,8 +7,9 @@
 // The chains never change shape: receiving only swaps the buffer of descriptor 2k+1 and
 // puts head 2k back on the available ring. receive() allocates nothing.
 const C = require('./constants');
-const { IxyError } = require('../errors');
-const { Queue, PACKETS, BYTES } = require('../device');
+const { IxyError } = require('../host/errors');
+const { Queue, PACKETS, BYTES } = require('../device/device');
+const { popId } = require('../memory/mempool');
 
 const HEADER_SLOT = 16;
 
@@ -66,8 +67,8 @@ class VirtioRxQueue extends Queue {
       if (length <= 0) {
         this.errors++; // nothing but a header: give the same buffer back
       } else {
-        if (pool.freeCount === 0) break; // no buffer to put in its place: later
-        const fresh = pool.freeIds[--pool.freeCount];
+        const fresh = popId(pool);
+        if (fresh < 0) break; // no buffer to put in its place: later
         outIds[n] = ids[k];
         outLengths[n] = length;
         n++;
@@ -83,7 +84,7 @@ class VirtioRxQueue extends Queue {
     }
     batch.count = n;
     batch.pool = pool;
-    if (batch.statusAt >= 0) batch.statusLayout = null; // virtio reports no checksum status here
+    if (batch.statusAt >= 0) batch.filledBy = null; // virtio reports no checksum status here
     if (last !== vq.lastUsed) {
       vq.lastUsed = last;
       if (vq.publish(availIdx)) this.notify();

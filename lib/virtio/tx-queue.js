@@ -6,7 +6,8 @@
 // separate descriptors is the layout legacy devices without VIRTIO_F_ANY_LAYOUT demand
 // and every device accepts. Free chains sit on a stack; send() allocates nothing.
 const C = require('./constants');
-const { Queue, PACKETS, BYTES } = require('../device');
+const { Queue, PACKETS, BYTES } = require('../device/device');
+const { pushId } = require('../memory/mempool');
 
 const HEADER_SLOT = 16;
 
@@ -43,8 +44,7 @@ class VirtioTxQueue extends Queue {
     let last = vq.lastUsed;
     while (last !== used) {
       const k = usedRing[(last & mask) << 1] >>> 1;
-      const pool = this.pools[k];
-      pool.freeIds[pool.freeCount++] = this.bufferIds[k];
+      pushId(this.pools[k], this.bufferIds[k]);
       this.freeChains[this.freeCount++] = k;
       last = (last + 1) & 0xffff;
     }

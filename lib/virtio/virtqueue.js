@@ -8,8 +8,8 @@
 //   avail  Uint16Array: [0] flags, [1] idx, [2 + i] ring[i]                       (2.6.6)
 //   usedHead Uint16Array: [0] flags, [1] idx; usedRing Uint32Array: [2i] id, [2i+1] len (2.6.8)
 const C = require('./constants');
-const { DmaMemory } = require('../mempool');
-const { IxyError } = require('../errors');
+const { DmaMemory } = require('../memory/mempool');
+const { IxyError } = require('../host/errors');
 
 const TWO_32 = 2 ** 32;
 const SCRATCH_BYTES = 64 * 1024;

@@ -184,7 +184,7 @@ function packageArchive(file) {
   w.copy(path.join(ROOT, 'lib'), 'ixy/lib', skipJunk);
   w.copy(path.join(ROOT, 'bin'), 'ixy/bin');
   w.copy(path.join(ROOT, 'build', 'Release', 'ixy.node'), 'ixy/build/Release/ixy.node');
-  w.copy(path.join(ROOT, 'test', 'helpers.js'), 'ixy/test/helpers.js');
+  w.copy(path.join(ROOT, 'test', 'support', 'helpers.js'), 'ixy/test/support/helpers.js');
   w.copy(path.join(__dirname, 'guest'), 'ixy/test/vm/guest');
   // /init loads these, in this order, when the guest has an IOMMU.
   const modules = vfioModules();

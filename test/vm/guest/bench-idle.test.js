@@ -11,7 +11,7 @@
 const ixy = require('../../../lib');
 const topology = require('./topology');
 const { Generator } = require('./traffic');
-const { cpuShare } = require('../../helpers');
+const { cpuShare } = require('../../support/helpers');
 
 const IDLE_MS = 10000;
 const WAKES = 5;

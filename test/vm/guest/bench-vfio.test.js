@@ -10,7 +10,7 @@
 // one vCPU under TCG: the figure is the ratio, not the rates.
 const fs = require('fs');
 const ixy = require('../../../lib');
-const { PacketBatch } = require('../../../lib/batch');
+const { PacketBatch } = require('../../../lib/memory/batch');
 const topology = require('./topology');
 const { Generator, spawnIxy } = require('./traffic');
 

@@ -1,16 +1,16 @@
 'use strict';
 
-// idle 'interrupt' through VFIO (lib/interrupts.js, lib/idle.js): a loop with nothing to
+// idle 'interrupt' through VFIO (lib/host/interrupts.js, lib/device/idle.js): a loop with nothing to
 // do sleeps in the event loop until the NIC's receive interrupt, and every frame that comes
 // afterwards arrives. Ports 0-1 of a kind are cabled together. The CPU bound is coarse (a
 // loop that spins uses a whole core, one that sleeps next to nothing); the guest prints the
 // measured share for the record.
 const assert = require('assert');
 const ixy = require('../../../lib');
-const { PacketBatch } = require('../../../lib/batch');
+const { PacketBatch } = require('../../../lib/memory/batch');
 const topology = require('./topology');
 const { Generator, Checker, spawnIxy } = require('./traffic');
-const { cpuShare } = require('../../helpers');
+const { cpuShare } = require('../../support/helpers');
 
 const IDLE_CPU_BOUND = 0.3; // of one core
 const IDLE_MS = 3000;

@@ -12,9 +12,9 @@
 const assert = require('assert');
 const { spawnSync } = require('child_process');
 const ixy = require('../../../lib');
-const pci = require('../../../lib/pci');
-const vfio = require('../../../lib/vfio');
-const { PacketBatch } = require('../../../lib/batch');
+const pci = require('../../../lib/host/pci');
+const vfio = require('../../../lib/host/vfio');
+const { PacketBatch } = require('../../../lib/memory/batch');
 const topology = require('./topology');
 const { Generator, Checker, spawnIxy, IXY } = require('./traffic');
 

@@ -11,7 +11,7 @@
 const assert = require('assert');
 const fs = require('fs');
 const ixy = require('../../../lib');
-const { PacketBatch } = require('../../../lib/batch');
+const { PacketBatch } = require('../../../lib/memory/batch');
 const { forwardBatch } = require('../../../lib/apps/forward');
 const topology = require('./topology');
 const { readPcap } = require('../../../lib/pcap');
@@ -36,7 +36,7 @@ function nicTests(kind, { driver, speed }) {
     it('is listed with its driver, initialises, brings the link up and reads the MAC', async function () {
       const listed = ixy.listDevices().find((d) => d.address === addr(0));
       assert.ok(listed, `${addr(0)} not found`);
-      assert.strictEqual(require('../../../lib/drivers').driverFor(listed).name, driver);
+      assert.strictEqual(require('../../../lib/driver-table').driverFor(listed).name, driver);
       const dev = await ixy.open(addr(0));
       try {
         assert.strictEqual(dev.driver, driver);

@@ -8,7 +8,7 @@ describe('guest', function () {
   it('runs node with the ixy package and its addon', function () {
     const ixy = require('../../../lib');
     assert.strictEqual(typeof ixy.open, 'function');
-    assert.strictEqual(typeof require('../../../lib/native').native().allocDma, 'function');
+    assert.strictEqual(typeof require('../../../lib/host/native').native().allocDma, 'function');
   });
 
   it('has free hugepages on a mounted hugetlbfs', function () {

@@ -6,8 +6,8 @@
 const path = require('path');
 const { spawn } = require('child_process');
 const packet = require('../../../lib/packet');
-const { Mempool } = require('../../../lib/mempool');
-const { PacketBatch } = require('../../../lib/batch');
+const { Mempool } = require('../../../lib/memory/mempool');
+const { PacketBatch } = require('../../../lib/memory/batch');
 
 class Generator {
   // Frames of `size` bytes from `src` (a MAC) with UDP source port `srcPort`.

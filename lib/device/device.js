@@ -1,0 +1,179 @@
+'use strict';
+
+// What every ixy driver (ixgbe, igb, virtio) offers. A driver subclass sets up rxQueues
+// and txQueues (Queue below) whose receive(batch)/send(batch) do the work, and implements
+// the device-specific parts: link, MAC, promiscuous mode, hardware counters.
+const { IxyError, shown } = require('../host/errors');
+const { ReceiveIterator } = require('./receive');
+const vfio = require('../host/vfio');
+const modelIrq = require('../host/model-irq');
+const pci = require('../host/pci');
+const { needsVfio, noInterrupts } = require('./idle');
+
+// What every driver's RX and TX queue counts as it moves frames, for stats(): packets and
+// bytes, added per batch in receive()/send() as `totals[PACKETS] += n`. A Float64Array,
+// not number properties: a property that passes 2^31 (a queue's bytes, within seconds)
+// changes the queue's hidden class and throws the optimised receive()/send() away mid-run.
+const PACKETS = 0;
+const BYTES = 1;
+
+class Queue {
+  constructor() {
+    this.totals = new Float64Array(2);
+  }
+
+  get packets() {
+    return this.totals[PACKETS];
+  }
+
+  get bytes() {
+    return this.totals[BYTES];
+  }
+}
+
+class Device {
+  constructor(address, driver) {
+    this.address = address;
+    this.driver = driver;
+    this.rxQueues = [];
+    this.txQueues = [];
+    this.stopped = false;
+    this.closed = false;
+    this.txMinLength = 14; // the shortest frame txBatch() takes: an Ethernet header
+    this.interruptCapable = false; // the driver programs receive interrupts (setupInterrupts)
+    this.rxPacketBufferBytes = 0; // where frames wait while the RX ring is full (lib/device/idle-bound.js)
+  }
+
+  // Receives up to batch.capacity frames from RX queue `queue` into `batch`.
+  rxBatch(queue, batch) {
+    const rxQueue = this.rxQueues[queue];
+    // One compare for a wrong index and a closed device alike (close() empties the list).
+    if (rxQueue === undefined) this.missingQueue('RX', queue);
+    batch.sent = 0;
+    return rxQueue.receive(batch);
+  }
+
+  // Queues batch's packets on TX queue `queue`; returns how many were taken (also kept in
+  // batch.sent). The rest (batch.ids from that index on) still belong to the caller:
+  // batch.release() frees them. A batch the NIC must not see throws EINVAL first
+  // (batch.checkForSend()); the queue's own send() leaves that to its caller.
+  txBatch(queue, batch) {
+    const txQueue = this.txQueues[queue];
+    if (txQueue === undefined) this.missingQueue('TX', queue);
+    batch.checkForSend(this.txMinLength);
+    const sent = txQueue.send(batch);
+    batch.sent = sent;
+    return sent;
+  }
+
+  // An async iterator over received batches that lets timers and I/O run between them:
+  //   for await (const batch of dev.receive(0, { batchSize: 64 })) { ... }
+  // One batch object is reused; see lib/device/receive.js for who frees what.
+  receive(queue = 0, options = {}) {
+    this.checkOpen('receive()');
+    return new ReceiveIterator(this, queue, options);
+  }
+
+  // Packets and bytes are counted by the queues as they move them (exact on every NIC and
+  // on the model); drops come from the device's counters where it has them.
+  stats() {
+    this.checkOpen('stats()');
+    const s = { rxPackets: 0, rxBytes: 0, txPackets: 0, txBytes: 0, rxErrors: this.readErrors(), rxMissed: this.readMissed() };
+    for (const q of this.rxQueues) {
+      s.rxPackets += q.packets;
+      s.rxBytes += q.bytes;
+      s.rxErrors += q.errors;
+    }
+    for (const q of this.txQueues) {
+      s.txPackets += q.packets;
+      s.txBytes += q.bytes;
+    }
+    return s;
+  }
+
+  // Throws ECLOSED once close() has begun: the device's registers, rings and buffers are
+  // gone. `what` names the method or property that was used.
+  checkOpen(what) {
+    if (this.closed) {
+      throw new IxyError('ECLOSED', `${what} on ${this.address}, which is closed: open it again with ixy.open()`);
+    }
+  }
+
+  // For the cold paths (receive(), missingQueue()): throws EINVAL unless `queue` indexes
+  // one of `count` queues.
+  checkQueue(kind, queue, count) {
+    if (!Number.isInteger(queue)) {
+      throw new IxyError('EINVAL', `the ${kind} queue index must be an integer, got ${shown(queue)}`);
+    }
+    if (queue < 0 || queue >= count) {
+      throw new IxyError('EINVAL', `${kind} queue ${queue} does not exist: ${this.address} has ${count} ${kind} queue${count === 1 ? '' : 's'}`);
+    }
+  }
+
+  // rxBatch() or txBatch() found no queue at that index: says why.
+  missingQueue(kind, queue) {
+    this.checkOpen(kind === 'RX' ? 'rxBatch()' : 'txBatch()');
+    this.checkQueue(kind, queue, kind === 'RX' ? this.rxQueues.length : this.txQueues.length);
+  }
+
+  // For close(), once the queues are released: the device keeps no queue a caller could
+  // reach (the arrays are emptied in place, so their shape stays what V8 knows).
+  forgetQueues() {
+    this.rxQueues.length = 0;
+    this.txQueues.length = 0;
+  }
+
+  // idle 'interrupt' (lib/device/idle.js): the line a loop with nothing to do sleeps on, set up on
+  // first use. Only a device driven through VFIO has one (sysfs gives user space no
+  // interrupts), or one of the device model (lib/host/model-irq.js). A driver implements
+  // setupInterrupts() (its receive queues raise vector 0), armInterrupt() (the next received
+  // frame interrupts) and disarmInterrupt().
+  interrupts() {
+    this.checkOpen("idle 'interrupt'");
+    if (!this.interruptCapable) throw noInterrupts(this);
+    const setup = () => this.setupInterrupts();
+    const line = vfio.interruptLine(this.address, setup) || modelIrq.interruptLine(this.address, pci.deviceDir(this.address), setup);
+    if (line === null) {
+      throw needsVfio(this.address);
+    }
+    return line;
+  }
+
+  // Whether idle 'interrupt' works here (the default then, lib/device/idle.js bestIdle()).
+  hasInterrupts() {
+    return this.interruptCapable && !this.closed && (vfio.deviceOf(this.address) !== undefined || modelIrq.available(this.address, pci.deviceDir(this.address)));
+  }
+
+  setupInterrupts() {}
+
+  armInterrupt() {}
+
+  disarmInterrupt() {}
+
+  // Subclasses override these. Each returns its running total, accumulated from the
+  // device's counters: frames dropped for want of room (descriptors, packet buffer), and
+  // broken frames (bad FCS, wrong size) the device dropped before they reached a ring.
+  readMissed() {
+    return 0;
+  }
+
+  readErrors() {
+    return 0;
+  }
+
+  // For long-running loops, about once a second: lines worth telling (link changes, ...);
+  // throws when the device is gone. A driver that can tell more overrides it.
+  check() {
+    return [];
+  }
+
+  get mac() {
+    throw new Error('not implemented');
+  }
+
+  get linkSpeed() {
+    return 0;
+  }
+}
+
+module.exports = { Device, Queue, PACKETS, BYTES };

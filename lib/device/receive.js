@@ -1,0 +1,128 @@
+'use strict';
+
+// Receiving with `for await`, without starving the event loop:
+//
+//   for await (const batch of dev.receive(0)) {
+//     for (let i = 0; i < batch.count; i++) use(batch.data(i), batch.lengths[i]);
+//   }
+//
+// The iterator polls the RX queue. It hands out a batch as soon as one has packets, but
+// every SLICE_MS (or when the queue is empty for that long) it first waits for
+// setImmediate, so that timers, I/O and signal handlers run between batches. (A resolved
+// promise alone is not enough: promise callbacks run before timers and I/O, so a loop that
+// only awaits ready batches would never let them in.)
+//
+// Ownership: there is ONE batch object, reused for every step. It is valid until the next
+// step of the loop. When the loop asks for the next batch, the iterator gives back every
+// buffer the batch still owns (batch.release(): ids[sent..count)). So:
+//   - do nothing: the packets are freed for you;
+//   - dev.txBatch(q, batch): the packets that fit are sent (the driver frees them later),
+//     the rest are freed at the next step;
+//   - to keep a buffer longer, copy its id elsewhere and remove it from the batch (for all
+//     of them: batch.count = 0); you then free it yourself with batch.pool.free(id).
+// Leaving the loop (break, return, throw) releases the last batch too. dev.close() ends
+// the loop at its next step, and so does aborting the AbortSignal passed as `signal` (one
+// that is already aborted ends it at once).
+//
+// Per packet this costs nothing: the work per step is one receive call, one clock read and
+// one release of the previous batch's leftovers.
+//
+// Idle (lib/device/idle.js; the default is what open() was given, else the best the device can
+// do: 'interrupt' through VFIO, 'backoff' otherwise): with `idle: 'backoff'` a
+// queue that has stayed empty for a few milliseconds is polled once per 1 ms timer,
+// instead of once per turn: an idle loop then sleeps in the event
+// loop. The first batch returns it to full polling. `idle: 'spin'` polls without pause.
+// `idle: 'interrupt'` (VFIO only) sleeps until the NIC's receive interrupt instead.
+const { setImmediate: yieldToEventLoop } = require('timers/promises');
+const { PacketBatch } = require('../memory/batch');
+const { IxyError, shown } = require('../host/errors');
+const { idleMode, bestIdle, Idler } = require('./idle');
+
+const SLICE_MS = 1; // how long we may poll before giving the event loop a turn
+
+class ReceiveIterator {
+  // status: the batch keeps each frame's descriptor status word (batch.checksumOf()).
+  constructor(dev, queue, { batchSize = 32, sliceMs = SLICE_MS, status = false, signal = null, idle } = {}) {
+    dev.checkQueue('RX', queue, dev.rxQueues.length);
+    const mode = idleMode(idle, dev.options ? dev.options.idle : undefined) || bestIdle([dev]);
+    if (signal !== null && (typeof signal !== 'object' || typeof signal.addEventListener !== 'function')) {
+      throw new IxyError('EINVAL', `receive()'s signal must be an AbortSignal, got ${shown(signal)}`);
+    }
+    this.dev = dev;
+    this.queue = queue;
+    this.batch = new PacketBatch(batchSize, null, { status });
+    this.sliceMs = sliceMs;
+    this.sliceEnd = 0; // yield first: the caller's code after the loop setup runs first
+    this.idler = mode === 'spin' ? null : new Idler(mode, [dev]); // EUNSUPPORTED: 'interrupt' without VFIO
+    this.finished = false;
+    // An abort only marks the iterator finished: next() checks that after every await
+    // already, so a signal costs the loop nothing.
+    this.signal = signal;
+    this.onAbort = () => { this.finished = true; };
+    if (signal !== null) {
+      if (signal.aborted) this.finished = true;
+      else signal.addEventListener('abort', this.onAbort, { once: true });
+    }
+    // One result object for every step: for-await reads it at once and keeps nothing.
+    this.result = { value: this.batch, done: false };
+  }
+
+  [Symbol.asyncIterator]() {
+    return this;
+  }
+
+  async next() {
+    if (this.batch.count > 0) this.batch.release();
+    for (;;) {
+      const now = performance.now();
+      if (now >= this.sliceEnd) {
+        if (this.idler !== null && this.idler.idle(now)) {
+          // The loop body may have closed the device: its interrupt cannot be armed then.
+          if (this.finished || this.dev.closed) return this.finish();
+          this.sliceEnd = 0; // one poll, then sleep again unless it found frames
+          if (await this.idler.sleep(() => this.poll())) return this.wokeUp();
+        } else {
+          await yieldToEventLoop();
+          this.sliceEnd = performance.now() + this.sliceMs;
+        }
+      }
+      // Checked after every await: the device may have been closed meanwhile, and a closed
+      // queue's ring memory is gone.
+      if (this.finished || this.dev.closed) return this.finish();
+      if (this.poll()) {
+        if (this.sliceEnd === 0) return this.wokeUp();
+        if (this.idler !== null) this.idler.worked(now);
+        return this.result;
+      }
+    }
+  }
+
+  // One receive call into the batch; true when it took frames.
+  poll() {
+    this.batch.sent = 0;
+    return this.dev.rxQueues[this.queue].receive(this.batch) > 0;
+  }
+
+  // The first frames after a sleep: full polling again, the next sleep the shortest.
+  wokeUp() {
+    const now = performance.now();
+    this.idler.worked(now);
+    this.sliceEnd = now + this.sliceMs;
+    return this.result;
+  }
+
+  // Called by for-await on break, return or throw.
+  async return() {
+    return this.finish();
+  }
+
+  finish() {
+    this.finished = true;
+    if (this.idler !== null) this.idler.close();
+    if (this.signal !== null) this.signal.removeEventListener('abort', this.onAbort);
+    if (this.batch.count > 0) this.batch.release();
+    return { value: undefined, done: true };
+  }
+}
+
+module.exports = { ReceiveIterator, SLICE_MS };

@@ -1,0 +1,342 @@
+'use strict';
+
+// What the Intel NICs with a register BAR and advanced descriptors (ixgbe, igb) share:
+// the options, taking the device from the kernel and mapping its registers, the RX and TX
+// queues, link speed, MAC, promiscuous mode, the statistics registers, and an orderly
+// stop and close. Each reads the driver's register table (`layout`), which also names by
+// role what differs between the NICs (LINK, PROMISCUOUS, RECEIVER_ENABLE, the counter
+// lists). A driver adds its init sequence, resetAndInit(), which open() calls.
+const pci = require('../host/pci');
+const claim = require('../host/claim');
+const { Device } = require('../device/device');
+const { IxyError, shown, checkInteger } = require('../host/errors');
+const { native } = require('../host/native');
+const exitGuard = require('../host/exit-guard');
+const { Mempool } = require('../memory/mempool');
+const { RxQueue } = require('./rx-queue');
+const { TxQueue } = require('./tx-queue');
+const { sleepSync, sleep, setBits, clearBits, setField, getReg, setReg } = require('../host/register-access');
+
+const DEFAULTS = {
+  force: false, // take the NIC even while its kernel interface is in use (lib/host/iface.js)
+  rxQueues: 1,
+  txQueues: 1,
+  rxRingSize: 512,
+  rxFreeThreshold: null, // descriptors per RDT write; null: a quarter of the RX ring
+  txRingSize: 512,
+  mempoolEntries: null, // per RX queue; null: 4096, or twice the RX ring if that is more
+  bufferSize: 2048,
+  promiscuous: true,
+  linkTimeout: 10000, // ms
+  debug: undefined, // buffer ownership checks in its pools (lib/memory/ownership-checks.js); undefined: IXY_DEBUG_BUFFERS
+};
+
+class AdvancedNic extends Device {
+  // Takes the device: checks the options, unbinds the kernel driver, maps BAR0 and, from
+  // then on, stops the NIC on every way out of the process (lib/host/exit-guard.js).
+  constructor(address, driver, { layout, options, maxQueues, maxRingSize }) {
+    super(address, driver);
+    this.layout = layout;
+    this.txMinLength = layout.TX_MIN_LENGTH;
+    this.interruptCapable = true; // MSI-X receive interrupts (setupInterrupts)
+    this.options = withDefaults(DEFAULTS, options);
+    checkOptions(this.options, maxQueues, maxRingSize);
+    pci.checkIommu(address);
+    // One owner per device, before anything is written to it (lib/host/claim.js); close() ends
+    // the claim, and so does the process's death.
+    this.claimKey = claim.claimDevice(address);
+    try {
+      pci.unbindDriver(address, this.options.force);
+      this.bar = pci.mapBar(address, 0, layout.MIN_BAR_BYTES);
+    } catch (err) {
+      claim.releaseDevice(address, this.claimKey);
+      throw err;
+    }
+    this.regs = new Uint32Array(this.bar);
+    this.pools = [];
+    this.linkUp = null; // as check() last saw it; null: not checked yet
+    this.missed = 0; // frames dropped for want of room (readMissed)
+    this.hardwareErrors = 0; // broken frames the NIC dropped itself (readErrors)
+    try {
+      exitGuard.guard(this, { bar: this.bar, stopBits: dmaStopBits(layout, this.options) });
+      // An unbound NIC may have bus mastering off, and then it can do no DMA at all.
+      pci.enableBusMastering(address);
+    } catch (err) {
+      this.closeAfter(err);
+    }
+  }
+
+  // Opens the device: takes it, runs the driver's init sequence, then waits for link
+  // without blocking the event loop.
+  static async open(address, options = {}) {
+    const dev = new this(address, options);
+    try {
+      dev.resetAndInit();
+      await dev.waitForLink(dev.options.linkTimeout);
+    } catch (err) {
+      dev.closeAfter(err);
+    }
+    return dev;
+  }
+
+  // Closes the device after `err` and throws `err`: the first error is the one that says
+  // what went wrong, not one close() may meet on the way.
+  closeAfter(err) {
+    try {
+      this.close();
+    } catch {
+      // reported: err
+    }
+    throw err;
+  }
+
+  // RX queue q with its own mempool, its ring programmed (RxQueue.configure): the part of
+  // each driver's receive initialization that is the same on every NIC here.
+  addRxQueue(q) {
+    const o = this.options;
+    const pool = new Mempool({ entries: o.mempoolEntries, bufferSize: o.bufferSize, debug: o.debug });
+    this.pools.push(pool);
+    const queue = new RxQueue(this.regs, this.layout, q, o.rxRingSize, pool, o.rxFreeThreshold, o.rxQueues > 1);
+    this.rxQueues.push(queue);
+    queue.configure();
+    return queue;
+  }
+
+  // TX queue q with its ring programmed (TxQueue.configure).
+  addTxQueue(q) {
+    const queue = new TxQueue(this.regs, this.layout, q, this.options.txRingSize);
+    this.txQueues.push(queue);
+    queue.configure();
+    return queue;
+  }
+
+  // idle 'interrupt' (Device.interrupts(), once a VFIO interrupt line exists), as 82599 7.3
+  // and 82576 7.3 describe MSI-X: every RX queue's cause goes to vector 0 (IVAR), which
+  // clears its cause and masks itself when it is sent (EIAC; EIAM with GPIE.EIAME), and
+  // EITR(0) 0 sends it at once. armInterrupt() unmasks it (EIMS): one interrupt per idle
+  // period, then the driver polls. A cause that came while masked is sent as soon as the
+  // vector is unmasked: at most one early wake-up per idle period.
+  setupInterrupts() {
+    const L = this.layout;
+    const regs = this.regs;
+    setBits(regs, L.GPIE, L.GPIE_MSIX);
+    for (let q = 0; q < this.options.rxQueues; q++) {
+      const shift = L.IVAR_RX_SHIFT(q);
+      setField(regs, L.IVAR_RX(q), 0xff << shift, L.IVAR_VALID << shift);
+    }
+    setReg(regs, L.EITR(0), 0);
+    setReg(regs, L.EIAC, 1);
+    setReg(regs, L.EIAM, 1);
+  }
+
+  armInterrupt() {
+    setReg(this.regs, this.layout.EIMS, 1);
+  }
+
+  disarmInterrupt() {
+    setReg(this.regs, this.layout.EIMC, 1);
+  }
+
+  async waitForLink(timeoutMs) {
+    const deadline = Date.now() + timeoutMs;
+    while (this.linkSpeed === 0) {
+      if (Date.now() > deadline) {
+        throw new IxyError('ELINKTIMEOUT', `link on ${this.address} did not come up within ${timeoutMs / 1000} s: check the cable or the link partner`);
+      }
+      await sleep(10);
+    }
+  }
+
+  // Link speed in Mb/s, 0 when the link is down: the link status register's up bit and
+  // speed field (82599 LINKS, 8.2.3.22.20; 82576 STATUS, 8.2.2), as the layout's LINK names them.
+  get linkSpeed() {
+    this.checkOpen('linkSpeed');
+    const { at, up, speedMask, mbps } = this.layout.LINK;
+    const status = getReg(this.regs, at);
+    if ((status & up) === 0) return 0;
+    return mbps[status & speedMask] || 0;
+  }
+
+  // Unicast and multicast promiscuous (82599 FCTRL.UPE/MPE, 8.2.3.7.1; 82576 RCTL, 8.10.1).
+  get promiscuous() {
+    this.checkOpen('promiscuous');
+    const [at, bits] = this.layout.PROMISCUOUS;
+    return (getReg(this.regs, at) & bits) === bits;
+  }
+
+  set promiscuous(on) {
+    this.checkOpen('promiscuous');
+    const [at, bits] = this.layout.PROMISCUOUS;
+    if (on) setBits(this.regs, at, bits);
+    else clearBits(this.regs, at, bits);
+  }
+
+  // Receive address 0 (RAL0/RAH0) holds the MAC the EEPROM loaded, low byte first.
+  get mac() {
+    this.checkOpen('mac');
+    const low = getReg(this.regs, this.layout.RAL(0));
+    const high = getReg(this.regs, this.layout.RAH(0));
+    const bytes = [low & 0xff, (low >>> 8) & 0xff, (low >>> 16) & 0xff, low >>> 24, high & 0xff, (high >>> 8) & 0xff];
+    return bytes.map((b) => b.toString(16).padStart(2, '0')).join(':');
+  }
+
+  // Reads a clear-on-read register (the layout's CLEAR_ON_READ) and writes 0 back after a
+  // non-zero read. On the NIC the write finds the register already 0; it lets a device
+  // that cannot see reads (a model sharing the register file) tell that the count was
+  // taken, so each event is counted once.
+  readClear(offset) {
+    const i = offset >> 2;
+    const value = this.regs[i];
+    if (value === 0) return 0;
+    if (value === 0xffffffff && this.isLost()) return 0; // a gone device counts nothing
+    this.regs[i] = 0;
+    return value;
+  }
+
+  // Statistics from zero (82599 4.6.5, 82576 4.5.8): every clear-on-read register read once.
+  resetStatistics() {
+    for (const offset of this.layout.CLEAR_ON_READ) this.readClear(offset);
+    this.missed = 0;
+    this.hardwareErrors = 0;
+  }
+
+  // Frames dropped for want of room (descriptors, packet buffer): the running total of
+  // the layout's MISSED_COUNTERS.
+  readMissed() {
+    for (const offset of this.layout.MISSED_COUNTERS) this.missed += this.readClear(offset);
+    return this.missed;
+  }
+
+  // Broken frames (bad FCS, wrong size) the NIC dropped before they reached a ring: the
+  // running total of the layout's ERROR_COUNTERS.
+  readErrors() {
+    for (const offset of this.layout.ERROR_COUNTERS) this.hardwareErrors += this.readClear(offset);
+    return this.hardwareErrors;
+  }
+
+  // For long-running loops, about once a second (cold). Throws EDEVICELOST once the NIC is
+  // gone: a removed or dead PCIe device answers every read with all ones. Otherwise
+  // returns a line for each change worth telling: link down or up, and a TX queue reset
+  // after a hang (TxQueue.hung(): frames pending, no progress, link up).
+  check() {
+    if (this.regs === null) return [];
+    if (this.isLost()) {
+      throw new IxyError('EDEVICELOST', `${this.address} stopped answering (its registers read all ones): the NIC was removed, powered off or reset by someone else`);
+    }
+    const events = [];
+    const speed = this.linkSpeed;
+    if ((speed > 0) !== this.linkUp) {
+      if (this.linkUp !== null) events.push(speed > 0 ? `link up at ${speed} Mb/s` : 'link down');
+      this.linkUp = speed > 0;
+    }
+    if (speed === 0) return events;
+    for (const q of this.txQueues) {
+      if (!q.hung()) continue;
+      const dropped = q.reset();
+      events.push(`TX queue ${q.index} hung (frames pending, none sent for 2 s with the link up): reset it, ${dropped} frames dropped`);
+    }
+    return events;
+  }
+
+  // A PCIe device that is gone answers every read with all ones; STATUS never reads so.
+  isLost() {
+    return this.regs !== null && getReg(this.regs, this.layout.STATUS) === 0xffffffff;
+  }
+
+  // Lets TX drain (briefly), then stops every queue and the receiver: after this the NIC
+  // touches no more host memory. Buffers stay where they are until close().
+  stop() {
+    if (this.stopped || !this.regs) return;
+    this.stopped = true;
+    if (this.isLost()) return; // nothing to stop, and every wait would time out
+    const deadline = Date.now() + 100;
+    while (this.txQueues.some((q) => !q.drained()) && Date.now() < deadline) sleepSync(1);
+    for (const q of [...this.rxQueues, ...this.txQueues]) {
+      try {
+        q.stop();
+      } catch {
+        // A queue that does not stop in time is released anyway: the process is leaving it.
+      }
+    }
+    const [at, bit] = this.layout.RECEIVER_ENABLE;
+    clearBits(this.regs, at, bit); // receive off (82599 RXCTRL.RXEN, 82576 RCTL.EN)
+  }
+
+  // Stops the device, returns every buffer to its pool and releases DMA memory and the BAR.
+  // Stop every device first when buffers travel between devices (forwarding): a TX ring
+  // may hold another device's buffers. Safe to call twice.
+  close() {
+    if (this.closed) return;
+    this.stop();
+    this.closed = true;
+    // Bus Master off before any memory goes back: then the NIC can reach none of it,
+    // whatever a queue that did not stop still holds (PCI 3.0, 6.2.2). This also leaves
+    // the exit guard, which must happen before the BAR is unmapped (the signal handler
+    // writes to it). A failure is reported once everything else is released.
+    const busMasterError = exitGuard.release(this);
+    for (const q of this.txQueues) q.close();
+    for (const q of this.rxQueues) q.close();
+    this.forgetQueues();
+    for (const pool of this.pools) pool.close();
+    if (this.bar) native().free(this.bar);
+    this.regs = null;
+    this.bar = null;
+    claim.releaseDevice(this.address, this.claimKey);
+    if (busMasterError) throw busMasterError;
+  }
+}
+
+// What the fatal-signal handler clears, in order, to stop all DMA without JavaScript: the
+// receiver, every queue's ENABLE (RXDCTL/TXDCTL: 82599 8.2.3.8.6, 8.2.3.9.10; 82576
+// 8.10.10, 8.12.13), then the transmitter. [offset, bits] pairs.
+function dmaStopBits(L, o) {
+  const pairs = [L.RECEIVER_ENABLE];
+  for (let q = 0; q < o.rxQueues; q++) pairs.push([L.RXDCTL(q), L.RXDCTL_ENABLE]);
+  for (let q = 0; q < o.txQueues; q++) pairs.push([L.TXDCTL(q), L.TXDCTL_ENABLE]);
+  pairs.push(L.TRANSMITTER_ENABLE);
+  return pairs;
+}
+
+// The options with every one left out, or given as undefined, set to its default.
+function withDefaults(defaults, options) {
+  const o = { ...defaults };
+  for (const [key, value] of Object.entries(options)) if (value !== undefined) o[key] = value;
+  return o;
+}
+
+function checkOptions(o, maxQueues, maxRingSize) {
+  for (const key of ['rxQueues', 'txQueues']) checkInteger(key, o[key], 0, maxQueues);
+  for (const key of ['rxRingSize', 'txRingSize']) {
+    const n = o[key];
+    checkInteger(key, n, 64, maxRingSize);
+    // Ring lengths must be multiples of 128 bytes (8 descriptors); powers of two also let
+    // indices wrap with a mask.
+    if ((n & (n - 1)) !== 0) {
+      throw new IxyError('EINVAL', `${key} must be a power of two from 64 to ${maxRingSize}, got ${n}`);
+    }
+  }
+  // SRRCTL.BSIZEPACKET gives the receive buffer size in KiB, 1..16 (0 is not allowed:
+  // 82599 8.2.3.8.7, and likewise on the 82576); mempool buffers are powers of two.
+  const size = o.bufferSize;
+  if (!Number.isInteger(size) || size < 1024 || size > 16384 || (size & (size - 1)) !== 0) {
+    throw new IxyError('EINVAL', `bufferSize must be 1024, 2048, 4096, 8192 or 16384 bytes (the NIC's receive buffer sizes), got ${shown(size)}`);
+  }
+  checkInteger('linkTimeout (ms)', o.linkTimeout, 0, 2 ** 31 - 1);
+  if (typeof o.promiscuous !== 'boolean') {
+    throw new IxyError('EINVAL', `promiscuous must be true or false, got ${shown(o.promiscuous)}`);
+  }
+  // Every RX descriptor holds a buffer of the queue's pool, and receive() hands out a frame
+  // only when it has a fresh buffer to put in its place: a pool no bigger than the ring
+  // would receive one ring's worth and then nothing, ever. Half the pool for the ring, the
+  // rest for frames in flight (a forwarder's other TX ring, the application's batches).
+  if (o.mempoolEntries === null || o.mempoolEntries === undefined) o.mempoolEntries = Math.max(4096, 2 * o.rxRingSize);
+  if (!Number.isInteger(o.mempoolEntries) || o.mempoolEntries < 2 * o.rxRingSize) {
+    throw new IxyError('EINVAL', `mempoolEntries must be at least twice rxRingSize (${2 * o.rxRingSize}): the ring holds ${o.rxRingSize} buffers, and as many must be free for frames in flight; got ${shown(o.mempoolEntries)}`);
+  }
+  // See RxQueue: the NIC keeps at least half the ring whatever the threshold.
+  const half = o.rxRingSize / 2;
+  if (o.rxFreeThreshold === null || o.rxFreeThreshold === undefined) o.rxFreeThreshold = o.rxRingSize / 4;
+  checkInteger('rxFreeThreshold', o.rxFreeThreshold, 1, half, ' (half the RX ring)');
+}
+
+module.exports = { AdvancedNic };

@@ -1,0 +1,267 @@
+'use strict';
+
+// One transmit queue: a ring of advanced TX data descriptors (82599 datasheet 7.2, 82576
+// datasheet 7.2) and, per descriptor, the buffer it carries and that buffer's pool, so the
+// buffer can go home once the NIC reports it sent. The pool is kept as a small number in
+// the top bits of the buffer's entry in bufferIds (id | k << ID_BITS for this.pools[k]):
+// one array per packet in send() instead of two, and no object stores. send() is the hot
+// path: it allocates nothing. Shared by ixgbe and igb, which pass their register `layout`
+// (TDBAL(q), TDT(q), TXDCTL bits and thresholds). Sections cited are the 82599's.
+// bufferIds, the pools' physical addresses and the batch's arrays are spans of the index
+// arena: send() indexes `words` at offsets named ...At; reclaim() pushes ids back on their
+// pool's free stack through mempool.js.
+const rings = require('./rings');
+const { ID_BITS, pushIds, pushId } = require('../memory/mempool');
+const { IxyError } = require('../host/errors');
+const { Queue, PACKETS, BYTES } = require('../device/device');
+const { setBits, clearBits, setField, waitSet, waitClear, setReg } = require('../host/register-access');
+const arena = require('../memory/arena');
+
+const TWO_32 = 2 ** 32;
+const CLEAN_BATCH = 32; // buffers are reclaimed 32 at a time: one status read per 32 sends
+const ID_MASK = (1 << ID_BITS) - 1;
+const MAX_POOLS = 1 << (31 - ID_BITS); // tagged ids stay below 2^31: small integers in V8
+const { TXD_STAT_DD, TXD_PAYLEN_SHIFT, DESCRIPTOR_BYTES, writeTail } = rings;
+const SEND_COMMAND = rings.TXD_DCMD_EOP | rings.TXD_DCMD_RS | rings.TXD_DCMD_IFCS | rings.TXD_DCMD_DEXT | rings.TXD_DTYP_DATA;
+
+class TxQueue extends Queue {
+  constructor(regs, layout, index, ringSize) {
+    super();
+    this.regs = regs;
+    this.layout = layout;
+    this.index = index;
+    this.size = ringSize;
+    this.mask = ringSize - 1;
+    // The ring is a span of the shared ring memory: `ring` is its own view, the hot loops
+    // index rings.words at ringAt instead (lib/intel/rings.js says why).
+    this.span = rings.allocRing(ringSize * DESCRIPTOR_BYTES);
+    this.ring = this.span.view;
+    this.ringAt = this.span.at;
+    this.bufferIds = arena.allocWords(ringSize);
+    this.bufferIdsAt = arena.offsetOf(this.bufferIds);
+    // Every pool whose buffers this queue has sent, by number k. Its slots are made here,
+    // once: an array that grew from empty would change its map on the first pool, and
+    // that would throw away the send() V8 compiled before this queue's first frame.
+    this.pools = new Array(MAX_POOLS).fill(null);
+    this.poolCount = 0;
+    this.lastPool = null; // the pool of the last batch and its tag: the usual case
+    this.lastTag = 0;
+    this.tail = 0; // the next descriptor we fill
+    this.clean = 0; // the oldest descriptor whose buffer we have not reclaimed
+    // send() reclaims once this many descriptors are in flight (fewer than a quarter of the
+    // ring free), as DPDK's tx_free_thresh: most sends then skip the DD read of a line the
+    // NIC is writing, and buffers come back in larger runs.
+    this.reclaimAt = ringSize - ringSize / 4;
+    this.tailIndex = layout.TDT(index) >> 2;
+    this.minLength = layout.TX_MIN_LENGTH;
+    this.headIndex = layout.TDH(index) >> 2;
+    this.lastHead = -1; // TDH at the last hung() call
+    this.stalls = 0; // hung() calls in a row that saw frames pending and TDH unmoved
+  }
+
+  // 4.6.8: ring address and length; prefetch/host/write-back thresholds from the layout
+  // (82599: PTHRESH 36, HTHRESH 8, WTHRESH 4, as recommended for throughput, 8.2.3.9.10).
+  configure() {
+    const regs = this.regs;
+    const R = this.layout;
+    const q = this.index;
+    const base = this.span.phys;
+    setReg(regs, R.TDBAL(q), base % TWO_32);
+    setReg(regs, R.TDBAH(q), Math.floor(base / TWO_32));
+    setReg(regs, R.TDLEN(q), this.size * DESCRIPTOR_BYTES);
+    setField(regs, R.TXDCTL(q), R.TXDCTL_THRESHOLDS_MASK, R.TXDCTL_THRESHOLDS);
+  }
+
+  // 4.6.8.1: empty ring (head == tail), then enable.
+  start() {
+    const R = this.layout;
+    const q = this.index;
+    setReg(this.regs, R.TDH(q), 0);
+    setReg(this.regs, R.TDT(q), 0);
+    setBits(this.regs, R.TXDCTL(q), R.TXDCTL_ENABLE);
+    waitSet(this.regs, R.TXDCTL(q), R.TXDCTL_ENABLE, `TX queue ${q} to start (TXDCTL.ENABLE)`);
+  }
+
+  // Frees the buffers of sent packets, CLEAN_BATCH at a time. The NIC completes in order,
+  // so DD on the last descriptor of a group means the whole group is done. A group never
+  // wraps around the ring: clean moves in steps of CLEAN_BATCH from 0, and the ring size
+  // is a power of two of at least 64.
+  reclaim() {
+    const ring = rings.words; // a local, so TurboFan folds it (lib/intel/rings.js); this ring starts at ringAt
+    const ringAt = this.ringAt;
+    const mask = this.mask;
+    let clean = this.clean;
+    while (((this.tail - clean) & mask) >= CLEAN_BATCH) {
+      const last = clean + CLEAN_BATCH - 1;
+      if ((ring[ringAt + (last << 2) + 3] & TXD_STAT_DD) === 0) break;
+      const fromAt = this.bufferIdsAt + clean; // the group's entries: words[fromAt..fromAt + 32)
+      if (this.poolCount === 1) {
+        // The usual case, one pool ever sent from: its tag is 0, entries are plain ids.
+        pushIds(this.pools[0], fromAt, CLEAN_BATCH);
+      } else {
+        this.reclaimMixed(fromAt);
+      }
+      clean = (last + 1) & mask;
+    }
+    this.clean = clean;
+  }
+
+  // reclaim() for a group whose buffers may come from several pools: each id goes back to
+  // the pool its entry's tag names.
+  reclaimMixed(fromAt) {
+    const words = arena.words;
+    for (let j = 0; j < CLEAN_BATCH; j++) {
+      const entry = words[fromAt + j];
+      pushId(this.pools[entry >>> ID_BITS], entry & ID_MASK);
+    }
+  }
+
+  // k << ID_BITS for this.pools[k], the pool's number on this queue (see the top of this
+  // file); a pool seen for the first time gets the next number.
+  tagOf(pool) {
+    if (pool === this.lastPool) return this.lastTag;
+    let k = 0;
+    while (k < this.poolCount && this.pools[k] !== pool) k++;
+    if (k === this.poolCount) {
+      if (k === MAX_POOLS) throw new IxyError('EINVAL', `a TX queue takes buffers of at most ${MAX_POOLS} mempools`);
+      this.pools[k] = pool;
+      this.poolCount = k + 1;
+    }
+    this.lastPool = pool;
+    this.lastTag = k << ID_BITS;
+    return this.lastTag;
+  }
+
+  // Queues batch.ids[0..) for sending; returns how many fit. The rest stay the caller's:
+  // free them (batch.freeFrom(sent)) or try again. The caller vouches for every frame: an
+  // id of batch.pool and a length the NIC takes (batch.checkForSend() checks both, and
+  // Device.txBatch() calls it); frames straight from receive() always qualify. So the
+  // descriptor loop carries no per-frame check: it has no register to spare for one.
+  send(batch) {
+    const words = arena.words; // a local, so TurboFan folds it (see lib/memory/arena.js)
+    const mask = this.mask;
+    const pool = batch.pool;
+    // Reclaim when the ring is filling up, and also whenever the pool being sent from has
+    // less than a ring's worth of buffers free: a small pool must not wait for buffers
+    // that sit on a ring that will never fill.
+    if (this.inFlight >= this.reclaimAt || pool.freeCount < this.size) this.reclaim();
+    const ring = rings.words; // a local too; this ring starts at ringAt
+    const ringAt = this.ringAt;
+    const tag = this.tagOf(pool);
+    // Offsets into the arena: batch.ids[k] is words[idsAt + k], and so on.
+    const bufferIdsAt = this.bufferIdsAt;
+    const physAt = pool.physAt;
+    const idsAt = batch.idsAt;
+    const lengthsAt = batch.lengthsAt;
+    const room = this.mask - ((this.tail - this.clean) & mask); // one slot stays empty
+    const count = batch.count;
+    // Past its capacity a batch's arrays hold other spans of the arena: never send those.
+    if (count > batch.capacity) batch.checkForSend(this.minLength);
+    const n = count < room ? count : room;
+    let t = this.tail;
+    let bytes = 0;
+    for (let k = 0; k < n; k++) {
+      const id = words[idsAt + k];
+      const length = words[lengthsAt + k];
+      const w = ringAt + (t << 2);
+      const addressAt = physAt + (id << 1);
+      ring[w] = words[addressAt];
+      ring[w + 1] = words[addressAt + 1];
+      ring[w + 2] = SEND_COMMAND | length;
+      ring[w + 3] = length << TXD_PAYLEN_SHIFT;
+      words[bufferIdsAt + t] = id | tag;
+      bytes += length;
+      t = (t + 1) & mask;
+    }
+    if (n > 0) {
+      this.tail = t;
+      writeTail(this.regs, this.tailIndex, t); // after the descriptors, and seen after them
+      const totals = this.totals;
+      totals[PACKETS] += n;
+      totals[BYTES] += bytes;
+    }
+    return n;
+  }
+
+  get inFlight() {
+    return (this.tail - this.clean) & this.mask;
+  }
+
+  // Whether the NIC has sent everything queued (DD on the newest descriptor).
+  drained() {
+    if (this.tail === this.clean) return true;
+    return (this.ring[(((this.tail - 1) & this.mask) << 2) + 3] & TXD_STAT_DD) !== 0;
+  }
+
+  // For a watchdog that calls it every second or so (while the link is up): true once the
+  // NIC has had frames to fetch (TDH short of our tail) and fetched none of them over two
+  // whole intervals, as Linux's ixgbe watchdog judges a transmit hang.
+  hung() {
+    const head = this.regs[this.headIndex];
+    if (head === this.tail || head !== this.lastHead) {
+      this.lastHead = head;
+      this.stalls = 0;
+      return false;
+    }
+    this.stalls++;
+    return this.stalls >= 2;
+  }
+
+  // Recovers from a hang: disables the queue, takes back the buffers of every frame still
+  // on the ring (the unsent ones are dropped and no longer counted as sent, see stop()) and
+  // starts the queue again, empty (4.6.8.1). Returns how many frames were dropped.
+  reset() {
+    const dropped = this.stop();
+    this.freeRing();
+    this.ring.fill(0);
+    this.tail = 0;
+    this.clean = 0;
+    this.lastHead = -1;
+    this.stalls = 0;
+    this.start();
+    return dropped;
+  }
+
+  // 4.6.8.1.2 (disabling a queue): wait for the NIC to finish, then clear ENABLE. What is
+  // still on the ring without DD the NIC never sent: those frames no longer count as sent
+  // (they are discarded with the ring). Returns how many there were.
+  stop() {
+    const R = this.layout;
+    const q = this.index;
+    clearBits(this.regs, R.TXDCTL(q), R.TXDCTL_ENABLE);
+    waitClear(this.regs, R.TXDCTL(q), R.TXDCTL_ENABLE, `TX queue ${q} to stop (TXDCTL.ENABLE)`);
+    return this.uncountUnsent();
+  }
+
+  // Takes the frames between clean and tail whose descriptor has no DD out of the packet
+  // and byte totals. (A descriptor the NIC has not written back still holds our length.)
+  uncountUnsent() {
+    let frames = 0;
+    let bytes = 0;
+    for (let i = this.clean; i !== this.tail; i = (i + 1) & this.mask) {
+      if ((this.ring[(i << 2) + 3] & TXD_STAT_DD) !== 0) continue;
+      frames++;
+      bytes += this.ring[(i << 2) + 2] & 0xffff;
+    }
+    this.totals[PACKETS] -= frames;
+    this.totals[BYTES] -= bytes;
+    return frames;
+  }
+
+  // Gives every buffer still on the ring back to its pool.
+  freeRing() {
+    for (let i = this.clean; i !== this.tail; i = (i + 1) & this.mask) {
+      const entry = this.bufferIds[i];
+      this.pools[entry >>> ID_BITS].free(entry & ID_MASK);
+    }
+    this.clean = this.tail;
+  }
+
+  // Gives every buffer still on the ring back to its pool and releases the ring memory.
+  close() {
+    this.freeRing();
+    rings.releaseRing(this.span);
+  }
+}
+
+module.exports = { TxQueue };

@@ -1,0 +1,147 @@
+'use strict';
+
+// A batch of packets moving between an application and a queue: buffer ids, their
+// lengths and a count, in arrays made once and reused for every call. All buffers of a
+// batch belong to one mempool (`pool`), so freeing never needs a per-packet lookup.
+// ids, lengths and status are spans of the index arena (arena.js): the queues read and
+// write them at their offsets idsAt, lengthsAt and statusAt.
+const { IxyError } = require('../host/errors');
+const arena = require('./arena');
+
+// What checksumOf(i) reports, bit by bit. Neither bit of a pair: not checked (not IPv4,
+// not TCP/UDP, a UDP frame sent without a checksum, or a NIC that does not check).
+const CHECKSUM_IP_GOOD = 1;
+const CHECKSUM_IP_BAD = 2;
+const CHECKSUM_L4_GOOD = 4;
+const CHECKSUM_L4_BAD = 8;
+
+const MAX_BATCH = 4096;
+
+class PacketBatch {
+  // status: keep each received frame's descriptor status word, for checksumOf(). Off by
+  // default: it costs a pass over the frames in every receive.
+  constructor(capacity = 32, pool = null, { status = false } = {}) {
+    if (!Number.isInteger(capacity) || capacity < 1 || capacity > MAX_BATCH) {
+      throw new IxyError('EBATCH', `batch size must be 1..${MAX_BATCH}, got ${capacity}`);
+    }
+    this.capacity = capacity;
+    this.ids = arena.allocWords(capacity);
+    this.lengths = arena.allocWords(capacity);
+    // With `status`: per received frame, the status word of its RX descriptor (extended
+    // status and errors, as the NIC wrote it), decoded by the queue that filled the batch
+    // (filledBy). Read it with checksumOf(). Without: null, and statusAt -1.
+    this.status = status ? arena.allocWords(capacity) : null;
+    this.idsAt = arena.offsetOf(this.ids);
+    this.lengthsAt = arena.offsetOf(this.lengths);
+    this.statusAt = status ? arena.offsetOf(this.status) : -1;
+    this.filledBy = null; // the RX queue whose status words `status` holds, if it has any
+    this.count = 0;
+    // How many of the first packets the last Device.txBatch() handed to the NIC: those are
+    // the driver's now, ids[sent..count) are still the caller's (see release()).
+    this.sent = 0;
+    this.pool = pool;
+  }
+
+  // The bytes of packet i (a view over the whole buffer; the frame is the first lengths[i]).
+  data(i) {
+    return this.pool.buffers[this.ids[i]];
+  }
+
+  // Where packet i starts in its pool's one view over every buffer: its bytes are
+  // pool.bytes[frameAt(i) ...]. For loops over many packets, which then read one view.
+  frameAt(i) {
+    return arena.words[this.idsAt + i] << this.pool.bufferShift;
+  }
+
+  // Reads byte `at` of each of the first n frames and writes it back (`|= 0`): its first
+  // cache line comes to this core, dirty, as when an application edits a header. Four
+  // frames per trip: the pool's view is checked (map, length, data pointer) once per trip.
+  touchFrames(n, at) {
+    const words = arena.words; // a local, so TurboFan folds it (see arena.js)
+    const idsAt = this.idsAt; // ids[i] is words[idsAt + i]
+    const bytes = this.pool.bytes; // the whole pool: buffer id k starts at k << shift
+    const shift = this.pool.bufferShift;
+    let i = 0;
+    for (; i + 4 <= n; i += 4) {
+      const a = (words[idsAt + i] << shift) + at;
+      const b = (words[idsAt + i + 1] << shift) + at;
+      const c = (words[idsAt + i + 2] << shift) + at;
+      const d = (words[idsAt + i + 3] << shift) + at;
+      bytes[a] |= 0;
+      bytes[b] |= 0;
+      bytes[c] |= 0;
+      bytes[d] |= 0;
+    }
+    for (; i < n; i++) bytes[(words[idsAt + i] << shift) + at] |= 0;
+  }
+
+  // Keeps packets [from, count), moved to the front; those before are no longer the batch's.
+  keepFrom(from) {
+    const count = this.count;
+    if (from > 0 && from < count) {
+      const words = arena.words;
+      words.copyWithin(this.idsAt, this.idsAt + from, this.idsAt + count);
+      words.copyWithin(this.lengthsAt, this.lengthsAt + from, this.lengthsAt + count);
+    }
+    this.count = from < count ? count - from : 0;
+  }
+
+  // The NIC's verdict on received frame i's checksums: CHECKSUM_* bits (0: nothing
+  // checked). Frames with wrong checksums are delivered like any other: this is how to
+  // tell them apart. Per frame and cold: nothing in receive() decodes it.
+  checksumOf(i) {
+    if (this.status === null) {
+      throw new IxyError('EINVAL', 'checksumOf() needs a batch that keeps status words: new PacketBatch(n, null, { status: true })');
+    }
+    const queue = this.filledBy;
+    if (queue === null || !Number.isInteger(i) || i < 0 || i >= this.count) return 0;
+    return queue.checksumFlags(this.status[i], this.data(i), this.lengths[i]);
+  }
+
+  // Throws EINVAL, before anything is sent, unless every frame of the batch is one the NIC
+  // may be given: count within the capacity, each id a buffer of the batch's pool (any
+  // other id makes the NIC read memory outside it) and each length within [minLength,
+  // the buffer size] (the NIC would read past the buffer, or refuse the frame).
+  checkForSend(minLength) {
+    const count = this.count;
+    if (count > this.capacity) throw unsendable(`batch count ${count} is above its capacity ${this.capacity}`);
+    if (count === 0) return;
+    const pool = this.pool;
+    if (pool === null) throw unsendable('the batch has frames but no pool');
+    // The arena at the spans' offsets, as the queues read them; one unsigned compare
+    // covers both ends of the length range.
+    const words = arena.words;
+    const idsAt = this.idsAt;
+    const lengthsAt = this.lengthsAt;
+    const entries = pool.entries;
+    const span = pool.bufferSize - minLength;
+    for (let k = 0; k < count; k++) {
+      if (words[idsAt + k] >= entries || ((words[lengthsAt + k] - minLength) | 0) >>> 0 > span) {
+        const id = words[idsAt + k];
+        if (id >= entries) {
+          throw unsendable(`frame ${k} of the batch is buffer ${id}, which is not in the batch's pool (0..${entries - 1})`);
+        }
+        throw unsendable(`frame ${k} of the batch is ${words[lengthsAt + k]} bytes; a frame must be ${minLength}..${pool.bufferSize} bytes (the buffer size)`);
+      }
+    }
+  }
+
+  // Gives packets [from, count) back to their pool and empties the batch.
+  freeFrom(from = 0) {
+    if (from < this.count) this.pool.freeMany(this.ids, from, this.count);
+    this.count = 0;
+  }
+
+  // Gives back every buffer the batch still owns, ids[sent..count), and empties it: what
+  // to call when done with a received batch, whether or not part of it was sent.
+  release() {
+    this.freeFrom(this.sent);
+    this.sent = 0;
+  }
+}
+
+function unsendable(text) {
+  return new IxyError('EINVAL', `${text}: nothing was sent`);
+}
+
+module.exports = { PacketBatch, CHECKSUM_IP_GOOD, CHECKSUM_IP_BAD, CHECKSUM_L4_GOOD, CHECKSUM_L4_BAD };
