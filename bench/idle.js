@@ -32,7 +32,8 @@ const USAGE = `usage: node bench/idle.js [--seconds S] [--rounds N] [--modes LIS
   --seconds S   idle seconds over which CPU is measured (default 10)
   --rounds N    frames, each after 1 s of idleness, for the wake-up (default 10)
   --modes LIST  idle modes (default spin,backoff,interrupt)
-  --loops LIST  loops (default forward,pcap,receive)`;
+  --loops LIST  loops (default forward,pcap,receive)
+  --idle-rate R idleRate of the loops (frames/s; bounds a backoff sleep, lib/device/idle-bound.js)`;
 
 // user + system CPU seconds of process `pid` so far (fields 14, 15 of /proc/PID/stat).
 function cpuSeconds(pid) {
@@ -42,9 +43,9 @@ function cpuSeconds(pid) {
 
 // The receive() loop, run as `node bench/idle.js --child-receive ADDRESS MODE`: prints
 // {"ready":true}, then per batch that follows 100 ms without one {"t":ns}.
-async function childReceive(address, idle) {
+async function childReceive(address, idle, idleRate) {
   const ixy = require('../lib/index');
-  const dev = await ixy.open(address, { idle });
+  const dev = await ixy.open(address, { idle, idleRate: idleRate ? Number(idleRate) : undefined });
   const stop = new AbortController();
   process.on('SIGTERM', () => stop.abort());
   process.stdout.write('{"ready":true}\n');
@@ -60,11 +61,12 @@ async function childReceive(address, idle) {
 // Starts a driver process for `loop` ('forward', 'pcap' or 'receive') in `mode`; resolves
 // with { child, lines } once it is ready (lines: an async iterator over its stdout; for
 // pcap, over the times, process.hrtime.bigint(), at which its records came down the pipe).
-async function startDriver(model, loop, mode) {
+async function startDriver(model, loop, mode, idleRate) {
+  const rateArgs = idleRate ? ['--idle-rate', String(idleRate)] : [];
   const args = {
-    forward: [IXY, 'forward', ...model.addresses, '--idle', mode],
-    pcap: [IXY, 'pcap', model.addresses[0], '-', '--idle', mode],
-    receive: [path.join(__dirname, 'idle.js'), '--child-receive', model.addresses[0], mode],
+    forward: [IXY, 'forward', ...model.addresses, '--idle', mode, ...rateArgs],
+    pcap: [IXY, 'pcap', model.addresses[0], '-', '--idle', mode, ...rateArgs],
+    receive: [path.join(__dirname, 'idle.js'), '--child-receive', model.addresses[0], mode, ...(idleRate ? [String(idleRate)] : [])],
   }[loop];
   const child = spawn(process.execPath, args, { env: { ...process.env, IXY_PCI_ROOT: model.dir }, stdio: ['ignore', 'pipe', loop === 'pcap' ? 'ignore' : 'inherit'] });
   const lines = loop === 'pcap' ? chunkTimes(child.stdout) : readline.createInterface({ input: child.stdout })[Symbol.asyncIterator]();
@@ -92,7 +94,7 @@ async function measure(loop, mode, o) {
   let driver = null;
   try {
     pin(model.pid, 0);
-    driver = await startDriver(model, loop, mode);
+    driver = await startDriver(model, loop, mode, o.idleRate);
     const pid = driver.child.pid;
     pin(pid, 1);
     await sleep(1500); // past the start-up (compilation) and into idleness
@@ -129,13 +131,14 @@ async function measure(loop, mode, o) {
 }
 
 async function main(argv) {
-  if (argv[0] === '--child-receive') return childReceive(argv[1], argv[2]);
+  if (argv[0] === '--child-receive') return childReceive(argv[1], argv[2], argv[3]);
   const o = { seconds: 10, rounds: 10, modes: ['spin', 'backoff', 'interrupt'], loops: ['forward', 'pcap', 'receive'] };
   eachOption(argv, USAGE, (a, next) => {
     if (a === '--seconds') o.seconds = Number(next());
     else if (a === '--rounds') o.rounds = Number(next());
     else if (a === '--modes') o.modes = next().split(',');
     else if (a === '--loops') o.loops = next().split(',');
+    else if (a === '--idle-rate') o.idleRate = Number(next());
     else return false;
     return true;
   });
