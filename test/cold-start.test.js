@@ -19,7 +19,7 @@ const fs = require('fs');
 const path = require('path');
 const { Model } = require('../lib/model/index');
 const { IXY, suiteTmpDir } = require('./support/helpers');
-const { sleep } = require('../lib/wait');
+const { sleep } = require('../lib/host/register-access');
 
 const RUNS = 3;
 const FRAMES = 200000;
