@@ -11,7 +11,7 @@ const packet = require('../packet');
 const { runLoop } = require('./loop');
 const { idleMode } = require('../device/idle');
 const { IxyError } = require('../host/errors');
-const { formatTotals } = require('./stats');
+const { formatTotals, noTraffic } = require('./stats');
 
 // Writes the sequence numbers seq, seq + 1, ... into the batch's first n frames and sets
 // their lengths. It indexes one view over the whole pool (batch.frameAt(i)) instead of
@@ -41,7 +41,7 @@ function framePool(dev, entries, frame) {
 
 async function generate(address, {
   batchSize = 32, size = 60, rate = 0, count = 0, seconds = 0, out = process.stdout, deviceOptions = {}, frame = {},
-  poolEntries = 4096, idle,
+  poolEntries = 4096, idle, stop,
 } = {}) {
   // Validate before touching the device.
   // idle: with a rate, 'backoff' (default) sleeps between the sends of a slow rate and
@@ -53,7 +53,15 @@ async function generate(address, {
   const template = new Uint8Array(packet.MAX_FRAME);
   packet.writeUdpFrame(template, { size, ...frame });
   const batch = new PacketBatch(batchSize);
-  const dev = await open(address, { rxQueues: 1, ...deviceOptions });
+  let dev;
+  try {
+    dev = await open(address, { rxQueues: 1, ...deviceOptions, signal: stop });
+  } catch (err) {
+    if (err.code !== 'EABORTED') throw err;
+    const stats = noTraffic(); // stopped (SIGINT) while waiting for link: nothing sent
+    out.write(`${formatTotals(address, stats)}\n`);
+    return { reason: 'signal', sent: 0, stats, pools: [] };
+  }
   const pool = framePool(dev, poolEntries, template.subarray(0, size));
   const txQueue = dev.txQueues[0];
   let seq = 0;
@@ -82,7 +90,8 @@ async function generate(address, {
 
   try {
     out.write(`generating ${size}-byte frames on ${dev.address} (${dev.mac})${rate ? ` at ${rate} pps` : ''}${count ? `, ${count} frames` : ''}\n`);
-    const reason = await runLoop({ devices: [dev], step, seconds, out, idle: idleAs });
+    const reason = await runLoop({ devices: [dev], step, seconds, out, idle: idleAs, stop });
+    dev.stop(); // first: frames the NIC never sent leave the TX totals for the dropped ones
     const stats = dev.stats();
     out.write(`${formatTotals(dev.address, stats)}\n`);
     return { reason, sent: seq, stats, pools: [pool, ...dev.pools] };

@@ -12,6 +12,10 @@ const { IxyError } = require('../host/errors');
 
 const running = new Set();
 
+// The `source` command's options besides rate, in the order they are sent.
+const SOURCE_OPTIONS = ['size', 'count', 'flows', 'dst', 'ipsum', 'udpsum', 'tcpsum', 'fcs',
+  'proto', 'sip', 'dip', 'sport', 'dport', 'vary', 'zipf'];
+
 // A crashed test must not leave models (and their hugepage mappings) behind.
 process.on('exit', () => {
   for (const model of running) {
@@ -167,19 +171,46 @@ class Model {
     return port === undefined ? reply.ports : reply.ports[0];
   }
 
-  source(port, { rate = 0, size, count, flows, dst } = {}) {
+  // Options as the `source` command's (native/model/README.md, "Control protocol"); vary
+  // may be an array of field names.
+  source(port, options = {}) {
+    const { rate = 0, ...rest } = options;
     let line = `source ${port} rate=${rate}`;
-    if (size !== undefined) line += ` size=${size}`;
-    if (count !== undefined) line += ` count=${count}`;
-    if (flows !== undefined) line += ` flows=${flows}`;
-    if (dst !== undefined) line += ` dst=${dst}`;
+    for (const name of SOURCE_OPTIONS) {
+      const value = rest[name];
+      if (value !== undefined) line += ` ${name}=${Array.isArray(value) ? value.join(',') : value}`;
+    }
     return this.command(line);
+  }
+
+  // The port's RSS hash of an IPv4 tuple with the key the driver programmed (RSSRK), and
+  // the queue its RETA names: { hash, queue }. Without ports, over the addresses only.
+  async hash(port, src, dst, sport, dport) {
+    const ports = sport === undefined ? '' : ` ${sport} ${dport}`;
+    const { hash, queue } = await this.command(`hash ${port} ${src} ${dst}${ports}`);
+    return { hash, queue };
   }
 
   sourceOff(port) { return this.command(`source ${port} off`); }
   sink(port, { check = false } = {}) { return this.command(`sink ${port} check=${check ? 1 : 0}`); }
   cable(a, b) { return this.command(`cable ${a} ${b}`); }
-  pcapOut(port, file) { return this.command(`pcap-out ${port} ${file || 'off'}`); }
+  // Transmitted frames of the port into a pcap file, each with its wire timestamp;
+  // nanoseconds: the nanosecond pcap format (magic 0xa1b23c4d) instead of microseconds.
+  pcapOut(port, file, { nanoseconds = false } = {}) {
+    return this.command(`pcap-out ${port} ${file || 'off'}${file && nanoseconds ? ' ts=ns' : ''}`);
+  }
+
+  // The port's line: 'paced' (10 Gb/s, the default) or 'unlimited' (frames take no wire time).
+  wire(port, mode) { return this.command(`wire ${port} ${mode}`); }
+
+  // Latency truth (README, "Latency truth"): latencyOn() starts recording on every port
+  // (and clears), latency(port) is the histogram of the frames that left `port`.
+  latencyOn() { return this.command('latency on'); }
+  latencyOff() { return this.command('latency off'); }
+  async latency(port) {
+    const { ok, ...histogram } = await this.command(`latency ${port}`);
+    return ok && histogram;
+  }
 
   pcapIn(port, file, { loop = false, rate = 0 } = {}) {
     return this.command(`pcap-in ${port} ${file} loop=${loop ? 1 : 0} rate=${rate}`);
@@ -207,8 +238,15 @@ class Model {
     }
   }
 
+  // What the model makes in its directory (its ports and its socket), and the directory
+  // if nothing else is left, for a model that died before it could: whatever else is there
+  // the model did not make, and stays.
   _removeDir() {
-    try { fs.rmSync(this.dir, { recursive: true, force: true }); } catch { /* best effort */ }
+    const made = [...this.addresses.map((a) => path.join(this.dir, a)), this.socket];
+    for (const file of made) {
+      try { fs.rmSync(file, { recursive: true, force: true }); } catch { /* best effort */ }
+    }
+    try { fs.rmdirSync(this.dir); } catch { /* gone, or holds what is not ours */ }
   }
 
   // Closes this process's connection to the model; the model runs on.

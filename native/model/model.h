@@ -43,6 +43,7 @@ struct truth {
 	uint64_t tap_tx_dropped;                /* refused by the TAP (e.g. it is down) */
 	uint64_t irq[IRQ_VECTORS];              /* interrupts the NIC would have sent, per vector */
 	uint64_t rx_last_ns, tx_last_ns;        /* CLOCK_MONOTONIC of the last RX write-back / TX frame */
+	uint64_t sink_flow_errors;              /* check=1: frames older than their flow's last */
 };
 
 /*
@@ -51,7 +52,7 @@ struct truth {
  */
 enum { C_GPRC, C_GORC, C_MPC, C_QPRDC, C_CRCERRS, C_RUC, C_RFC, C_ROC, C_RJC,
        C_GPTC, C_GOTC, NCNT };
-#define NSTATREG 16                 /* registers fed from the totals (regs.c) */
+#define NSTATREG 48                 /* registers fed from the totals (regs.c) */
 
 /* Fast state of one descriptor ring, precomputed when the queue is enabled. */
 struct ring {
@@ -63,6 +64,18 @@ struct ring {
 	uint32_t released;   /* the driver's memory went away while enabled (desc NULL) */
 	uint32_t miss_gen;   /* DMA scan generation a translation miss waits for */
 	uint64_t base_phys;  /* ring base as read at enable time */
+};
+
+/* One flow of a source: its 5-tuple and what is fixed per flow (flows.c). */
+struct flow {
+	uint32_t sip, dip;   /* IPv4 addresses, host order */
+	uint16_t sport, dport;
+	uint8_t tcp;         /* 1 TCP, 0 UDP */
+	uint8_t rss_type;    /* RSS type of the write-back (rss.c), valid for rss_gen */
+	uint16_t ip_csum;    /* IPv4 header checksum field, network order */
+	uint32_t l4_part;    /* L4 checksum sum of addresses and ports */
+	uint32_t rss_gen;    /* rss.gen the hash was computed for, 0 = none */
+	uint32_t hash;       /* RSS hash */
 };
 
 /* A traffic source (frames generated into RX). */
@@ -89,6 +102,47 @@ struct source {
 	uint64_t last_ns;
 	uint8_t tmpl[SRC_MAX + 64];  /* frame template (flow 0, seq 0) */
 	uint32_t ip_sum;     /* partial IPv4 header sum without source address */
+	/* flows (flows.c): tuples, protocols and weights */
+	int proto;           /* 0 udp, 1 tcp, 2 mixed (odd flows TCP) */
+	int tcp_bad;         /* tcpsum=bad */
+	uint32_t sip, dip;   /* flow 0's addresses (host order) */
+	uint16_t sport, dport;
+	uint32_t vary;       /* FLOW_VARY_* bits: fields that add the flow index */
+	double zipf;         /* > 0: flows drawn with Zipf weights of this exponent */
+	struct flow *flow;   /* flows entries, NULL for the single default flow */
+	uint16_t *sched;     /* zipf: flow of frame seq is sched[seq % FLOW_SCHED] */
+	uint32_t l4_base[2]; /* L4 checksum sum without addresses, ports, seq: UDP, TCP */
+	uint32_t wb_lo2[2], wb_st2[2];  /* write-back of UDP and of TCP frames */
+	uint8_t alt[SRC_MAX + 64];   /* mixed: the template of the other protocol */
+};
+#define FLOW_VARY_SIP   1u
+#define FLOW_VARY_DIP   2u
+#define FLOW_VARY_SPORT 4u
+#define FLOW_VARY_DPORT 8u
+#define FLOW_SCHED      65536u      /* length of a Zipf schedule */
+
+/* An RX queue's delivery state while another queue's is in the port (rss.c). */
+struct rxq_save {
+	struct ring ring;
+	uint32_t free, free_begin, bufsize;
+	int drop_en;
+};
+
+/* RSS and RX queues 1..63 (rss.c; 82599 datasheet 7.1.2.8). */
+struct rss {
+	int on;                  /* MRQC.MRQE selects RSS */
+	uint32_t fields;         /* MRQC hash field enables (bits 31:16) */
+	int pcsd;                /* RXCSUM.PCSD: the hash goes into the write-back */
+	uint32_t key[10];        /* RSSRK as last read */
+	uint32_t gen;            /* bumped when the key or the fields change (never 0) */
+	uint8_t reta[128];       /* RETA: RX queue of each hash index (low 7 bits) */
+	uint8_t map[128];        /* RQSMR: statistics counter of each RX queue */
+	int cur;                 /* queue whose state is in p->rxq, p->rx_free, ... */
+	uint64_t active;         /* queues 1..63 with a ring or a released one */
+	struct rxq_save q[NUM_QUEUES];  /* queues other than cur */
+	uint64_t frames[NUM_QUEUES], drops[NUM_QUEUES];  /* queues 1..63 since reset */
+	uint64_t t_frames[NUM_QUEUES];  /* truth: frames delivered per queue (clear) */
+	uint32_t tab[12][256];   /* Toeplitz of each input byte value, from the key */
 };
 
 /* Frames replayed from a pcap file into RX. */
@@ -113,12 +167,43 @@ struct irq {
 	uint64_t last_ns[IRQ_VECTORS];/* when vector v last sent */
 };
 
+/* The port's line and its per-queue TX rate limiters (wire.c, 82599 7.7.2.x). */
+struct wire {
+	int unlimited;                /* `wire PORT unlimited`: frames take no wire time */
+	uint64_t free_ps;             /* when the line is free again (ps of the wire clock) */
+	uint64_t last_ps;             /* wire time of the last frame sent */
+	uint64_t rx_ps;               /* wire time of the frame a cable offers now, 0 = none */
+	uint64_t limited;             /* bit q: TX queue q is rate-limited (RTTBCNRC.RS_ENA) */
+	uint32_t rf[NUM_QUEUES];      /* rate factor RF_INT.RF_DEC (14 fraction bits) */
+	uint64_t next_ps[NUM_QUEUES]; /* earliest start of queue q's next frame */
+	uint32_t sel_seen, bcnrc_seen;/* RTTDQSEL / RTTBCNRC as last scanned */
+	uint64_t horizon_ps;          /* how far ahead of now frames are fetched (TXPBSIZE) */
+	int64_t real_off_ns;          /* CLOCK_REALTIME - CLOCK_MONOTONIC, for pcap-out */
+	int pcap_nano;                /* pcap-out writes nanosecond timestamps */
+};
+
+/* IEEE 1588 time sync (ptp.c, 82599 7.9, 8.2.3.26). */
+struct ptp {
+	uint32_t timinca;             /* TIMINCA as last scanned */
+	uint64_t base, base_ps;       /* SYSTIM was `base` at wire time base_ps */
+	uint32_t pub_l, pub_h;        /* SYSTIML/SYSTIMH as the model last wrote them */
+	int rx_on, tx_on;             /* TSYNCRXCTL.En, TSYNCTXCTL.En */
+	uint32_t rx_type, rx_msgt;    /* TSYNCRXCTL.Type, RXMTRL message type */
+	uint16_t etype[8];            /* EType of the ETQF filters with the 1588 bit */
+	int n_etype;
+	uint64_t rx_stamped, tx_stamped;   /* truth: timestamps latched */
+};
+
+struct lat;                           /* latency.c */
+
 /* A TAP interface wired to the port (tap.c). */
 struct tap {
 	int fd;              /* -1: none */
 	char name[16];       /* IFNAMSIZ */
 	int carrier;         /* what the TAP was last told: the port's link */
 };
+
+struct sink_flows;
 
 struct port {
 	int idx;
@@ -153,7 +238,7 @@ struct port {
 	int strip_crc;
 	uint32_t ra_seen[16][2];      /* RAL/RAH(n), n < 16, as last synced with their aliases */
 
-	struct ring rxq;              /* RX is delivered to queue 0 only */
+	struct ring rxq;              /* RX queue 0, or the queue rss.cur while RSS delivers */
 	struct ring txq[NUM_QUEUES];
 	uint64_t tx_active;           /* bit q set = txq[q].desc valid */
 	uint64_t tx_released;         /* bit q set = txq[q] released (see dma.c) */
@@ -165,6 +250,8 @@ struct port {
 	struct tap tap;
 	struct irq irq;
 	int64_t sink_last_seq;        /* -1 = no base yet */
+	struct sink_flows *sink_flows;/* check=1: last sequence number per flow (sink-flows.c) */
+	struct rss rss;
 	FILE *pcap_out;
 
 	/* statistics: totals since reset and what the registers got of them */
@@ -177,6 +264,10 @@ struct port {
 	int gather_bad;
 
 	struct truth t;
+
+	struct wire w;                /* wire.c */
+	struct ptp ptp;               /* ptp.c */
+	struct lat *lat;              /* latency.c: NULL = not recording */
 };
 
 struct model {
@@ -239,6 +330,40 @@ static inline uint8_t *dma_virt_fast(uint64_t phys, uint32_t len)
 uint32_t crc32_eth(const uint8_t *data, uint32_t len);
 int dma_owner_pid(int port);
 
+/* rss.c: RSS, RX queues 1..63 and their statistics */
+void rss_scan(struct port *p, uint64_t now);
+void rss_drop(struct port *p);
+void rss_begin(struct port *p);
+void rss_end(struct port *p, uint64_t now);
+void rss_switch(struct port *p, int q);
+uint64_t rss_free(const struct port *p);
+void rss_publish(struct port *p);
+uint64_t rss_route(struct port *p, const uint8_t *f, uint32_t len);
+uint64_t rss_flow(struct port *p, struct flow *fl, uint32_t wb_lo);
+uint64_t rss_qstat(const struct port *p, int counter, int drops);
+uint32_t rss_hash(const struct rss *r, const uint8_t *in, uint32_t n);
+int rss_json(const struct port *p, char *out, size_t n);
+int rss_command(struct port *p, char **tok, int nt, char *reply, size_t n);
+void ring_start(struct port *p, struct ring *ring, uint32_t bal, uint32_t bah,
+		uint32_t len, uint32_t head, uint64_t now);
+void ring_retry(struct ring *ring);
+
+/* flows.c: the source's flows; sink-flows.c: the sink's per-flow check */
+int source_flows_build(struct port *p, char *err, size_t n);
+void source_flows_free(struct source *s);
+int source_option(struct source *s, const char *k, const char *v);
+int sink_flows_on(struct port *p);
+void sink_flows_off(struct port *p);
+void sink_flow_check(struct port *p, const uint8_t *f, uint32_t len, uint32_t seq);
+int sink_flows_json(const struct port *p, char *out, size_t n);
+
+/* The flow of source frame seq (flows.c builds the table). */
+static inline struct flow *source_flow(struct source *s, uint64_t seq)
+{
+	uint32_t i = s->sched ? s->sched[seq % FLOW_SCHED] : (uint32_t)(seq % s->flows);
+	return &s->flow[i];
+}
+
 /* rx.c: delivering frames into an RX ring */
 uint32_t rx_begin(struct port *p);
 int rx_put(struct port *p, const uint8_t *frame, uint32_t len);
@@ -276,8 +401,8 @@ static inline void source_fill(struct port *p, uint8_t *buf, uint64_t seq)
 		source_fill_extra(p, buf, seq);
 }
 void sink_check(struct port *p, const uint8_t *f, uint32_t len);
-FILE *pcap_open_out(const char *file);
-void pcap_write(FILE *f, const uint8_t *frame, uint32_t len);
+FILE *pcap_open_out(const char *file, int nano);
+void pcap_write(FILE *f, const uint8_t *frame, uint32_t len, uint64_t ns, int nano);
 int pcap_load(struct replay *r, const char *file, char *err, size_t errlen);
 
 /* tap.c: a port wired to a Linux TAP interface */
@@ -288,6 +413,29 @@ int tap_rx(struct port *p);
 void tap_tx(struct port *p, const uint8_t *f, uint32_t len, int pad);
 void tap_sync(struct port *p);
 int tap_pollfds(struct pollfd *fds);
+
+/* wire.c: the wire clock (ps), line pacing, TX rate limiters, the `wire` command */
+uint64_t wire_ps(uint64_t now_ns);
+uint64_t wire_to_ns(uint64_t ps);
+void wire_reset(struct port *p);
+void wire_scan(struct port *p);
+int wire_command(char **tok, int nt, char *reply, size_t n);
+int wire_stats(struct port *p, char *out, size_t n);
+
+/* ptp.c: SYSTIM and the RX/TX timestamp latches */
+void ptp_reset(struct port *p);
+void ptp_scan(struct port *p, uint64_t now);
+void ptp_rx(struct port *p, const uint8_t *f, uint32_t len, uint64_t ps);
+void ptp_tx(struct port *p, uint64_t ps);
+
+/* latency.c: the model's truth of each source frame's way through a driver */
+void lat_rx(struct port *p, uint64_t seq, uint64_t n, uint64_t t0, uint64_t t1);
+void lat_tx(struct port *p, const uint8_t *f, uint32_t len, uint64_t now);
+void lat_clear(struct port *p);
+
+/* commands.c: replies for commands kept in other files */
+int reply_ok(char *reply, size_t n);
+int reply_fail(char *reply, size_t n, const char *msg, const char *arg);
 
 /* control.c: the socket and the commands */
 int model_info(char *out, size_t n);  /* commands.c: where the model is, as JSON members */
