@@ -33,7 +33,7 @@ async function coldStart(dir) {
     const outFile = path.join(dir, 'trace.txt');
     const out = fs.openSync(outFile, 'w');
     // stdbuf: V8 prints through C stdio; line-buffered, its lines and the app's are in order.
-    const args = ['-oL', process.execPath, '--trace-opt', IXY, 'forward', ...model.addresses];
+    const args = ['-oL', process.execPath, '--trace-opt', '--trace-deopt', IXY, 'forward', ...model.addresses];
     const child = spawn('stdbuf', args, { env: { ...process.env, IXY_PCI_ROOT: model.dir }, stdio: ['ignore', out, 'pipe'] });
     fs.closeSync(out);
     let stderr = '';
@@ -52,7 +52,8 @@ async function coldStart(dir) {
     await model.waitFor(1, (s) => s.sinkFrames === FRAMES, 5000).catch(() => {});
     child.kill('SIGINT');
     const code = await exited;
-    return { code, stderr, trafficTrace: fs.readFileSync(outFile, 'utf8').slice(trafficAt), ports: await model.stats() };
+    const trace = fs.readFileSync(outFile, 'utf8');
+    return { code, stderr, idleTrace: trace.slice(0, trafficAt), trafficTrace: trace.slice(trafficAt), ports: await model.stats() };
   } finally {
     await model.stop();
   }
@@ -73,7 +74,9 @@ describe('ixy forward with default flags, from a cold start', function () {
       const late = run.trafficTrace.split('\n')
         .map((l) => (/^\[compiling method 0x[0-9a-f]+ <JSFunction (\w+)/.exec(l) || [])[1])
         .filter((f) => HOT.includes(f));
-      assert.deepStrictEqual(late, [], `compiled only once the frames came: ${late.join(', ')}`);
+      // What V8 did to the hot functions while the loop was idle, to tell why.
+      const idleLog = run.idleTrace.split('\n').filter((l) => HOT.some((f) => l.includes(`<JSFunction ${f} `)) && !l.includes('dependent code')).slice(-6);
+      assert.deepStrictEqual(late, [], `compiled only once the frames came: ${late.join(', ')}; before them:\n${idleLog.join('\n')}`);
     }
   });
 

@@ -14,10 +14,15 @@ const SLICE_MS = 2; // how long we run before yielding
 // long a step takes, within [1, MAX_STEPS_PER_READ].
 const CLOCK_READS_PER_SLICE = 8;
 const MAX_STEPS_PER_READ = 4096;
-// The loop sleeps only once it has polled this many steps at full speed (a few ms of a
-// CPU): enough for V8 to mark runSlice() hot (it does within the first slice), so that the
-// compilation of the busy loop is under way, and done, before the loop first sleeps.
+// The loop sleeps only once it has polled this many steps, in at least this many slices,
+// at full speed (about 0.1 s of a CPU, once): V8 marks runSlice() hot within the first
+// slice, but may compile it at once, before its first call has left feedback for its
+// first lines; that code deoptimises at its next call and is compiled again only after
+// more calls. An idle loop calls it once a millisecond ('backoff') or a second
+// ('interrupt'): the compilation would then begin at the first frame after idleness
+// (bench/LOG.md, 2026-11-27). Slices here give V8 those calls before the first sleep.
 const WARM_STEPS = 200000;
+const WARM_SLICES = 50;
 
 // Runs step() for about `sliceMs` (at least one clock read's worth of steps); returns true
 // as soon as step() says it is done. A plain function (not async), so that V8 optimises it
@@ -37,6 +42,7 @@ function runSlice(step, pace, sliceMs) {
     now = performance.now();
   } while (now < end);
   pace.total += steps;
+  pace.slices++;
   if (sliceMs === 0) return false; // an idle poll: its pace stays one step
   const perStep = (now - start) / steps;
   const want = Math.floor(sliceMs / CLOCK_READS_PER_SLICE / (perStep > 0 ? perStep : 1e-6));
@@ -109,8 +115,8 @@ async function runLoop({ devices, step, seconds = 0, report = true, out = proces
 
   try {
     await new Promise((resolve, reject) => {
-      const pace = { stepsPerRead: 16, total: 0 };
-      const idlePace = { stepsPerRead: 1, total: 0 };
+      const pace = { stepsPerRead: 16, total: 0, slices: 0 };
+      const idlePace = { stepsPerRead: 1, total: 0, slices: 0 };
       let moved = packetsMoved(devices);
       // After each slice (or, while idle, each single step): resolve when stopped, else
       // the next slice at once or, once idle, a single step after a sleep.
@@ -125,7 +131,7 @@ async function runLoop({ devices, step, seconds = 0, report = true, out = proces
           if (n !== moved) {
             moved = n;
             idler.worked(now);
-          } else if (idler.idle(now) && pace.total >= WARM_STEPS) {
+          } else if (idler.idle(now) && pace.total >= WARM_STEPS && pace.slices >= WARM_SLICES) {
             idler.sleep(stepOnce).then((worked) => (worked ? schedule() : wake()), reject);
             return;
           }
