@@ -27,10 +27,10 @@ const WARM_SLICES = 50;
 // Runs step() for about `sliceMs` (at least one clock read's worth of steps); returns true
 // as soon as step() says it is done. A plain function (not async), so that V8 optimises it
 // with step() inlined. The idle loop's single polls come through here too (sliceMs 0, one
-// step per read): TurboFan then compiles this function, the whole forwarding step inlined,
-// in the first milliseconds of idleness. Were only the busy loop to call it, that
-// compilation (tens of ms of a CPU, more on a loaded machine) would start at the first
-// frame after idleness and compete with the loop for the CPU just as traffic begins.
+// step per read): one compiled loop for both, compiled before the first sleep (WARM_SLICES)
+// and kept warm by the idle polls. Were only the busy loop to call it, its compilation (the
+// whole forwarding step inlined: tens of ms of a CPU, more on a loaded machine) would begin
+// at the first frame after idleness and compete with the loop just as traffic begins.
 function runSlice(step, pace, sliceMs) {
   const start = performance.now();
   const end = start + sliceMs;
