@@ -23,6 +23,11 @@ const MAX_STEPS_PER_READ = 4096;
 // (bench/LOG.md, 2026-11-27). Slices here give V8 those calls before the first sleep.
 const WARM_STEPS = 200000;
 const WARM_SLICES = 50;
+// And before the first slice, this many single-step calls: V8 gives a function its
+// feedback vector only after some of its bytecode has run, so the first call's first lines
+// leave no feedback; a runSlice() made hot within its first (busy) call was then compiled
+// with none for them and deoptimised at its next call. After these calls it has some.
+const WARM_CALLS = 100;
 
 // Runs step() for about `sliceMs` (at least one clock read's worth of steps); returns true
 // as soon as step() says it is done. A plain function (not async), so that V8 optimises it
@@ -166,6 +171,7 @@ async function runLoop({ devices, step, seconds = 0, report = true, out = proces
         }
         schedule();
       };
+      for (let k = 0; k < WARM_CALLS && stopReason === null; k++) stepOnce();
       setImmediate(turn);
     });
   } finally {
