@@ -250,6 +250,8 @@ int OpenHugeFile(Napi::Env env, size_t size) {
 // phys = null when this process may not read physical addresses (not root): then only an
 // IOMMU (VFIO) can give the device addresses for it. Hugepages are physically contiguous
 // inside themselves, not with each other.
+constexpr size_t kMaxDmaBytes = size_t{1} << 32;
+
 Napi::Value AllocDma(const Napi::CallbackInfo& info) {
   Napi::Env env = info.Env();
   if (info.Length() < 1 || !info[0].IsNumber() || info[0].As<Napi::Number>().DoubleValue() <= 0) {
@@ -258,6 +260,13 @@ Napi::Value AllocDma(const Napi::CallbackInfo& info) {
   }
   const size_t want = static_cast<size_t>(info[0].As<Napi::Number>().DoubleValue());
   const size_t size = (want + kHugePageSize - 1) / kHugePageSize * kHugePageSize;
+  // One allocation becomes one external ArrayBuffer, and Node refuses those over 4 GiB (20's
+  // limit) by crashing in its finalizer bookkeeping rather than throwing: refuse first.
+  if (size > kMaxDmaBytes) {
+    ThrowCode(env, "cannot allocate " + std::to_string(size >> 20) + " MiB of DMA memory at once: at most " +
+                   std::to_string(kMaxDmaBytes >> 20) + " MiB per allocation", "EINVAL");
+    return env.Undefined();
+  }
   int fd = OpenHugeFile(env, size);
   if (fd < 0) return env.Undefined();
   // hugetlbfs reserves the pages at mmap time: ENOMEM here means not enough free hugepages.
