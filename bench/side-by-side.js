@@ -31,7 +31,7 @@ const STOP_WAIT_MS = 5000;
 // c-forward opens two ports from --first-port in either mode and generates on the first.
 const LAYOUT = {
   forward: { js: [0, 1], c: [2, 3], traffic: forwardTraffic([0, 1, 2, 3]) },
-  generate: { js: [0], c: [2], traffic: [0, 1, 2, 3].map((p) => `sink ${p}`) },
+  generate: { js: [0], c: [2], traffic: [0, 1, 2, 3].flatMap((p) => [`sink ${p}`, `wire ${p} unlimited`]) },
 };
 
 // Lets a side's driver run for about ms and stops it again; returns its rate in Mpps.

@@ -90,6 +90,26 @@ program
   }));
 
 program
+  .command('latency')
+  .description('latency from one port to another with the NIC\'s IEEE 1588 timestamps: PTP probes among load traffic (82599 only)')
+  .argument('<tx-pci>', 'PCI address of the port that sends')
+  .argument('<rx-pci>', 'PCI address of the port that receives')
+  .option('-r, --rate <pps>', 'load traffic in frames per second, spaced by the NIC (0: probes only)', integer('--rate', 0, 14880952), 0)
+  .option('-s, --size <bytes>', 'load frame size without FCS (60..1514)', integer('--size', 60, 1514), 60)
+  .option('-t, --seconds <s>', 'how long to measure (0: until Ctrl-C)', integer('--seconds', 0, 1e9), 10)
+  .option('--json', 'print only the summary as one JSON object (count, p50, p99, p99.9, p99.99, max in microseconds)')
+  .option('--samples <file>', 'write every probe to a CSV file (probe, tx_ns, rx_ns, latency_ns)')
+  .option('--link-timeout <ms>', 'how long to wait for link', integer('--link-timeout', 1, 600000), 10000)
+  .option('--force', "take the NIC even if the kernel's interface of it is up or has addresses or routes")
+  .action(action(async (txPci, rxPci, opts) => {
+    const { latency } = require('../lib/apps/latency');
+    await latency(txPci, rxPci, {
+      rate: opts.rate, size: opts.size, seconds: opts.seconds, json: Boolean(opts.json), samplesFile: opts.samples || null,
+      deviceOptions: { linkTimeout: opts.linkTimeout, force: Boolean(opts.force) },
+    });
+  }));
+
+program
   .command('pcap')
   .description('capture received frames to a pcap file (tcpdump, tshark and Wireshark read it)')
   .argument('<pci>', 'PCI address of the port')

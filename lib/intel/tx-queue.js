@@ -53,6 +53,9 @@ class TxQueue extends Queue {
     // NIC is writing, and buffers come back in larger runs.
     this.reclaimAt = ringSize - ringSize / 4;
     this.tailIndex = layout.TDT(index) >> 2;
+    // The command bits of every descriptor; a queue for timestamped frames adds the
+    // 82599's MAC 1588 bit (lib/ixgbe/timesync.js).
+    this.command = SEND_COMMAND;
     this.minLength = layout.TX_MIN_LENGTH;
     this.headIndex = layout.TDH(index) >> 2;
     this.lastHead = -1; // TDH at the last hung() call
@@ -158,6 +161,7 @@ class TxQueue extends Queue {
     // Past its capacity a batch's arrays hold other spans of the arena: never send those.
     if (count > batch.capacity) batch.checkForSend(this.minLength);
     const n = count < room ? count : room;
+    const command = this.command;
     let t = this.tail;
     let bytes = 0;
     for (let k = 0; k < n; k++) {
@@ -167,7 +171,7 @@ class TxQueue extends Queue {
       const addressAt = physAt + (id << 1);
       ring[w] = words[addressAt];
       ring[w + 1] = words[addressAt + 1];
-      ring[w + 2] = SEND_COMMAND | length;
+      ring[w + 2] = command | length;
       ring[w + 3] = length << TXD_PAYLEN_SHIFT;
       words[bufferIdsAt + t] = id | tag;
       bytes += length;

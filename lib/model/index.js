@@ -179,7 +179,23 @@ class Model {
   sourceOff(port) { return this.command(`source ${port} off`); }
   sink(port, { check = false } = {}) { return this.command(`sink ${port} check=${check ? 1 : 0}`); }
   cable(a, b) { return this.command(`cable ${a} ${b}`); }
-  pcapOut(port, file) { return this.command(`pcap-out ${port} ${file || 'off'}`); }
+  // Transmitted frames of the port into a pcap file, each with its wire timestamp;
+  // nanoseconds: the nanosecond pcap format (magic 0xa1b23c4d) instead of microseconds.
+  pcapOut(port, file, { nanoseconds = false } = {}) {
+    return this.command(`pcap-out ${port} ${file || 'off'}${file && nanoseconds ? ' ts=ns' : ''}`);
+  }
+
+  // The port's line: 'paced' (10 Gb/s, the default) or 'unlimited' (frames take no wire time).
+  wire(port, mode) { return this.command(`wire ${port} ${mode}`); }
+
+  // Latency truth (README, "Latency truth"): latencyOn() starts recording on every port
+  // (and clears), latency(port) is the histogram of the frames that left `port`.
+  latencyOn() { return this.command('latency on'); }
+  latencyOff() { return this.command('latency off'); }
+  async latency(port) {
+    const { ok, ...histogram } = await this.command(`latency ${port}`);
+    return ok && histogram;
+  }
 
   pcapIn(port, file, { loop = false, rate = 0 } = {}) {
     return this.command(`pcap-in ${port} ${file} loop=${loop ? 1 : 0} rate=${rate}`);

@@ -4,6 +4,7 @@
  * may change any port state.  Replies are one JSON object without newline.
  */
 #define _GNU_SOURCE
+#include <errno.h>
 #include <signal.h>
 #include <stdlib.h>
 #include <string.h>
@@ -32,6 +33,10 @@ static int ok(char *reply, size_t n)
 	snprintf(reply, n, "{\"ok\":true}");
 	return 0;
 }
+
+/* For commands kept in other files (wire.c, latency.c). */
+int reply_ok(char *reply, size_t n) { return ok(reply, n); }
+int reply_fail(char *reply, size_t n, const char *msg, const char *arg) { return fail(reply, n, msg, arg); }
 
 /* Parse an unsigned decimal number; -1 when it is not one. */
 static long long num(const char *s)
@@ -82,6 +87,7 @@ static int stats(char *reply, size_t n, int only)
 			__builtin_popcountll(p->tx_active), p->src.seq, p->src.backlog, M.max_gap_ns / 1000,
 			t->dma_waits, t->dma_after_release, p->rxq.released ? "true" : "false",
 			__builtin_popcountll(p->tx_released), t->source_paused_ns / 1000, p->device_id, p->removed ? "true" : "false");
+		o += wire_stats(p, reply + o, n - o);
 		o += snprintf(reply + o, n - o,
 			"\"tap\":\"%s\",\"tapRxFrames\":%lu,\"tapRxBytes\":%lu,\"tapTxFrames\":%lu,"
 			"\"tapTxBytes\":%lu,\"tapTxDropped\":%lu,\"rxLastNs\":%lu,\"txLastNs\":%lu,\"interrupts\":[",
@@ -234,6 +240,8 @@ int command_exec(char *line, char *reply, size_t n)
 		snprintf(reply + o, n - o, "}");
 		return 0;
 	}
+	if (!strcmp(c, "wire") || !strcmp(c, "latency"))
+		return wire_command(tok, nt, reply, n);
 	long long pi = nt > 1 ? num(tok[1]) : -1;
 	if (!strcmp(c, "stats") && nt == 1)
 		return stats(reply, n, -1);
@@ -280,13 +288,15 @@ int command_exec(char *line, char *reply, size_t n)
 		return ok(reply, n);
 	}
 	if (!strcmp(c, "pcap-out")) {
-		if (nt != 3)
-			return fail(reply, n, "usage: pcap-out PORT FILE|off", NULL);
+		int nano = nt == 4 && !strcmp(tok[3], "ts=ns");
+		if (nt != 3 && !nano && !(nt == 4 && !strcmp(tok[3], "ts=us")))
+			return fail(reply, n, "usage: pcap-out PORT FILE|off [ts=us|ns]", NULL);
 		if (p->pcap_out)
 			fclose(p->pcap_out);
 		p->pcap_out = NULL;
-		if (strcmp(tok[2], "off") && !(p->pcap_out = pcap_open_out(tok[2])))
-			return fail(reply, n, "cannot open", tok[2]);
+		if (strcmp(tok[2], "off") && !(p->pcap_out = pcap_open_out(tok[2], nano)))
+			return fail(reply, n, errno == EINVAL ? "holds the other timestamp precision" : "cannot open", tok[2]);
+		p->w.pcap_nano = nano;
 		return ok(reply, n);
 	}
 	if (!strcmp(c, "pcap-in"))
@@ -306,6 +316,8 @@ int command_exec(char *line, char *reply, size_t n)
 	}
 	if (!strcmp(c, "clear") && nt == 2) {
 		memset(&p->t, 0, sizeof p->t);
+		p->ptp.rx_stamped = p->ptp.tx_stamped = 0;
+		lat_clear(p);
 		p->sink_last_seq = -1;
 		M.max_gap_ns = 0;
 		return ok(reply, n);

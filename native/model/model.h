@@ -113,6 +113,35 @@ struct irq {
 	uint64_t last_ns[IRQ_VECTORS];/* when vector v last sent */
 };
 
+/* The port's line and its per-queue TX rate limiters (wire.c, 82599 7.7.2.x). */
+struct wire {
+	int unlimited;                /* `wire PORT unlimited`: frames take no wire time */
+	uint64_t free_ps;             /* when the line is free again (ps of the wire clock) */
+	uint64_t last_ps;             /* wire time of the last frame sent */
+	uint64_t rx_ps;               /* wire time of the frame a cable offers now, 0 = none */
+	uint64_t limited;             /* bit q: TX queue q is rate-limited (RTTBCNRC.RS_ENA) */
+	uint32_t rf[NUM_QUEUES];      /* rate factor RF_INT.RF_DEC (14 fraction bits) */
+	uint64_t next_ps[NUM_QUEUES]; /* earliest start of queue q's next frame */
+	uint32_t sel_seen, bcnrc_seen;/* RTTDQSEL / RTTBCNRC as last scanned */
+	uint64_t horizon_ps;          /* how far ahead of now frames are fetched (TXPBSIZE) */
+	int64_t real_off_ns;          /* CLOCK_REALTIME - CLOCK_MONOTONIC, for pcap-out */
+	int pcap_nano;                /* pcap-out writes nanosecond timestamps */
+};
+
+/* IEEE 1588 time sync (ptp.c, 82599 7.9, 8.2.3.26). */
+struct ptp {
+	uint32_t timinca;             /* TIMINCA as last scanned */
+	uint64_t base, base_ps;       /* SYSTIM was `base` at wire time base_ps */
+	uint32_t pub_l, pub_h;        /* SYSTIML/SYSTIMH as the model last wrote them */
+	int rx_on, tx_on;             /* TSYNCRXCTL.En, TSYNCTXCTL.En */
+	uint32_t rx_type, rx_msgt;    /* TSYNCRXCTL.Type, RXMTRL message type */
+	uint16_t etype[8];            /* EType of the ETQF filters with the 1588 bit */
+	int n_etype;
+	uint64_t rx_stamped, tx_stamped;   /* truth: timestamps latched */
+};
+
+struct lat;                           /* latency.c */
+
 /* A TAP interface wired to the port (tap.c). */
 struct tap {
 	int fd;              /* -1: none */
@@ -177,6 +206,10 @@ struct port {
 	int gather_bad;
 
 	struct truth t;
+
+	struct wire w;                /* wire.c */
+	struct ptp ptp;               /* ptp.c */
+	struct lat *lat;              /* latency.c: NULL = not recording */
 };
 
 struct model {
@@ -276,8 +309,8 @@ static inline void source_fill(struct port *p, uint8_t *buf, uint64_t seq)
 		source_fill_extra(p, buf, seq);
 }
 void sink_check(struct port *p, const uint8_t *f, uint32_t len);
-FILE *pcap_open_out(const char *file);
-void pcap_write(FILE *f, const uint8_t *frame, uint32_t len);
+FILE *pcap_open_out(const char *file, int nano);
+void pcap_write(FILE *f, const uint8_t *frame, uint32_t len, uint64_t ns, int nano);
 int pcap_load(struct replay *r, const char *file, char *err, size_t errlen);
 
 /* tap.c: a port wired to a Linux TAP interface */
@@ -288,6 +321,29 @@ int tap_rx(struct port *p);
 void tap_tx(struct port *p, const uint8_t *f, uint32_t len, int pad);
 void tap_sync(struct port *p);
 int tap_pollfds(struct pollfd *fds);
+
+/* wire.c: the wire clock (ps), line pacing, TX rate limiters, the `wire` command */
+uint64_t wire_ps(uint64_t now_ns);
+uint64_t wire_to_ns(uint64_t ps);
+void wire_reset(struct port *p);
+void wire_scan(struct port *p);
+int wire_command(char **tok, int nt, char *reply, size_t n);
+int wire_stats(struct port *p, char *out, size_t n);
+
+/* ptp.c: SYSTIM and the RX/TX timestamp latches */
+void ptp_reset(struct port *p);
+void ptp_scan(struct port *p, uint64_t now);
+void ptp_rx(struct port *p, const uint8_t *f, uint32_t len, uint64_t ps);
+void ptp_tx(struct port *p, uint64_t ps);
+
+/* latency.c: the model's truth of each source frame's way through a driver */
+void lat_rx(struct port *p, uint64_t seq, uint64_t n, uint64_t t0, uint64_t t1);
+void lat_tx(struct port *p, const uint8_t *f, uint32_t len, uint64_t now);
+void lat_clear(struct port *p);
+
+/* commands.c: replies for commands kept in other files */
+int reply_ok(char *reply, size_t n);
+int reply_fail(char *reply, size_t n, const char *msg, const char *arg);
 
 /* control.c: the socket and the commands */
 int model_info(char *out, size_t n);  /* commands.c: where the model is, as JSON members */

@@ -98,6 +98,8 @@ void regs_reset(struct port *p)
 	/* 8.2.3.22.19: the NVM loads the part's link mode into AUTOC.LMS. */
 	REG(p, AUTOC) = p->nvm_lms << AUTOC_LMS_SHIFT;
 	intr_reset(p);
+	wire_reset(p);
+	ptp_reset(p);
 	port_set_link(p, 0);
 	__atomic_store_n(&r[CTRL >> 2], 0, __ATOMIC_RELEASE);
 }
@@ -248,6 +250,8 @@ void regs_scan(struct port *p, uint64_t now)
 			port_set_link(p, 1);
 	}
 	intr_scan(p, now);   /* EICR, EIMS, EIMC, EICS, IVAR, EITR (intr.c) */
+	wire_scan(p);        /* TX rate limiters (wire.c) */
+	ptp_scan(p, now);    /* IEEE 1588 (ptp.c) */
 
 	p->bus_master = (p->config[4] & 0x4) != 0;   /* PCI command register bit 2 */
 	p->rx_en = (REG(p, RXCTRL) & RXCTRL_RXEN) != 0;

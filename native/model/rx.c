@@ -351,6 +351,8 @@ int rx_put(struct port *p, const uint8_t *f, uint32_t len)
 	int err = rx_admit(p, f, len, 0, 1);
 	if (err < 0)
 		return 0;
+	if (p->ptp.rx_on)
+		ptp_rx(p, f, len, p->w.rx_ps);   /* 1588 latch at the MAC (ptp.c) */
 	uint32_t lo, st;
 	rx_classify(f, len, &lo, &st);
 	uint32_t fcs = p->strip_crc ? 0 : crc32_eth(f, len);
@@ -450,7 +452,7 @@ static uint64_t rx_source_segs(struct port *p, uint64_t n, uint32_t st)
 static int rx_source(struct port *p, uint64_t now)
 {
 	struct source *s = &p->src;
-	uint64_t fresh;
+	uint64_t fresh, lat_t0 = p->lat ? now_ns() : 0;
 	if (s->rate == 0) {
 		/* unlimited: exactly what fits */
 		uint32_t out = s->size + (p->strip_crc ? 0 : 4);
@@ -493,6 +495,8 @@ static int rx_source(struct port *p, uint64_t now)
 		done = rx_source_fast(p, n, out, st);
 	else
 		done = rx_source_segs(p, n, st);
+	if (p->lat && done)
+		lat_rx(p, s->seq, done, lat_t0, now_ns());   /* latency.c */
 	s->seq += done;
 	s->backlog -= done;
 	/* 8.2.3.8.7: with DROP_EN a frame without a descriptor is dropped at

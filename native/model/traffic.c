@@ -15,11 +15,11 @@
  * bytes of this layout.
  */
 #include <arpa/inet.h>
+#include <errno.h>
 #include <fcntl.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
-#include <sys/time.h>
 #include <unistd.h>
 
 #include "model.h"
@@ -194,24 +194,34 @@ uint32_t crc32_eth(const uint8_t *data, uint32_t len)
 	return crc32_update(0, data, len);
 }
 
-/* Classic pcap (microsecond timestamps, linktype 1 = Ethernet). */
-FILE *pcap_open_out(const char *file)
+/*
+ * Classic pcap, linktype 1 = Ethernet: microsecond timestamps (magic
+ * 0xa1b2c3d4) or, with nano, nanosecond ones (0xa1b23c4d).  Appending to a
+ * file of the other kind fails with errno EINVAL.
+ */
+FILE *pcap_open_out(const char *file, int nano)
 {
-	FILE *f = fopen(file, "ab");
+	FILE *f = fopen(file, "a+b");
 	if (!f)
 		return NULL;
+	uint32_t magic = nano ? 0xa1b23c4du : 0xa1b2c3d4u, had;
+	fseek(f, 0, SEEK_END);
 	if (ftell(f) == 0) {
-		uint32_t hdr[6] = { 0xa1b2c3d4u, 2 | 4u << 16, 0, 0, 65535, 1 };
+		uint32_t hdr[6] = { magic, 2 | 4u << 16, 0, 0, 65535, 1 };
 		fwrite(hdr, sizeof hdr, 1, f);
+	} else if (fseek(f, 0, SEEK_SET) || fread(&had, 4, 1, f) != 1 || had != magic) {
+		fclose(f);
+		errno = EINVAL;
+		return NULL;
 	}
 	return f;
 }
 
-void pcap_write(FILE *f, const uint8_t *frame, uint32_t len)
+/* One record; ns = CLOCK_REALTIME of the frame in nanoseconds. */
+void pcap_write(FILE *f, const uint8_t *frame, uint32_t len, uint64_t ns, int nano)
 {
-	struct timeval tv;
-	gettimeofday(&tv, NULL);
-	uint32_t rec[4] = { (uint32_t)tv.tv_sec, (uint32_t)tv.tv_usec, len, len };
+	uint32_t rec[4] = { (uint32_t)(ns / 1000000000u),
+			    (uint32_t)(nano ? ns % 1000000000u : ns % 1000000000u / 1000u), len, len };
 	fwrite(rec, sizeof rec, 1, f);
 	fwrite(frame, len, 1, f);
 }

@@ -20,9 +20,11 @@
  */
 #define TX_MIN_LEN 17
 #include <string.h>
+#include <time.h>
 
 #include "model.h"
 #include "regs.h"
+#include "wire.h"
 
 #define CMD_EOP  (1u << 24)
 #define CMD_RS   (1u << 27)
@@ -31,20 +33,42 @@
 #define DTYP_MASK (0xfu << 20)
 #define DTYP_DATA (0x3u << 20)
 #define STA_DD   (1u << 0)
+#define MAC_TSTAMP (1u << 19)   /* 7.2.3.2.4: IEEE 1588 timestamp this frame */
 
 static uint8_t gather[MAX_FRAME];   /* a frame spread over several descriptors */
 
-/* A complete frame left the port: pass it on (counting is done per visit). */
-static void tx_deliver(struct port *p, struct port *peer, const uint8_t *f, uint32_t len)
+/* CLOCK_REALTIME - CLOCK_MONOTONIC in ns, for pcap timestamps. */
+static int64_t real_offset(void)
+{
+	struct timespec r, m;
+	clock_gettime(CLOCK_REALTIME, &r);
+	clock_gettime(CLOCK_MONOTONIC, &m);
+	return ((int64_t)r.tv_sec - m.tv_sec) * 1000000000 + (r.tv_nsec - m.tv_nsec);
+}
+
+/* A complete frame left the port at wire time ps (counting is done per visit);
+ * tsreq: its descriptors asked for a 1588 timestamp; fetched: when the model
+ * took it from the ring (latency truth). */
+static void tx_deliver(struct port *p, struct port *peer, const uint8_t *f, uint32_t len,
+		       uint64_t ps, int tsreq, uint64_t fetched)
 {
 	if (p->sink_check)
 		sink_check(p, f, len);
 	if (p->pcap_out) {
-		pcap_write(p->pcap_out, f, len);
+		if (!p->w.real_off_ns)
+			p->w.real_off_ns = real_offset();
+		pcap_write(p->pcap_out, f, len, wire_to_ns(ps) + (uint64_t)p->w.real_off_ns, p->w.pcap_nano);
 		p->t.pcap_frames++;
 	}
-	if (peer)
+	if (tsreq)
+		ptp_tx(p, ps);
+	if (p->lat)
+		lat_tx(p, f, len, fetched);
+	if (peer) {
+		peer->w.rx_ps = ps;      /* arrives as it leaves: a cable of no length */
 		rx_put(peer, f, len);
+		peer->w.rx_ps = 0;
+	}
 	if (p->tap.fd >= 0)
 		tap_tx(p, f, len, (REG(p, HLREG0) & HLREG0_TXPADEN) != 0);
 }
@@ -71,7 +95,11 @@ static int tx_ring(struct port *p, int q, struct port *peer, uint64_t now)
 	uint32_t head = r->head, count = r->count;
 	if (tail >= count || head == tail)
 		return 0;
-	int need_data = p->sink_check || p->pcap_out || peer || p->tap.fd >= 0;
+	/* a limited queue, 1588 and latency truth need the general loop too */
+	int need_data = p->sink_check || p->pcap_out || peer || p->tap.fd >= 0 || p->lat ||
+			p->ptp.tx_on || ((p->w.limited >> q) & 1);
+	uint64_t now_ps = wire_ps(now), fetched = p->lat ? now_ns() : now;
+	int tsreq = 0;
 	uint32_t start = head, glen = 0, nsegs = 0;
 	/* lengths outside TX_MIN_LEN..tx_max_len: len - TX_MIN_LEN > span (unsigned) */
 	uint32_t span = p->tx_max_len > TX_MIN_LEN ? p->tx_max_len - TX_MIN_LEN : 0;
@@ -92,8 +120,9 @@ static int tx_ring(struct port *p, int q, struct port *peer, uint64_t now)
 			uint32_t cmd = *(volatile uint32_t *)(d + 8);
 			uint32_t len = cmd & 0xffff;
 			if ((cmd & (CMD_EOP | CMD_DEXT | DTYP_MASK)) != (CMD_EOP | CMD_DEXT | DTYP_DATA) ||
-			    len - TX_MIN_LEN > span || !dma_virt_fast(addr, len))
+			    len - TX_MIN_LEN > span || wire_hold(p, q, now_ps) || !dma_virt_fast(addr, len))
 				break;
+			wire_send(p, q, len, now_ps);
 			frames++;
 			bytes += len;
 			if (cmd & CMD_RS) {
@@ -106,6 +135,8 @@ static int tx_ring(struct port *p, int q, struct port *peer, uint64_t now)
 	}
 
 	while (head != tail) {
+		if (nsegs == 0 && wire_hold(p, q, now_ps))
+			break;                           /* no room in the TX packet buffer yet */
 		uint8_t *d = r->desc + (size_t)head * 16;
 		uint32_t ahead = head + 16 < count ? head + 16 : head + 16 - count;
 		__builtin_prefetch(r->desc + (size_t)ahead * 16, 1);   /* 4 lines ahead */
@@ -146,6 +177,7 @@ static int tx_ring(struct port *p, int q, struct port *peer, uint64_t now)
 		}
 		glen += len;
 		nsegs++;
+		tsreq |= (cmd & MAC_TSTAMP) != 0;
 		head = next;
 		if (cmd & CMD_EOP) {
 			if (!bad && glen - TX_MIN_LEN > span) {
@@ -153,10 +185,12 @@ static int tx_ring(struct port *p, int q, struct port *peer, uint64_t now)
 				bad = 1;
 			}
 			if (!bad) {
+				uint64_t ps = wire_send(p, q, glen, now_ps);
 				frames++;
 				bytes += glen;
 				if (need_data)
-					tx_deliver(p, peer, single ? single : gather, glen);
+					tx_deliver(p, peer, single ? single : gather, glen, ps,
+						   tsreq && p->ptp.tx_on, fetched);
 			}
 			if (nsegs == 1) {
 				if (cmd & CMD_RS) {
@@ -169,6 +203,7 @@ static int tx_ring(struct port *p, int q, struct port *peer, uint64_t now)
 			start = head;
 			glen = nsegs = 0;
 			bad = 0;
+			tsreq = 0;
 			single = NULL;
 		}
 	}

@@ -1,0 +1,111 @@
+'use strict';
+
+// Forwarding latency on the model (issue 37): the JS `forward` app against the C yardstick
+// (bench/c-forward.c) at fixed rates, from the model's latency truth (native/model/README.md,
+// "Latency truth": for every frame, RX write-back to the driver handing it back on TX).
+//
+//   npm run bench -- --latency [--rates 0.1,1,5] [--seconds 10] [--warmup 2] [--batch 32] [--results DIR]
+//
+// Per rate and driver: a fresh model, its lines paced at 10 Gb/s, port 0's source at the
+// rate (64-byte frames), the driver forwarding 0 -> 1 (and 1 -> 0, idle); after --warmup
+// seconds the histogram of port 1 is cleared, after --seconds more it is read. The model
+// runs on CPU 0, the driver's main thread on CPU 1, its other threads on CPU 0 (loss.js).
+// The JS driver counts its GCs over the same window (js-child.js).
+const fs = require('fs');
+const os = require('os');
+const path = require('path');
+const { Model } = require('../lib/model');
+const { startDriver, sleep } = require('./run-one');
+const { buildCForward } = require('./c-build');
+const { machine } = require('./summary');
+const { eachOption } = require('./args');
+const { pin } = require('./loss');
+
+const FRAME_SIZE = 60; // 64 bytes on the wire with the FCS
+const USAGE = `usage: npm run bench -- --latency [--rates 0.1,1,5] [--seconds S] [--warmup S] [--batch N] [--json FILE]
+  --rates LIST  Mpps (default 0.1,1,5)
+  --seconds S   measured window (default 10)
+  --warmup S    before it (default 2)
+  --batch N     batch size of both drivers (default 32)
+  --results DIR where the JSON goes (default bench/results)`;
+
+// One run: the model's histogram of port 1 over the window, the drops, the driver's GCs.
+async function latencyRun({ lang, mpps, seconds, warmup, batch, cForward }) {
+  const model = await Model.start({ ports: 2, config: ['sink 0', 'sink 1', 'latency on'] });
+  let driver = null;
+  try {
+    pin(model.pid, 0);
+    const cfg = { mode: 'forward', batch, warmup, seconds, touch: true, ring: 512, dir: model.dir, addresses: model.addresses };
+    driver = await startDriver(lang, cfg, cForward);
+    pin(driver.child.pid, 0);
+    pin(driver.child.pid, 1, false);
+    await model.source(0, { rate: Math.round(mpps * 1e6), size: FRAME_SIZE });
+    await sleep(warmup * 1000);
+    await model.clear(0);
+    await model.clear(1);
+    await sleep(seconds * 1000);
+    const histogram = await model.latency(1);
+    const port0 = await model.stats(0);
+    await model.sourceOff(0);
+    const { code, signal } = await driver.exited;
+    if (code !== 0) throw new Error(`${lang} driver exited with ${code ?? signal}: ${driver.stderr().trim()}`);
+    const last = driver.lines[driver.lines.length - 1] || {};
+    return {
+      lang, mpps, histogram, offered: port0.rxOffered, dropped: port0.rxDropNoDesc,
+      gcs: last.gcs ?? null, gcPauseUs: last.gcPauseUs ?? null, sourcePausedUs: port0.sourcePausedUs,
+    };
+  } finally {
+    if (driver && driver.running()) driver.child.kill('SIGKILL');
+    await model.stop();
+  }
+}
+
+const us = (ns) => (ns / 1000).toFixed(2);
+
+function row(r) {
+  const h = r.histogram;
+  const gc = r.gcs === null ? '-' : `${r.gcs} (${(r.gcPauseUs / 1000).toFixed(1)} ms)`;
+  return `| ${r.mpps} Mpps | ${r.lang === 'js' ? 'JavaScript' : 'C yardstick'} | ${us(h.p50Ns)} | ${us(h.p99Ns)} | ${us(h.p999Ns)} | ${us(h.p9999Ns)} | ${us(h.maxNs)} | ${h.count.toLocaleString('en')} | ${r.dropped.toLocaleString('en')} | ${gc} |`;
+}
+
+function parseArgs(argv) {
+  const o = { rates: [0.1, 1, 5], seconds: 10, warmup: 2, batch: 32, results: path.join(__dirname, 'results') };
+  eachOption(argv, USAGE, (option, next) => {
+    if (option === '--rates') o.rates = next().split(',').map(Number);
+    else if (option === '--seconds') o.seconds = Number(next());
+    else if (option === '--warmup') o.warmup = Number(next());
+    else if (option === '--batch') o.batch = Number(next());
+    else if (option === '--results') o.results = next();
+    else return false;
+    return true;
+  });
+  if (!o.rates.length || o.rates.some((r) => !(r > 0 && r <= 14.88))) throw new Error('--rates must be Mpps from 0 to 14.88 (the line)');
+  if (!(o.seconds > 0) || !(o.warmup >= 0)) throw new Error('--seconds must be above 0 and --warmup at least 0');
+  if (!Number.isInteger(o.batch) || o.batch < 1 || o.batch > 512) throw new Error(`bad batch size ${o.batch}`);
+  return o;
+}
+
+async function main(argv) {
+  const o = parseArgs(argv);
+  if (os.cpus().length < 2) throw new Error('the latency benchmark needs two CPUs: one for the model, one for the driver');
+  pin(process.pid, 0);
+  const started = new Date();
+  const cForward = buildCForward();
+  const results = [];
+  console.log('| Rate | Driver | p50 us | p99 us | p99.9 us | p99.99 us | max us | frames | dropped | GCs (pause) |');
+  console.log('|---|---|---|---|---|---|---|---|---|---|');
+  for (const mpps of o.rates) {
+    for (const lang of ['js', 'c']) {
+      const r = await latencyRun({ lang, mpps, seconds: o.seconds, warmup: o.warmup, batch: o.batch, cForward });
+      results.push(r);
+      console.log(row(r));
+    }
+  }
+  const { results: dir, ...options } = o;
+  fs.mkdirSync(dir, { recursive: true });
+  const file = path.join(dir, `latency-${started.toISOString().replace(/[:.]/g, '-')}.json`);
+  fs.writeFileSync(file, `${JSON.stringify({ date: started.toISOString(), machine: machine(), options, results }, null, 2)}\n`);
+  console.log(`results: ${file}`);
+}
+
+module.exports = { main, latencyRun };

@@ -1,0 +1,210 @@
+'use strict';
+
+// `ixy latency <tx-pci> <rx-pci>`: latency as MoonGen measures it, with the 82599's IEEE
+// 1588 timestamps (lib/ixgbe/timesync.js). The TX port sends load (IPv4/UDP frames of
+// --size bytes) at --rate on TX queue 0, spaced by the NIC's rate limiter, and PTP probe
+// frames on TX queue 1, one at a time: the NIC latches the probe's departure, the RX port
+// its arrival, and their difference less the offset of the two clocks is one sample. The RX
+// port drops what it receives at once. A probe not back within PROBE_TIMEOUT_MS is lost.
+const fs = require('fs');
+const { open } = require('../index');
+const { PacketBatch } = require('../memory/batch');
+const { Mempool } = require('../memory/mempool');
+const packet = require('../packet');
+const arena = require('../memory/arena');
+const { runLoop } = require('./loop');
+const { IxyError } = require('../host/errors');
+const ts = require('../intel/ixgbe/timesync');
+
+const PROBE_GAP_MS = 1; // the next probe this long after the last one came back
+const PROBE_TIMEOUT_MS = 100;
+const PROBE_SIZE = 60;
+const BATCH = 64;
+
+// A PTP version 2 Sync message over Ethernet (IEEE 1588-2008, 13.3): messageType 0,
+// versionPTP 2, messageLength 44, sequenceId at byte 30 of the PTP header.
+function writeProbe(b, dst, src, seq) {
+  b.fill(0, 0, PROBE_SIZE);
+  b.set(dst, 0);
+  b.set(src, 6);
+  b[12] = ts.PTP_ETHERTYPE >> 8;
+  b[13] = ts.PTP_ETHERTYPE & 0xff;
+  b[15] = 2;
+  b[17] = 44;
+  b[44] = (seq >> 8) & 0xff;
+  b[45] = seq & 0xff;
+}
+
+// The probe's sequence number if frame `at` of `bytes` is a probe, else -1.
+function probeSeq(bytes, at) {
+  if (bytes[at + 12] !== ts.PTP_ETHERTYPE >> 8 || bytes[at + 13] !== (ts.PTP_ETHERTYPE & 0xff)) return -1;
+  return (bytes[at + 44] << 8) | bytes[at + 45];
+}
+
+// Quantile q of sorted values (nearest rank).
+function quantile(sorted, q) {
+  if (sorted.length === 0) return 0;
+  return sorted[Math.min(sorted.length - 1, Math.max(0, Math.ceil(q * sorted.length) - 1))];
+}
+
+// The summary in microseconds: count, p50, p99, p99.9, p99.99, max.
+function summarize(samplesNs) {
+  const sorted = Float64Array.from(samplesNs).sort();
+  const us = (ns) => Math.round(ns) / 1000;
+  return {
+    count: sorted.length, p50: us(quantile(sorted, 0.5)), p99: us(quantile(sorted, 0.99)),
+    'p99.9': us(quantile(sorted, 0.999)), 'p99.99': us(quantile(sorted, 0.9999)),
+    max: us(sorted.length ? sorted[sorted.length - 1] : 0),
+  };
+}
+
+// A histogram for the terminal: buckets of powers of two in ns, bars up to `width`.
+function histogramLines(samplesNs, width = 40) {
+  const counts = new Map();
+  for (const ns of samplesNs) {
+    const k = ns < 1 ? 0 : Math.floor(Math.log2(ns));
+    counts.set(k, (counts.get(k) || 0) + 1);
+  }
+  const keys = [...counts.keys()].sort((a, b) => a - b);
+  const most = Math.max(...counts.values());
+  const label = (ns) => (ns >= 1000 ? `${ns / 1000} us` : `${ns} ns`);
+  return keys.map((k) => {
+    const n = counts.get(k);
+    const bar = '#'.repeat(Math.max(1, Math.round((n / most) * width)));
+    return `${(k === 0 ? '< 2 ns' : `${label(2 ** k)} - ${label(2 ** (k + 1))}`).padStart(24)} | ${bar.padEnd(width)} ${n}`;
+  });
+}
+
+function checkOptions({ rate, size, seconds }) {
+  if (!Number.isInteger(rate) || rate < 0) throw new IxyError('EINVAL', `--rate must be a whole number of frames per second, got ${rate}`);
+  if (!Number.isInteger(size) || size < 60 || size > 1514) throw new IxyError('EINVAL', `--size must be 60..1514, got ${size}`);
+  if (!(seconds >= 0)) throw new IxyError('EINVAL', `--seconds must be 0 or more, got ${seconds}`);
+  if (rate > 0) ts.rateFactor(rate * (size + 4) * 8); // one the NIC can space, before opening anything
+}
+
+async function latency(txAddress, rxAddress, {
+  rate = 0, size = 60, seconds = 10, json = false, samplesFile = null, out = process.stdout, deviceOptions = {},
+} = {}) {
+  checkOptions({ rate, size, seconds });
+  if (txAddress === rxAddress) throw new IxyError('EINVAL', 'latency needs two different ports');
+  const samplesFd = samplesFile ? fs.openSync(samplesFile, 'w') : null;
+  let tx = null;
+  let rx = null;
+  const pools = [];
+  try {
+    tx = await open(txAddress, { ...deviceOptions, txQueues: 2 });
+    rx = await open(rxAddress, deviceOptions);
+    for (const dev of [tx, rx]) {
+      if (dev.driver !== 'ixgbe') throw new IxyError('EUNSUPPORTED', `${dev.address}: latency needs the 82599's IEEE 1588 timestamps (ixgbe), not ${dev.driver}`);
+    }
+    for (const dev of [tx, rx]) {
+      ts.enableTimesync(dev);
+      ts.setSystim(dev, 0);
+    }
+    await Promise.all([ts.waitClock(tx), ts.waitClock(rx)]);
+    const offset = ts.clockOffset(tx, rx); // rx's clock minus tx's, tenths of ns
+    if (rate > 0) ts.limitRate(tx, 0, rate * (size + 4) * 8);
+
+    const load = new Mempool({ entries: 4096, bufferSize: 2048 });
+    pools.push(load);
+    const frame = new Uint8Array(packet.MAX_FRAME);
+    packet.writeUdpFrame(frame, { size, dst: rx.mac, src: tx.mac });
+    for (const b of load.buffers) b.set(frame.subarray(0, size));
+    const probes = new Mempool({ entries: 64, bufferSize: 2048 });
+    pools.push(probes);
+    const dstMac = packet.parseMac(rx.mac);
+    const srcMac = packet.parseMac(tx.mac);
+    const loadQueue = tx.txQueues[0];
+    const probeQueue = tx.txQueues[1];
+    probeQueue.command |= ts.TXD_MAC_1588;
+    const rxQueue = rx.rxQueues[0];
+    const loadBatch = new PacketBatch(BATCH);
+    const probeBatch = new PacketBatch(1);
+    const rxBatch = new PacketBatch(BATCH);
+
+    let samples = new Float64Array(4096);
+    let count = 0;
+    let lost = 0;
+    let seq = 0;
+    let sentAt = -1; // performance.now() of the probe in flight, -1: none
+    let txStamp = -1;
+    let rxStamp = -1;
+    let nextAt = performance.now();
+    const record = (ns) => {
+      if (count === samples.length) {
+        const grown = new Float64Array(samples.length * 2);
+        grown.set(samples);
+        samples = grown;
+      }
+      samples[count++] = ns;
+      if (samplesFd !== null) fs.writeSync(samplesFd, `${seq},${txStamp / ts.TENTHS_PER_NS},${(rxStamp - offset) / ts.TENTHS_PER_NS},${ns}\n`);
+    };
+    if (samplesFd !== null) fs.writeSync(samplesFd, 'probe,tx_ns,rx_ns,latency_ns\n');
+
+    const step = () => {
+      if (rate > 0) { // keep the rate-limited queue full
+        const got = load.allocMany(loadBatch.ids, BATCH);
+        loadBatch.count = got;
+        loadBatch.pool = load;
+        for (let i = 0; i < got; i++) loadBatch.lengths[i] = size;
+        const sent = loadQueue.send(loadBatch);
+        if (sent < got) loadBatch.freeFrom(sent);
+      }
+      const n = rxQueue.receive(rxBatch);
+      if (n > 0 && sentAt >= 0) {
+        const bytes = rxBatch.pool.bytes;
+        const shift = rxBatch.pool.bufferShift;
+        for (let i = 0; i < n; i++) {
+          if (probeSeq(bytes, arena.words[rxBatch.idsAt + i] << shift) === (seq & 0xffff)) rxStamp = ts.takeRxStamp(rx);
+        }
+      }
+      if (n > 0) rxBatch.freeFrom(0);
+      const now = performance.now();
+      if (sentAt < 0) {
+        if (now >= nextAt) {
+          seq++;
+          probeBatch.count = probes.allocMany(probeBatch.ids, 1);
+          probeBatch.pool = probes;
+          writeProbe(probeBatch.data(0), dstMac, srcMac, seq);
+          probeBatch.lengths[0] = PROBE_SIZE;
+          ts.takeTxStamp(tx); // nothing may be latched from before
+          if (probeQueue.send(probeBatch) === 1) sentAt = now;
+          else probeBatch.freeFrom(0);
+        }
+        return false;
+      }
+      if (txStamp < 0) txStamp = ts.takeTxStamp(tx);
+      if (txStamp >= 0 && rxStamp >= 0) {
+        record((rxStamp - txStamp - offset) / ts.TENTHS_PER_NS);
+      } else if (now - sentAt < PROBE_TIMEOUT_MS) {
+        return false;
+      } else {
+        lost++;
+        ts.takeRxStamp(rx);
+      }
+      sentAt = -1;
+      txStamp = rxStamp = -1;
+      nextAt = now + PROBE_GAP_MS;
+      return false;
+    };
+
+    if (!json) out.write(`latency ${tx.address} -> ${rx.address}: PTP probes among ${rate ? `${rate} pps of ${size}-byte frames` : 'no load'}\n`);
+    const reason = await runLoop({ devices: [tx, rx], step, seconds, out, report: false, idle: 'spin' });
+    const taken = samples.subarray(0, count);
+    const summary = summarize(taken);
+    if (json) {
+      out.write(`${JSON.stringify(summary)}\n`);
+    } else {
+      out.write(`${count} probes, ${lost} lost: p50 ${summary.p50} us, p99 ${summary.p99} us, p99.9 ${summary['p99.9']} us, p99.99 ${summary['p99.99']} us, max ${summary.max} us\n`);
+      for (const line of histogramLines(taken)) out.write(`${line}\n`);
+    }
+    return { reason, ...summary, lost, samples: taken };
+  } finally {
+    if (tx) tx.close();
+    if (rx) rx.close();
+    for (const p of pools) p.close();
+    if (samplesFd !== null) fs.closeSync(samplesFd);
+  }
+}
+
+module.exports = { latency, summarize, histogramLines };

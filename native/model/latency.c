@@ -1,0 +1,184 @@
+/*
+ * latency.c - the model's truth of latency through a driver: for each frame
+ * of a port's source, when the model wrote it back into the driver's RX ring,
+ * and, when a driver hands a frame back on any port's TX, how long after
+ * that.  Each TX port keeps a histogram of those times (ns, log-linear:
+ * exact below 32 ns, then 32 buckets per power of two, ~3% wide).
+ *
+ * A source frame is recognised by what the source writes (traffic.c): IPv4,
+ * UDP, destination 10.1.<port>.1 and the 32-bit sequence number at byte 42;
+ * forwarders may rewrite the MAC addresses.  The RX side keeps the time of
+ * the last LAT_SLOTS sequence numbers; a frame handed back later than that,
+ * twice, or not from a source counts as unmatched.
+ *
+ * RX time: the frames of one batch are written between two clock reads and
+ * get times spread evenly between them.  TX time: when the model fetched the
+ * frame's descriptors (the visit that found TDT past them); a frame that
+ * waited in the ring for the line or a rate limiter (wire.h) counts that
+ * wait too.
+ */
+#include <stdlib.h>
+#include <string.h>
+
+#include "model.h"
+
+#define LAT_SLOTS (1u << 18)          /* in-flight frames remembered per source */
+#define LAT_SUB 5                     /* 2^LAT_SUB buckets per power of two */
+#define LAT_MAXEXP 40                 /* values from 2^41 ns share the last bucket */
+#define LAT_NB ((LAT_MAXEXP - LAT_SUB + 2) << LAT_SUB)
+
+struct lat_slot {
+	uint32_t seq;
+	uint32_t t;                   /* low 32 bits of the ns, bit 0 set; 0 = empty */
+};
+
+struct lat {
+	struct lat_slot slot[LAT_SLOTS];
+	uint64_t hist[LAT_NB];
+	uint64_t count, unmatched, sum, min, max;
+};
+
+static int bucket(uint64_t v)
+{
+	if (v < (1u << LAT_SUB))
+		return (int)v;
+	int e = 63 - __builtin_clzll(v);
+	if (e > LAT_MAXEXP)
+		return LAT_NB - 1;
+	return ((e - LAT_SUB + 1) << LAT_SUB) + (int)((v >> (e - LAT_SUB)) & ((1u << LAT_SUB) - 1));
+}
+
+static uint64_t bucket_low(int i, uint64_t *width)
+{
+	if (i < (1 << LAT_SUB)) {
+		*width = 1;
+		return (uint64_t)i;
+	}
+	int e = (i >> LAT_SUB) + LAT_SUB - 1;
+	*width = 1ull << (e - LAT_SUB);
+	return ((uint64_t)(1u << LAT_SUB) + (i & ((1 << LAT_SUB) - 1))) << (e - LAT_SUB);
+}
+
+/* n source frames from sequence number seq were written back between t0 and t1. */
+void lat_rx(struct port *p, uint64_t seq, uint64_t n, uint64_t t0, uint64_t t1)
+{
+	struct lat *l = p->lat;
+	uint64_t step = n ? (t1 - t0) / n : 0;
+	for (uint64_t k = 0; k < n; k++) {
+		struct lat_slot *s = &l->slot[(seq + k) & (LAT_SLOTS - 1)];
+		s->seq = (uint32_t)(seq + k);
+		s->t = (uint32_t)(t0 + step * (k + 1)) | 1u;
+	}
+}
+
+/* A driver handed frame f back on p's TX; the model fetched it at now. */
+void lat_tx(struct port *p, const uint8_t *f, uint32_t len, uint64_t now)
+{
+	struct lat *l = p->lat;
+	if (len < 46 || f[12] != 0x08 || f[13] != 0x00 || f[23] != 17 || f[30] != 10 ||
+	    f[31] != 1 || f[32] >= M.nports || f[33] != 1 || !M.ports[f[32]].lat) {
+		l->unmatched++;
+		return;
+	}
+	uint32_t seq = (uint32_t)f[42] << 24 | f[43] << 16 | f[44] << 8 | f[45];
+	struct lat_slot *s = &M.ports[f[32]].lat->slot[seq & (LAT_SLOTS - 1)];
+	if (s->seq != seq || !s->t) {
+		l->unmatched++;
+		return;
+	}
+	uint64_t d = (uint32_t)((uint32_t)now - s->t);
+	s->t = 0;
+	l->hist[bucket(d)]++;
+	l->count++;
+	l->sum += d;
+	if (d > l->max)
+		l->max = d;
+	if (l->count == 1 || d < l->min)
+		l->min = d;
+}
+
+void lat_clear(struct port *p)
+{
+	struct lat *l = p->lat;
+	if (!l)
+		return;
+	memset(l->hist, 0, sizeof l->hist);
+	l->count = l->unmatched = l->sum = l->min = l->max = 0;
+}
+
+/* The q-quantile: the middle of the bucket that holds it, within min..max. */
+static uint64_t quantile(const struct lat *l, double q)
+{
+	if (!l->count)
+		return 0;
+	uint64_t want = (uint64_t)(q * (double)l->count + 0.999999), cum = 0;
+	if (want < 1)
+		want = 1;
+	for (int i = 0; i < LAT_NB; i++) {
+		cum += l->hist[i];
+		if (cum >= want) {
+			uint64_t w, v = bucket_low(i, &w) + w / 2;
+			return v < l->min ? l->min : v > l->max ? l->max : v;
+		}
+	}
+	return l->max;
+}
+
+static int summary(const struct lat *l, char *out, size_t n)
+{
+	return snprintf(out, n, "\"count\":%lu,\"unmatched\":%lu,\"minNs\":%lu,\"meanNs\":%lu,"
+			"\"p50Ns\":%lu,\"p99Ns\":%lu,\"p999Ns\":%lu,\"p9999Ns\":%lu,\"maxNs\":%lu",
+			l->count, l->unmatched, l->min, l->count ? l->sum / l->count : 0,
+			quantile(l, 0.5), quantile(l, 0.99), quantile(l, 0.999), quantile(l, 0.9999),
+			l->max);
+}
+
+/* Stats member "latency": the summary, or null while not recording. */
+int lat_stats(struct port *p, char *out, size_t n)
+{
+	if (!p->lat)
+		return snprintf(out, n, "\"latency\":null,");
+	int o = snprintf(out, n, "\"latency\":{");
+	o += summary(p->lat, out + o, n - o);
+	return o + snprintf(out + o, n - o, "},");
+}
+
+/* latency on|off | latency PORT (histogram of the frames that left PORT) */
+int lat_command(char **tok, int nt, char *reply, size_t n)
+{
+	if (nt == 2 && !strcmp(tok[1], "on")) {
+		for (int i = 0; i < M.nports; i++) {
+			if (!M.ports[i].lat && !(M.ports[i].lat = calloc(1, sizeof(struct lat))))
+				return reply_fail(reply, n, "out of memory", NULL);
+			lat_clear(&M.ports[i]);
+		}
+		return reply_ok(reply, n);
+	}
+	if (nt == 2 && !strcmp(tok[1], "off")) {
+		for (int i = 0; i < M.nports; i++) {
+			free(M.ports[i].lat);
+			M.ports[i].lat = NULL;
+		}
+		return reply_ok(reply, n);
+	}
+	char *end = NULL;
+	long pi = nt == 2 ? strtol(tok[1], &end, 10) : -1;
+	if (!end || *end || pi < 0 || pi >= M.nports)
+		return reply_fail(reply, n, "usage: latency on|off|PORT", NULL);
+	const struct lat *l = M.ports[pi].lat;
+	if (!l)
+		return reply_fail(reply, n, "latency is not recorded (latency on)", NULL);
+	int o = snprintf(reply, n, "{\"ok\":true,\"port\":%ld,", pi);
+	o += summary(l, reply + o, n - o);
+	o += snprintf(reply + o, n - o, ",\"buckets\":[");
+	int first = 1;
+	for (int i = 0; i < LAT_NB && o < (int)n - 64; i++) {
+		if (!l->hist[i])
+			continue;
+		uint64_t w, low = bucket_low(i, &w);
+		o += snprintf(reply + o, n - o, "%s[%lu,%lu,%lu]", first ? "" : ",", low, w, l->hist[i]);
+		first = 0;
+	}
+	snprintf(reply + o, n - o, "]}");
+	return 0;
+}

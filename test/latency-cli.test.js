@@ -1,0 +1,71 @@
+'use strict';
+// `ixy latency <tx-pci> <rx-pci>` between two cabled model ports: PTP probes timestamped by
+// the 82599's IEEE 1588 registers (lib/ixgbe/timesync.js) among load traffic spaced by the
+// NIC's rate limiter. The model's truth for a cable of no length is 0 ns: each probe's RX
+// minus TX timestamp, less the two clocks' offset, is 0 within two periods of SYSTIM (one
+// per clock's rounding to its 6.4 ns ticks).
+
+const assert = require('assert');
+const fs = require('fs');
+const path = require('path');
+const { readPcap } = require('../lib/pcap');
+const { runIxy, suiteTmpDir } = require('./support/helpers');
+const { Model } = require('../lib/model');
+
+const TICK_NS = 6.4;
+
+describe('ixy latency (device model)', function () {
+  this.timeout(60000);
+  const tmpDir = suiteTmpDir('ixy-latency-cli-');
+  let model;
+  beforeEach(async () => { model = await Model.start({ ports: 2, config: ['cable 0 1'] }); });
+  afterEach(async () => { if (model) await model.stop(); });
+  const latency = (args) => runIxy(['latency', model.addresses[0], model.addresses[1], ...args], { env: { IXY_PCI_ROOT: model.dir } });
+
+  it('--json --samples: probes agree with the model\'s truth (0 ns over the cable); the load is spaced by the rate limiter', async () => {
+    const samples = path.join(tmpDir(), 'samples.csv');
+    const capture = path.join(tmpDir(), 'tx.pcap');
+    await model.pcapOut(0, capture, { nanoseconds: true });
+    const r = await latency(['--seconds', '1', '--rate', '50000', '--json', '--samples', samples]);
+    assert.strictEqual(r.code, 0, r.stderr);
+    const lines = r.stdout.trim().split('\n');
+    assert.strictEqual(lines.length, 1, 'one JSON object and nothing else');
+    const summary = JSON.parse(lines[0]);
+    assert.deepStrictEqual(Object.keys(summary), ['count', 'p50', 'p99', 'p99.9', 'p99.99', 'max']);
+    assert.ok(summary.count > 0);
+    const rows = fs.readFileSync(samples, 'utf8').trim().split('\n');
+    assert.strictEqual(rows[0], 'probe,tx_ns,rx_ns,latency_ns');
+    assert.strictEqual(rows.length - 1, summary.count);
+    for (const row of rows.slice(1)) {
+      const ns = Number(row.split(',')[3]);
+      assert.ok(Math.abs(ns) <= 2 * TICK_NS, `probe ${row}: ${ns} ns, the cable's truth is 0`);
+    }
+    for (const key of ['p50', 'p99', 'p99.9', 'p99.99', 'max']) assert.ok(Math.abs(summary[key]) <= 2 * TICK_NS / 1000, `${key} ${summary[key]} us`);
+    const [tx, rx] = await model.stats();
+    assert.ok(tx.ptpTxStamped >= summary.count && rx.ptpRxStamped >= summary.count, 'every sample is a pair of NIC timestamps');
+    assert.strictEqual(tx.txRateLimited, 1);
+    assert.ok(rx.rxDelivered > tx.ptpTxStamped, 'load arrived besides the probes');
+    await model.pcapOut(0, null);
+    const load = readPcap(capture).frames.filter((f) => f.data.readUInt16BE(12) === 0x0800)
+      .map((f) => BigInt(f.sec) * 1000000000n + BigInt(f.nsec));
+    assert.ok(load.length > 1);
+    for (let i = 1; i < load.length; i++) assert.ok(load[i] - load[i - 1] >= 19999n, `load frames ${load[i] - load[i - 1]} ns apart, 50 kpps spaces them 20 us`);
+  });
+
+  it('prints the percentiles and a histogram on the terminal', async () => {
+    const r = await latency(['--seconds', '1']);
+    assert.strictEqual(r.code, 0, r.stderr);
+    assert.match(r.stdout, /^latency 0000:ff:00\.0 -> 0000:ff:00\.1: PTP probes among no load\n/);
+    assert.match(r.stdout, /\n\d+ probes, 0 lost: p50 [-\d.]+ us, p99 [-\d.]+ us, p99\.9 [-\d.]+ us, p99\.99 [-\d.]+ us, max [-\d.]+ us\n/);
+    assert.match(r.stdout, /\| #+ +\d+\n$/);
+  });
+
+  it('refuses a rate the NIC cannot space, and one port twice, with one line', async () => {
+    let r = await latency(['--seconds', '1', '--rate', '10']);
+    assert.strictEqual(r.code, 1);
+    assert.match(r.stderr, /^ixy: the 82599's rate limiter spaces frames for 9\.77 Mb\/s to 10 Gb\/s, not 0\.005 Mb\/s\n$/);
+    r = await runIxy(['latency', model.addresses[0], model.addresses[0]], { env: { IXY_PCI_ROOT: model.dir } });
+    assert.strictEqual(r.code, 1);
+    assert.strictEqual(r.stderr, 'ixy: latency needs two different ports\n');
+  });
+});
