@@ -6,6 +6,7 @@
 //                [--latest | --no-latest] [--node PATH]
 // npm run bench -- --loss [options]: loss at fixed rates instead (loss.js, --loss --help).
 // npm run bench -- --latency [options]: forwarding latency at fixed rates (latency.js).
+// npm run bench -- --pacing [options]: how evenly generate spaces frames at a rate (pacing.js).
 // Bidirectional forwarding on the model (64-byte frames, sources unlimited, sinks without
 // check), for each batch size: runs of the JS driver and of the C yardstick, one driver
 // process per run, alternating (the JS/C ratio of each run pair); then both side by side
@@ -31,6 +32,8 @@ const USAGE = `usage: npm run bench [-- options]
                       npm run bench -- --loss --help lists its options)
   --latency           forwarding latency at fixed rates, JS and C, from the model's
                       latency truth (latency.js; --latency --help lists its options)
+  --pacing            how evenly \`ixy generate --rate\` spaces its frames on the model's
+                      wire, and its CPU (pacing.js; --pacing --help lists its options)
   --quick             a short run: batches 1,32,256, 1 run of 0.5+1 s, 2 window rounds;
                       does not replace latest.json / latest.svg
   --batches 1,2,..    batch sizes (default ${ALL_BATCHES.join(',')})
@@ -248,7 +251,7 @@ async function main() {
 }
 
 const argv = process.argv.slice(2);
-const other = ['--loss', '--latency'].find((a) => argv.includes(a));
+const other = ['--loss', '--latency', '--pacing'].find((a) => argv.includes(a));
 const run = other ? () => require(`./${other.slice(2)}`).main(argv.filter((a) => a !== other)) : main;
 run().catch((err) => {
   process.stderr.write(`bench: ${err.message}\n`);

@@ -9,18 +9,22 @@
 // written, 4 bytes, as ixy's C packet generator does; otherwise the flow's header, the
 // lengths and the checksums too. Both loops index the pool's one view of every buffer at
 // offsets taken from the index arena (no per-frame object, no allocation).
-const { Mempool } = require('../memory/mempool');
+const { Mempool, popIds } = require('../memory/mempool');
 const arena = require('../memory/arena');
 const { IPPROTO_UDP, MAX_FRAME } = require('../packet');
 const { FrameRecipe } = require('./frames');
 
 const BUFFER_SIZE = 2048;
 
-// The default frames: only the 32-bit big-endian sequence number at seqAt changes.
-function stampSeq(bytes, shift, idsAt, lengthsAt, n, seq, size, seqAt) {
+// The default frames: only the 32-bit big-endian sequence number at seqAt changes. Takes
+// the n buffers on top of the free stack (words[topAt - i]) into the batch as it stamps
+// them: one pass over the frames, not one to allocate and one to stamp.
+function stampSeq(bytes, shift, topAt, idsAt, lengthsAt, n, seq, size, seqAt) {
   const words = arena.words; // a local, so TurboFan folds it (lib/memory/arena.js)
   for (let i = 0; i < n; i++) {
-    const at = (words[idsAt + i] << shift) + seqAt;
+    const id = words[topAt - i];
+    words[idsAt + i] = id;
+    const at = (id << shift) + seqAt;
     const s = (seq + i) | 0;
     bytes[at] = s >>> 24; // a Uint8Array store keeps the low 8 bits
     bytes[at + 1] = s >>> 16;
@@ -87,23 +91,29 @@ class Generator {
   // Fills batch with up to n stamped frames (the next ones of the run); returns how many.
   fill(batch, n) {
     const pool = this.pool;
+    const seq = this.seq;
+    batch.pool = pool;
+    if (this.simple) {
+      let got = n < batch.capacity ? n : batch.capacity;
+      if (got > pool.freeCount) got = pool.freeCount;
+      const topAt = popIds(pool, got);
+      stampSeq(pool.bytes, pool.bufferShift, topAt, batch.idsAt, batch.lengthsAt, got, seq | 0, this.size, this.recipe.seqAt);
+      batch.count = got;
+      return got;
+    }
     const got = pool.allocMany(batch.ids, n);
     batch.count = got;
-    batch.pool = pool;
-    const seq = this.seq;
-    if (this.simple) {
-      stampSeq(pool.bytes, pool.bufferShift, batch.idsAt, batch.lengthsAt, got, seq | 0, this.size, this.recipe.seqAt);
-    } else {
-      const r = this.recipe;
-      stampFlows(r, pool.bytes, pool.bufferShift, batch.idsAt, batch.lengthsAt, got, seq | 0, seq % r.flows, seq % r.sizes.length);
-    }
+    const r = this.recipe;
+    stampFlows(r, pool.bytes, pool.bufferShift, batch.idsAt, batch.lengthsAt, got, seq | 0, seq % r.flows, seq % r.sizes.length);
     return got;
   }
 
-  // Sends up to n frames on txQueue through batch; returns how many went. Frames the
-  // queue had no room for go back to the pool, and are stamped again next time.
+  // Sends up to n frames on txQueue through batch; returns how many went. It fills no
+  // more frames than the queue has room for (where the queue says, room()); frames it
+  // could not take go back to the pool and are stamped again next time.
   send(txQueue, batch, n) {
-    const got = this.fill(batch, n);
+    const room = txQueue.room === undefined ? n : txQueue.room();
+    const got = this.fill(batch, n < room ? n : room);
     const sent = txQueue.send(batch);
     if (sent < got) batch.freeFrom(sent);
     this.seq += sent;
