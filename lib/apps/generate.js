@@ -93,14 +93,18 @@ async function generate(address, {
   }
 }
 
-// As fast as the queue takes frames: one batch per step.
+// As fast as the queue takes frames: one batch per step. With `count`, done once the
+// last frame has left (DD on the newest descriptor), so that closing drops none.
 function fullSpeedStep(gen, txQueue, batch, count) {
   const batchSize = batch.capacity;
   return () => {
     let want = batchSize;
     if (count > 0 && count - gen.seq < want) want = count - gen.seq;
-    if (want > 0) gen.send(txQueue, batch, want);
-    return count > 0 && gen.seq >= count;
+    if (want > 0) {
+      gen.send(txQueue, batch, want);
+      return false;
+    }
+    return count > 0 && txQueue.drained();
   };
 }
 

@@ -124,12 +124,10 @@ function burstStep(gen, txQueue, batch, count, pps) {
     if (count > 0 && count - gen.seq < want) want = count - gen.seq;
     const allowed = Math.floor(((performance.now() - start) / 1000) * pps) - gen.seq;
     if (allowed < want) want = allowed;
-    if (want <= 0) {
-      txQueue.reclaim();
-      return count > 0 && gen.seq >= count;
-    }
-    gen.send(txQueue, batch, want);
-    return count > 0 && gen.seq >= count;
+    if (count > 0 && gen.seq >= count) return txQueue.drained();
+    if (want > 0) gen.send(txQueue, batch, want);
+    else txQueue.reclaim();
+    return false;
   };
 }
 
