@@ -15,7 +15,7 @@
       "type": "executable",
       "sources": ["<!@(ls -1 native/model/*.c)"],
       "cflags": ["-O2", "-Wall", "-Wextra", "-std=gnu11"],
-      "libraries": ["-lpthread"]
+      "libraries": ["-lpthread", "-lm"]
     }
   ]
 }

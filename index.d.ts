@@ -1,6 +1,6 @@
 // Type declarations for require('ixy'): the public library API (lib/index.js).
 // A packet is a buffer id in a Mempool, never an object; a PacketBatch carries ids and
-// lengths. README.md ("Packets, batches and who owns a buffer") gives the rules of buffer ownership.
+// lengths. docs/api.md ("Packets, batches and who owns a buffer") gives the rules of buffer ownership.
 
 /** Every failure a user can cause: `code` says which (EBADADDR, ENODEV, EDOUBLEFREE, ...). */
 export class IxyError extends Error {
@@ -57,14 +57,23 @@ export class CheckedMempool extends Mempool {
 
 /** Buffer ids and lengths moving between an application and a queue; reused, never reallocated. */
 export class PacketBatch {
-  /** status: keep each received frame's descriptor status word, for checksumOf(). */
-  constructor(capacity?: number, pool?: Mempool | null, options?: { status?: boolean });
+  /**
+   * status: keep each received frame's descriptor status word, for checksumOf().
+   * hashes: keep each received frame's RSS hash, in `hashes`.
+   */
+  constructor(capacity?: number, pool?: Mempool | null, options?: { status?: boolean; hashes?: boolean });
   readonly capacity: number;
   /** Views into the driver's index arena (lib/memory/arena.js): usable while the batch is. */
   readonly ids: Uint32Array;
   readonly lengths: Uint32Array;
   /** With { status: true }: per received frame, its RX descriptor's status word as the NIC wrote it. */
   readonly status: Uint32Array | null;
+  /**
+   * With { hashes: true }: per received frame, the RSS hash the NIC computed (Toeplitz over
+   * the IPv4 addresses and TCP/UDP ports; 0 when it hashed nothing, and always 0 with one RX
+   * queue, where RSS is off). Filled without allocating.
+   */
+  readonly hashes: Uint32Array | null;
   count: number;
   /** How many of the first packets the last txBatch() took: ids[sent..count) are still yours. */
   sent: number;
@@ -83,6 +92,8 @@ export class PacketBatch {
    * the batch's pool and every length within [minLength, the pool's buffer size].
    */
   checkForSend(minLength: number): void;
+  /** Keeps, in order, the frames keep() accepts and frees the others at once; returns how many are left. */
+  keepIf(keep: FilterPredicate): number;
   /** Frees packets [from, count) and empties the batch. */
   freeFrom(from?: number): void;
   /** Frees the packets the batch still owns, ids[sent..count), and empties it. */
@@ -105,6 +116,12 @@ export interface DeviceStats {
   rxErrors: number;
   /** Frames dropped for want of room: no free descriptor, or a full packet buffer. */
   rxMissed: number;
+  /** Per RX queue, as the queue counted them: with RSS, how the flows spread. */
+  rxQueues: { packets: number; bytes: number }[];
+  /** Per TX queue. */
+  txQueues: { packets: number; bytes: number }[];
+  /** Frames taken for sending that never left: still on a TX ring when it stopped or was reset after a hang. */
+  txDropped: number;
 }
 
 export interface RxQueue {
@@ -146,10 +163,17 @@ export interface ReceiveOptions {
   sliceMs?: number;
   /** Keep each frame's descriptor status word, for batch.checksumOf() (default false). */
   status?: boolean;
+  /** Keep each frame's RSS hash in batch.hashes (default false). */
+  hashes?: boolean;
   /** Aborting it ends the loop at its next step (an aborted one: at once), as close() does. */
   signal?: AbortSignal;
   /** What the loop does while the queue is empty (default: open()'s idle, else the best the device has). */
   idle?: IdleMode;
+  /**
+   * Hand out only the frames this accepts: a tcpdump filter expression (compiled with
+   * compileFilter()) or a predicate. The others are freed as soon as they are received.
+   */
+  filter?: string | FilterPredicate | null;
 }
 
 /**
@@ -192,9 +216,46 @@ export class Device {
   stop(): void;
   /** Stops the device and frees its memory. Safe to call twice. */
   close(): void;
+  /** ixgbe, igb opened with { workers: true }: what attachQueue() takes in a worker. */
+  workerHandle(): WorkerHandle;
+}
+
+/** Options of Model.source(); each is the `source` command's option of that name. */
+export interface ModelSourceOptions {
+  /** Frames per second, 0 = as many as the RX rings take (default). */
+  rate?: number;
+  /** Frame length without FCS, 14..16000 (default 60; TCP frames need 54). */
+  size?: number;
+  /** Frames in all, then the source stops (default: endless). */
+  count?: number;
+  /** Flows, 1..65536 (default 1): frame n belongs to flow n % flows, or with zipf to a drawn one. */
+  flows?: number;
+  /** Ethernet destination: a MAC, a port index or 'broadcast' (default: the port's own MAC). */
+  dst?: string | number;
+  ipsum?: 'good' | 'bad';
+  udpsum?: 'zero' | 'good' | 'bad';
+  tcpsum?: 'good' | 'bad';
+  fcs?: 'good' | 'bad';
+  /** 'mixed': odd flows TCP, even flows UDP (default 'udp'). */
+  proto?: 'udp' | 'tcp' | 'mixed';
+  /** Flow 0's IPv4 source and destination address (default 10.0.PORT.1, 10.1.PORT.1). */
+  sip?: string;
+  dip?: string;
+  /** Flow 0's ports (default 1024, 5000). */
+  sport?: number;
+  dport?: number;
+  /** The fields to which flow f adds f (default ['sip', 'sport']); 'none' for none. */
+  vary?: ('sip' | 'dip' | 'sport' | 'dport')[] | 'none';
+  /** Zipf weights: flow f is drawn with weight 1/(f+1)^zipf (a fixed schedule, the same every run). */
+  zipf?: number;
 }
 
 export interface OpenOptions {
+  /**
+   * RX queues (default 1). With more than one, ixgbe programs RSS: flows spread over the
+   * queues by the Toeplitz hash of their IPv4 addresses and TCP/UDP ports (the published
+   * Microsoft/DPDK key), the redirection table naming queues 0..N-1 in turn (the first 16).
+   */
   rxQueues?: number;
   txQueues?: number;
   /**
@@ -212,6 +273,13 @@ export interface OpenOptions {
   promiscuous?: boolean;
   /** How long to wait for link, in ms (default 10000). */
   linkTimeout?: number;
+  /**
+   * ixgbe, igb: the queues belong to worker threads. The device does the global init (and
+   * RSS) but makes no queues; workerHandle() gives each worker what attachQueue() needs.
+   */
+  workers?: boolean;
+  /** Once aborted, open() stops waiting for link and rejects with code EABORTED. */
+  signal?: AbortSignal;
   /** Check buffer ownership (default: IXY_DEBUG_BUFFERS=1 in the environment). */
   debug?: boolean;
   /**
@@ -228,6 +296,45 @@ export interface OpenOptions {
  * process holds the NIC until close() or its death; another opener gets EBUSY.
  */
 export function open(address: string, options?: OpenOptions): Promise<Device>;
+
+/** What a worker needs to attach a queue pair: plain data, postable as workerData. */
+export interface WorkerHandle {
+  address: string;
+  driver: 'ixgbe' | 'igb';
+  pciRoot: string;
+  /** Which thread owns each queue pair (shared between the threads). */
+  owners: Int32Array;
+  rxQueues: number;
+  txQueues: number;
+  rxRingSize: number;
+  txRingSize: number;
+  rxFreeThreshold: number;
+  mempoolEntries: number;
+  bufferSize: number;
+}
+
+/**
+ * Queue pair i of a device opened with { workers: true }, driven by the thread that
+ * attached it: its own BAR mapping, rings and mempool. Close it (in a finally) before the
+ * thread ends and before the main thread closes the device.
+ */
+export interface QueuePair {
+  readonly address: string;
+  readonly index: number;
+  rxBatch(batch: PacketBatch): number;
+  txBatch(batch: PacketBatch): number;
+  stats(): { rxPackets: number; rxBytes: number; txPackets: number; txBytes: number };
+  /** Stops both queues: the NIC then touches none of this thread's memory. */
+  stop(): void;
+  close(): void;
+}
+
+/**
+ * In a worker thread: takes queue pair `index` (RX and TX queue `index`) of the device
+ * whose workerHandle() this is. EBUSY when another thread owns it, ENODEV when the device
+ * is not open in this process.
+ */
+export function attachQueue(handle: WorkerHandle, index: number): QueuePair;
 
 export interface PciDevice {
   address: string;
@@ -320,8 +427,21 @@ export interface PcapFile {
   frames: PcapFrame[];
 }
 
-/** Reads a whole classic pcap file (either byte order and resolution). */
-export function readPcap(source: string | Uint8Array): PcapFile;
+/**
+ * Reads a whole classic pcap file (either byte order and resolution): a file name, or a Buffer
+ * or Uint8Array holding one. Refuses (EPCAP) a file of more than maxFrames frames (default 2^20).
+ */
+export function readPcap(source: string | Uint8Array, options?: { maxFrames?: number }): PcapFile;
+
+/** Whether an Ethernet frame, bytes[0..length), passes a filter. Allocates nothing. */
+export type FilterPredicate = (bytes: Uint8Array, length: number) => boolean;
+
+/**
+ * Compiles a capture filter in tcpdump's language (pcap-filter(7): `udp and dst port 53`,
+ * `tcp[tcpflags] & tcp-syn != 0`, `vlan 100 and host 10.0.0.1`, ...) into a predicate that
+ * keeps the frames tcpdump keeps. Throws IxyError EFILTER, with the column, for a bad one.
+ */
+export function compileFilter(expression: string): FilterPredicate & { readonly expression: string };
 
 /**
  * Raises V8's inlining budget for the whole process (lib/host/jit.js), so that a tight loop of
@@ -447,8 +567,30 @@ export interface ModelPortStats {
   descErrors: number;
   sinkFrames: number;
   sinkSeqErrors: number;
+  /** sink check=1: flows seen, and frames whose sequence number was not above their flow's last. */
+  sinkFlows: number;
+  sinkFlowErrors: number;
+  /** Whether MRQC selects RSS, and frames delivered to RX queues 0..15. */
+  rss: boolean;
+  rxQueues: number[];
   sinkBadFrames: number;
-  [counter: string]: number | boolean | string;
+  [counter: string]: number | boolean | string | number[];
+}
+
+/** The model's latency truth for one TX port (native/model/README.md, "Latency truth"). */
+export interface ModelLatency {
+  port: number;
+  count: number;
+  unmatched: number;
+  minNs: number;
+  meanNs: number;
+  p50Ns: number;
+  p99Ns: number;
+  p999Ns: number;
+  p9999Ns: number;
+  maxNs: number;
+  /** The non-empty buckets: [lowest ns, width in ns, frames]. */
+  buckets: [number, number, number][];
 }
 
 /**
@@ -468,11 +610,22 @@ export class Model {
   readonly socket: string;
   readonly addresses: string[];
   readonly ports: { address: string; mac: string }[];
-  source(port: number, options?: { rate?: number; size?: number; count?: number; flows?: number; dst?: string }): Promise<unknown>;
+  /** A traffic source into the port's RX (native/model/README.md, "Control protocol" and "Source frames"). */
+  source(port: number, options?: ModelSourceOptions): Promise<unknown>;
+  /** The port's RSS hash of an IPv4 tuple with the key in its RSSRK, and the queue its RETA names. */
+  hash(port: number, src: string, dst: string, sport?: number, dport?: number): Promise<{ hash: number; queue: number }>;
   sourceOff(port: number): Promise<unknown>;
   sink(port: number, options?: { check?: boolean }): Promise<unknown>;
   cable(a: number, b: number): Promise<unknown>;
-  pcapOut(port: number, file: string | null): Promise<unknown>;
+  /** Transmitted frames with their wire times; nanoseconds: the nanosecond pcap format. */
+  pcapOut(port: number, file: string | null, options?: { nanoseconds?: boolean }): Promise<unknown>;
+  /** The port's line: 'paced' (10 Gb/s, the default) or 'unlimited' (frames take no wire time). */
+  wire(port: number, mode: 'paced' | 'unlimited'): Promise<unknown>;
+  /** Starts (and clears) the latency truth on every port; latencyOff() stops it. */
+  latencyOn(): Promise<unknown>;
+  latencyOff(): Promise<unknown>;
+  /** The histogram of the source frames that left `port`: RX write-back to TX fetch, in ns. */
+  latency(port: number): Promise<ModelLatency>;
   pcapIn(port: number, file: string, options?: { loop?: boolean; rate?: number }): Promise<unknown>;
   link(port: number, up: boolean): Promise<unknown>;
   /** Wires the port to TAP interface `ifname` (made with `ip tuntap`), in network namespace `netns` if given. */

@@ -8,6 +8,7 @@ import ixy from './lib/index.js';
 export default ixy;
 export const {
   open,
+  attachQueue,
   listDevices,
   bind,
   unbind,
@@ -25,6 +26,7 @@ export const {
   PcapWriter,
   CaptureClock,
   readPcap,
+  compileFilter,
   CHECKSUM_IP_GOOD,
   CHECKSUM_IP_BAD,
   CHECKSUM_L4_GOOD,

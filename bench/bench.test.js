@@ -123,13 +123,13 @@ describe('npm run bench -- --node', function () {
   });
 });
 
-describe('npm run bench and npm run profile, asked for help or given a wrong option', function () {
-  for (const script of ['run.js', 'profile.js']) {
+describe('npm run bench, bench:filter and profile, asked for help or given a wrong option', function () {
+  for (const script of ['run.js', 'profile.js', 'filter.js']) {
     it(`${script}: --help lists the options and exits 0; an unknown option is one line and exit code 1`, function () {
       const file = path.join(__dirname, script);
       const help = execFileSync(process.execPath, [file, '--help'], { encoding: 'utf8' });
       assert.match(help, /^usage: npm run \w+/);
-      assert.match(help, /--seconds/);
+      assert.match(help, script === 'filter.js' ? /--rounds/ : /--seconds/);
       let failed = null;
       try {
         execFileSync(process.execPath, [file, '--bogus'], { encoding: 'utf8', stdio: 'pipe' });
@@ -140,6 +140,17 @@ describe('npm run bench and npm run profile, asked for help or given a wrong opt
       assert.match(failed.stderr, /^\w+: unknown option --bogus .*\n$/);
     });
   }
+});
+
+describe('npm run bench:filter', function () {
+  this.timeout(120000);
+  it('times ixy, the hand-written predicate and libpcap on frames where all three keep the same', function () {
+    const out = execFileSync(process.execPath, [path.join(__dirname, 'filter.js'), '--rounds', '2', '--reps', '20'], { encoding: 'utf8' });
+    assert.match(out, /^filter 'udp and dst port 5000 and src net 10\.0\.0\.0\/8': 4096 frames of 60 bytes, 1536 kept;/);
+    assert.match(out, /\nixy compileFilter +[\d.]+ ns\/frame/);
+    assert.match(out, /\nhand-written JavaScript +[\d.]+ ns\/frame .* ixy\/hand [\d.]+x/);
+    assert.match(out, /\nlibpcap pcap_offline_filter +[\d.]+ ns\/frame .* libpcap\/ixy [\d.]+x/);
+  });
 });
 
 describe('bench/ab.js', function () {

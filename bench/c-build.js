@@ -1,9 +1,10 @@
 'use strict';
 
 // Builds the bench's C programs into build/ when they are missing or older than their
-// sources: the C yardstick (c-forward.c + c-forward-init.h) and the line-trip probe
-// (line-trip.c). gcc -O2, no -march=native: the figures should not depend on which CPU
-// flags the build machine happened to have.
+// sources: the C yardstick (c-forward.c + c-forward-init.h), the line-trip probe
+// (line-trip.c) and libpcap's filter interpreter (filter-libpcap.c). gcc -O2, no
+// -march=native: the figures should not depend on which CPU flags the build machine
+// happened to have.
 const { execFileSync } = require('child_process');
 const fs = require('fs');
 const path = require('path');
@@ -18,13 +19,14 @@ function mtime(file) {
   }
 }
 
-// name: the binary in build/; sources: files in this folder, the first one compiled.
-function build(name, sources, flags = []) {
+// name: the binary in build/; sources: files in this folder, the first one compiled;
+// libs: linker flags, which go after the source.
+function build(name, sources, flags = [], libs = []) {
   const files = sources.map((f) => path.join(__dirname, f));
   const binary = path.join(ROOT, 'build', name);
   if (mtime(binary) >= Math.max(...files.map(mtime))) return binary;
   fs.mkdirSync(path.dirname(binary), { recursive: true });
-  execFileSync('gcc', ['-O2', '-Wall', '-Wextra', ...flags, '-o', binary, files[0]], { stdio: ['ignore', 'inherit', 'inherit'] });
+  execFileSync('gcc', ['-O2', '-Wall', '-Wextra', ...flags, '-o', binary, files[0], ...libs], { stdio: ['ignore', 'inherit', 'inherit'] });
   return binary;
 }
 
@@ -36,4 +38,9 @@ function buildLineTrip() {
   return build('line-trip', ['line-trip.c'], ['-pthread']);
 }
 
-module.exports = { buildCForward, buildLineTrip };
+// libpcap's BPF interpreter for bench/filter.js; needs libpcap's headers (libpcap-dev).
+function buildFilterLibpcap() {
+  return build('filter-libpcap', ['filter-libpcap.c'], [], ['-lpcap']);
+}
+
+module.exports = { buildCForward, buildLineTrip, buildFilterLibpcap };

@@ -4,7 +4,7 @@
 // (bench/c-forward.c) at fixed rates, from the model's latency truth (native/model/README.md,
 // "Latency truth": for every frame, RX write-back to the driver handing it back on TX).
 //
-//   npm run bench -- --latency [--rates 0.1,1,5] [--seconds 10] [--warmup 2] [--batch 32] [--results DIR]
+//   npm run bench -- --latency [--rates 0.1,1,5] [--seconds 10] [--warmup 2] [--batch 32] [--runs 1] [--results DIR]
 //
 // Per rate and driver: a fresh model, its lines paced at 10 Gb/s, port 0's source at the
 // rate (64-byte frames), the driver forwarding 0 -> 1 (and 1 -> 0, idle); after --warmup
@@ -22,11 +22,12 @@ const { eachOption } = require('./args');
 const { pin } = require('./loss');
 
 const FRAME_SIZE = 60; // 64 bytes on the wire with the FCS
-const USAGE = `usage: npm run bench -- --latency [--rates 0.1,1,5] [--seconds S] [--warmup S] [--batch N] [--json FILE]
+const USAGE = `usage: npm run bench -- --latency [--rates 0.1,1,5] [--seconds S] [--warmup S] [--batch N] [--runs N] [--results DIR]
   --rates LIST  Mpps (default 0.1,1,5)
   --seconds S   measured window (default 10)
   --warmup S    before it (default 2)
   --batch N     batch size of both drivers (default 32)
+  --runs N      runs of each driver per rate, JS and C alternating (default 1)
   --results DIR where the JSON goes (default bench/results)`;
 
 // One run: the model's histogram of port 1 over the window, the drops, the driver's GCs.
@@ -65,16 +66,17 @@ const us = (ns) => (ns / 1000).toFixed(2);
 function row(r) {
   const h = r.histogram;
   const gc = r.gcs === null ? '-' : `${r.gcs} (${(r.gcPauseUs / 1000).toFixed(1)} ms)`;
-  return `| ${r.mpps} Mpps | ${r.lang === 'js' ? 'JavaScript' : 'C yardstick'} | ${us(h.p50Ns)} | ${us(h.p99Ns)} | ${us(h.p999Ns)} | ${us(h.p9999Ns)} | ${us(h.maxNs)} | ${h.count.toLocaleString('en')} | ${r.dropped.toLocaleString('en')} | ${gc} |`;
+  return `| ${r.mpps} Mpps | ${r.lang === 'js' ? 'JavaScript' : 'C yardstick'} | ${us(h.p50Ns)} | ${us(h.p99Ns)} | ${us(h.p999Ns)} | ${us(h.p9999Ns)} | ${us(h.maxNs)} | ${h.count.toLocaleString('en')} | ${r.dropped.toLocaleString('en')} | ${gc} | ${Math.round(r.sourcePausedUs / 1000)} |`;
 }
 
 function parseArgs(argv) {
-  const o = { rates: [0.1, 1, 5], seconds: 10, warmup: 2, batch: 32, results: path.join(__dirname, 'results') };
+  const o = { rates: [0.1, 1, 5], seconds: 10, warmup: 2, batch: 32, runs: 1, results: path.join(__dirname, 'results') };
   eachOption(argv, USAGE, (option, next) => {
     if (option === '--rates') o.rates = next().split(',').map(Number);
     else if (option === '--seconds') o.seconds = Number(next());
     else if (option === '--warmup') o.warmup = Number(next());
     else if (option === '--batch') o.batch = Number(next());
+    else if (option === '--runs') o.runs = Number(next());
     else if (option === '--results') o.results = next();
     else return false;
     return true;
@@ -82,6 +84,7 @@ function parseArgs(argv) {
   if (!o.rates.length || o.rates.some((r) => !(r > 0 && r <= 14.88))) throw new Error('--rates must be Mpps from 0 to 14.88 (the line)');
   if (!(o.seconds > 0) || !(o.warmup >= 0)) throw new Error('--seconds must be above 0 and --warmup at least 0');
   if (!Number.isInteger(o.batch) || o.batch < 1 || o.batch > 512) throw new Error(`bad batch size ${o.batch}`);
+  if (!Number.isInteger(o.runs) || o.runs < 1) throw new Error('--runs must be 1 or more');
   return o;
 }
 
@@ -92,13 +95,16 @@ async function main(argv) {
   const started = new Date();
   const cForward = buildCForward();
   const results = [];
-  console.log('| Rate | Driver | p50 us | p99 us | p99.9 us | p99.99 us | max us | frames | dropped | GCs (pause) |');
-  console.log('|---|---|---|---|---|---|---|---|---|---|');
+  // model away: source time the model skipped while it was descheduled (sourcePausedUs)
+  console.log('| Rate | Driver | p50 us | p99 us | p99.9 us | p99.99 us | max us | frames | dropped | GCs (pause) | model away ms |');
+  console.log('|---|---|---|---|---|---|---|---|---|---|---|');
   for (const mpps of o.rates) {
-    for (const lang of ['js', 'c']) {
-      const r = await latencyRun({ lang, mpps, seconds: o.seconds, warmup: o.warmup, batch: o.batch, cForward });
-      results.push(r);
-      console.log(row(r));
+    for (let run = 0; run < o.runs; run++) {
+      for (const lang of ['js', 'c']) {
+        const r = await latencyRun({ lang, mpps, seconds: o.seconds, warmup: o.warmup, batch: o.batch, cForward });
+        results.push(r);
+        console.log(row(r));
+      }
     }
   }
   const { results: dir, ...options } = o;

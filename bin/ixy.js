@@ -3,9 +3,16 @@
 
 // The `ixy` command: parses arguments and calls the library; nothing else lives here.
 // Every failure a user can cause prints one line and exits non-zero.
+
+// First of all: from here on SIGINT and SIGTERM stop these commands with their totals
+// (lib/apps/stop-signal.js), during start-up too.
+const STOPPABLE = ['forward', 'generate', 'pcap'];
+const stop = STOPPABLE.includes(process.argv[2]) ? require('../lib/apps/stop-signal').watchStopSignals() : undefined;
+
 const { Command, Option, InvalidArgumentError } = require('commander');
 const { version } = require('../package.json');
 const { tuneJit } = require('../lib/host/jit');
+const { printable } = require('../lib/host/printable');
 
 // Before any hot loop runs: let V8 compile a whole forwarding step into one function.
 tuneJit();
@@ -40,7 +47,7 @@ function action(body) {
       await body(...args);
     } catch (err) {
       const message = err && err.code && err.message ? err.message : String(err && err.stack ? err.stack : err);
-      process.stderr.write(`ixy: ${message.split('\n')[0]}\n`);
+      process.stderr.write(`ixy: ${printable(message.split('\n')[0])}\n`);
       if (process.env.IXY_DEBUG && err && err.stack) process.stderr.write(`${err.stack}\n`);
       process.exitCode = 1;
     }
@@ -63,10 +70,16 @@ program
   .option('-t, --seconds <s>', 'stop after this many seconds (0: run until Ctrl-C)', integer('--seconds', 0, 1e9), 0)
   .option('--link-timeout <ms>', 'how long to wait for link', integer('--link-timeout', 1, 600000), 10000)
   .option('--force', "take the NIC even if the kernel's interface of it is up or has addresses or routes")
+  .option('-w, --workers <n>', 'one worker thread per queue pair, RSS over n RX queues (ixgbe, igb; 1..16)', integer('--workers', 1, 16))
   .addOption(idleOption())
   .action(action(async (pci1, pci2, opts) => {
+    if (opts.workers !== undefined) {
+      const { forwardWorkers } = require('../lib/apps/forward-workers');
+      await forwardWorkers(pci1, pci2, { workers: opts.workers, batchSize: opts.batch, seconds: opts.seconds, deviceOptions: { linkTimeout: opts.linkTimeout, force: Boolean(opts.force) } });
+      return;
+    }
     const { forward } = require('../lib/apps/forward');
-    await forward(pci1, pci2, { batchSize: opts.batch, seconds: opts.seconds, idle: opts.idle, deviceOptions: { linkTimeout: opts.linkTimeout, force: Boolean(opts.force) } });
+    await forward(pci1, pci2, { batchSize: opts.batch, seconds: opts.seconds, idle: opts.idle, stop, deviceOptions: { linkTimeout: opts.linkTimeout, force: Boolean(opts.force) } });
   }));
 
 program
@@ -96,7 +109,7 @@ program
     const size = /^[0-9]+$/.test(opts.size) ? Number(opts.size) : opts.size;
     const rate = /^[0-9]+$/.test(opts.rate) ? Number(opts.rate) : opts.rate;
     await generate(pci, {
-      batchSize: opts.batch, size, rate, count: opts.count, seconds: opts.seconds, idle: opts.idle, pacing: opts.pacing,
+      batchSize: opts.batch, size, rate, count: opts.count, seconds: opts.seconds, idle: opts.idle, pacing: opts.pacing, stop,
       srcMac: opts.srcMac, dstMac: opts.dstMac, srcIp: opts.srcIp, dstIp: opts.dstIp, srcPort: opts.srcPort, dstPort: opts.dstPort,
       protocol: opts.tcp ? 'tcp' : 'udp', flows: opts.flows, vlan: opts.vlan === undefined ? null : opts.vlan,
       deviceOptions: { linkTimeout: opts.linkTimeout, force: Boolean(opts.force) },
@@ -128,7 +141,8 @@ program
   .description('capture received frames to a pcap file (tcpdump, tshark and Wireshark read it)')
   .argument('<pci>', 'PCI address of the port')
   .argument('<file>', "pcap file to write ('-': stdout)")
-  .argument('[n]', 'stop after n frames, with a progress bar on a terminal (none or 0: no limit)', integer('n', 0, 2 ** 32 - 1))
+  .argument('[n]', 'stop after n frames kept, with a progress bar on a terminal (none or 0: no limit); a word that is not a number starts the expression')
+  .argument('[expression...]', "capture only frames that match this filter, in tcpdump's language (pcap-filter(7)), its words joined as tcpdump joins them: ixy pcap PCI f.pcap udp and dst port 53")
   .option('--ns', 'nanosecond timestamps (the default)')
   .option('--us', 'microsecond timestamps, for tools that only read the original format')
   .option('-U, --packet-buffered', 'write every batch at once, not 1 MiB at a time (always so to a pipe), like tcpdump -U')
@@ -138,11 +152,15 @@ program
   .option('--link-timeout <ms>', 'how long to wait for link', integer('--link-timeout', 1, 600000), 10000)
   .option('--force', "take the NIC even if the kernel's interface of it is up or has addresses or routes")
   .addOption(idleOption())
-  .action(action(async (pci, file, n, opts) => {
+  .action(action(async (pci, file, n, expression, opts) => {
     if (opts.ns && opts.us) throw new InvalidArgumentError('--ns and --us exclude each other');
+    // `ixy pcap PCI f.pcap udp` as tcpdump users write it: no count, the expression.
+    const counted = n !== undefined && /^\d+$/.test(n);
+    const words = n === undefined || counted ? expression : [n, ...expression];
     const { pcap } = require('../lib/apps/pcap');
     await pcap(pci, file, {
-      count: n || 0, batchSize: opts.batch, nanoseconds: !opts.us, seconds: opts.seconds, packetBuffered: Boolean(opts.packetBuffered), idle: opts.idle,
+      count: counted ? integer('n', 0, 2 ** 32 - 1)(n) : 0,
+      filter: words.join(' '), batchSize: opts.batch, nanoseconds: !opts.us, seconds: opts.seconds, packetBuffered: Boolean(opts.packetBuffered), idle: opts.idle, stop,
       deviceOptions: { linkTimeout: opts.linkTimeout, rxRingSize: opts.ring, force: Boolean(opts.force) },
     });
   }));
@@ -164,9 +182,9 @@ program
   .action(action(async (pci, opts) => {
     const r = require('../lib/bind').bind(pci, { driver: opts.driver, force: Boolean(opts.force) });
     const group = r.iommuGroup === null ? '' : `; IOMMU group ${r.iommuGroup}: a user given /dev/vfio/${r.iommuGroup} may drive it`;
-    process.stdout.write(r.from === r.to ? `${pci} is already bound to ${r.to}${group}\n` : `${pci}: ${r.from || 'no driver'} -> ${r.to}${group}\n`);
+    process.stdout.write(printable(r.from === r.to ? `${pci} is already bound to ${r.to}${group}` : `${pci}: ${r.from || 'no driver'} -> ${r.to}${group}`) + '\n');
     if (r.groupPeers.length > 0) {
-      const peers = r.groupPeers.map((p) => `${p.address} (${p.driver})`).join(', ');
+      const peers = printable(r.groupPeers.map((p) => `${p.address} (${p.driver})`).join(', '));
       process.stdout.write(`IOMMU group ${r.iommuGroup} also holds ${peers}: VFIO opens none of the group until they are bound to vfio-pci too (ixy bind ADDRESS) or to no driver\n`);
     }
   }));
@@ -178,7 +196,7 @@ program
   .option('--force', "take the NIC even if the kernel's interface of it is up or has addresses or routes")
   .action(action(async (pci, opts) => {
     const r = require('../lib/bind').unbind(pci, { force: Boolean(opts.force) });
-    process.stdout.write(r.from === r.to ? `${pci} is already bound to its kernel driver ${r.to}\n` : `${pci}: ${r.from || 'no driver'} -> ${r.to}\n`);
+    process.stdout.write(printable(r.from === r.to ? `${pci} is already bound to its kernel driver ${r.to}` : `${pci}: ${r.from || 'no driver'} -> ${r.to}`) + '\n');
   }));
 
 program
@@ -200,7 +218,7 @@ program
   .description('run the 82599 device model: ports a driver finds through IXY_PCI_ROOT, until Ctrl-C')
   .option('-p, --ports <n>', 'ports (1..8)', integer('--ports', 1, 8), 2)
   .option('-c, --config <commands>', "control commands to run first, separated by ';', e.g. 'source 0 rate=1000; sink 1'")
-  .option('--dir <dir>', 'where the ports go (default: /dev/shm/ixy-model-PID)')
+  .option('--dir <dir>', 'where the ports go: a new directory, made private (default: /dev/shm/ixy-model-PID-XXXXXX)')
   .action(action(async (opts) => {
     const { runModel } = require('../lib/apps/run-model');
     await runModel({ ports: opts.ports, config: opts.config || '', dir: opts.dir });

@@ -13,7 +13,7 @@ const ixy = require('..');
 
 const { swapMacs } = ixy.packet;
 
-// A tight loop: let V8 inline the driver's receive and send into it (README, "Tight loops").
+// A tight loop: let V8 inline the driver's receive and send into it (docs/api.md, "Tight loops").
 ixy.tuneJit();
 
 async function main(address, debug) {

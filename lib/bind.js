@@ -39,12 +39,18 @@ function bind(address, { driver = 'vfio-pci', force = false } = {}) {
       const override = overrideFile(address);
       checkAttribute(override, `cannot set the driver_override of ${address}`);
       checkProbe(address);
+      const before = readOverride(address);
       detach(address, force);
-      writeAttribute(override, `${driver}\n`, `cannot set the driver_override of ${address}`);
-      probe(address);
-      const now = pci.boundDriver(address);
-      if (now !== driver) {
-        throw new IxyError('EBIND', `${driver} did not take ${address} (it is ${now === null ? 'bound to no driver' : `bound to ${now}`}): the kernel log says why ('dmesg | tail')${driver === 'vfio-pci' ? '; vfio-pci needs an IOMMU (intel_iommu=on or amd_iommu=on at boot)' : ''}`);
+      try {
+        writeAttribute(override, `${driver}\n`, `cannot set the driver_override of ${address}`);
+        probe(address);
+        const now = pci.boundDriver(address);
+        if (now !== driver) {
+          throw new IxyError('EBIND', `${driver} did not take ${address} (it is ${now === null ? 'bound to no driver' : `bound to ${now}`}): the kernel log says why ('dmesg | tail')${driver === 'vfio-pci' ? '; vfio-pci needs an IOMMU (intel_iommu=on or amd_iommu=on at boot)' : ''}`);
+        }
+      } catch (err) {
+        const e = fromNative(err, `cannot bind ${address} to ${driver}`);
+        throw new IxyError(e.code, `${e.message}; ${restore(address, from, before)}`);
       }
     }
     return { address, from, to: driver, iommuGroup: iommuGroup(address), groupPeers: groupPeers(address) };
@@ -72,6 +78,35 @@ function unbind(address, { force = false } = {}) {
     }
     return { address, from, to };
   });
+}
+
+// After a bind that failed once the device had left its driver: puts driver_override back
+// as it was (`before`, '' for none) and gives the device back to `from` (its bind file; the
+// bus's matching, drivers_probe, where it has none). Returns what the message says: that
+// all is as it was, or the commands that undo what is left.
+function restore(address, from, before) {
+  const override = pci.deviceFile(address, 'driver_override');
+  const bus = pci.busDir();
+  try {
+    writeAttribute(override, `${before}\n`, `cannot put back the driver_override of ${address}`);
+    if (from !== null && pci.boundDriver(address) === null) {
+      const bindFile = path.join(bus, 'drivers', from, 'bind');
+      try {
+        writeAttribute(bindFile, address, `cannot give ${address} back to ${from}`);
+      } catch {
+        probe(address);
+      }
+    }
+  } catch {
+    // said below: the state is checked, not the writes
+  }
+  const now = pci.boundDriver(address);
+  if (now === from && readOverride(address) === before) {
+    return from === null ? 'driver_override is as it was' : `gave it back to ${from}, driver_override as it was`;
+  }
+  const steps = [`echo '${before}' > ${override}`];
+  if (from !== null) steps.push(`echo ${address} > ${path.join(bus, 'drivers', from, 'bind')}`);
+  return `could not put it back as it was (it is ${now === null ? 'bound to no driver' : `bound to ${now}`}); to undo: ${steps.join('; ')}`;
 }
 
 // Runs fn() while this process owns the device (lib/host/claim.js), and lets go after.

@@ -16,14 +16,23 @@ const {
 const { Mempool, CheckedMempool } = require('./memory/mempool');
 const packet = require('./packet');
 const { PcapWriter, CaptureClock, readPcap } = require('./pcap');
+const { compileFilter } = require('./filter');
 const { Device } = require('./device/device');
 const { bind, unbind } = require('./bind');
 const { listDevices } = require('./host/list-devices');
 const { tuneJit } = require('./host/jit');
 const { warmUp } = require('./warm-up');
 
+// In a worker thread: queue pair `index` of a device the main thread opened with
+// { workers: true }, from its workerHandle() (lib/queue-pair.js).
+function attachQueue(handle, index) {
+  const { QueuePair } = require('./queue-pair');
+  return new QueuePair(handle, index);
+}
+
 module.exports = {
   open,
+  attachQueue,
   PacketBatch,
   Mempool,
   CheckedMempool,
@@ -33,6 +42,7 @@ module.exports = {
   PcapWriter,
   CaptureClock,
   readPcap,
+  compileFilter,
   tuneJit,
   warmUp,
   CHECKSUM_IP_GOOD,

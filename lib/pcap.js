@@ -12,8 +12,10 @@
 // The writer copies frames into one preallocated Buffer and writes it out only when it is
 // full (or on flush/close): one system call per megabyte, not one per packet. Records are
 // never split between two flushes, and a flush that fails part-way (a full disk) cuts the
-// file back to where it began, so the file on disk always ends on a whole record.
+// file back to the end of the last record it wrote whole, so the file on disk always ends
+// on a whole record and keeps every whole record that reached it.
 const fs = require('fs');
+const path = require('path');
 const { IxyError, shown } = require('./host/errors');
 const { sleepSync } = require('./host/register-access');
 
@@ -113,7 +115,7 @@ class PcapWriter {
           sleepSync(1);
           continue;
         }
-        throw this.writeFailed(err);
+        throw this.writeFailed(err, done);
       }
     }
     this.used = 0;
@@ -121,10 +123,19 @@ class PcapWriter {
     this.bytesWritten = this.bytes;
   }
 
-  // After a failed write: the file is cut back to the records written whole before this
-  // flush (a write may have stopped inside one), the buffered frames are dropped, and the
-  // counts say what the file holds.
-  writeFailed(err) {
+  // After a failed write, `done` bytes into this flush: the file is cut back to the end of
+  // the last record written whole (a write may have stopped inside one), the rest of the
+  // buffer is dropped, and the counts say what the file holds.
+  writeFailed(err, done) {
+    let at = this.bytesWritten === 0 ? FILE_HEADER : 0; // this flush began with the file header
+    if (done < at) at = done = 0; // not even the header: nothing of this flush counts
+    while (at + RECORD_HEADER <= done) {
+      const next = at + RECORD_HEADER + this.buffer.readUInt32LE(at + 8);
+      if (next > done) break;
+      at = next;
+      this.framesWritten++;
+    }
+    this.bytesWritten += at;
     this.used = 0;
     this.frames = this.framesWritten;
     this.bytes = this.bytesWritten;
@@ -163,11 +174,53 @@ function createFile(target) {
   if (typeof target !== 'string' || target === '') {
     throw new IxyError('EINVAL', `a pcap file is a file name or an open file descriptor, got ${shown(target)}`);
   }
+  if (isShared(path.dirname(path.resolve(target)))) return createShared(target);
   try {
     return fs.openSync(target, 'w');
   } catch (err) {
     throw new IxyError(err.code === 'EACCES' ? 'EACCES' : 'EPCAP', `cannot create pcap file '${target}': ${err.code || err.message}`);
   }
+}
+
+// A directory anyone may write to and only owners may delete from (sticky, like /tmp).
+function isShared(dir) {
+  try {
+    const st = fs.statSync(dir);
+    return (st.mode & 0o1002) === 0o1002;
+  } catch {
+    return false; // the open below says what is wrong
+  }
+}
+
+// In such a directory the name may be another user's link (to /etc/shadow, for root to
+// truncate) or file (a FIFO or a file that user reads, for root to write captured traffic
+// into). As the kernel's fs.protected_symlinks and fs.protected_regular do where they are
+// on: a link is followed, and an existing file written, only when it is this user's.
+function createShared(target) {
+  const { O_WRONLY, O_CREAT, O_NOFOLLOW, O_NONBLOCK } = fs.constants;
+  let fd;
+  try {
+    fd = fs.openSync(target, O_WRONLY | O_CREAT | O_NOFOLLOW | O_NONBLOCK, 0o644);
+  } catch (err) {
+    // A link there fails with ELOOP (or EACCES, from Linux 6's checks on such directories).
+    let link = null;
+    try {
+      const st = fs.lstatSync(target);
+      if (st.isSymbolicLink()) link = st;
+    } catch {
+      // not there: err says why
+    }
+    if (link && link.uid === process.geteuid()) return fs.openSync(target, 'w');
+    if (link) throw new IxyError('EPCAP', `cannot create pcap file '${target}': it is a symbolic link of another user in ${path.dirname(target)}, which anyone may write to: refusing to follow it`);
+    throw new IxyError(err.code === 'EACCES' ? 'EACCES' : 'EPCAP', `cannot create pcap file '${target}': ${err.code || err.message}`);
+  }
+  const st = fs.fstatSync(fd);
+  if (st.uid !== process.geteuid()) {
+    fs.closeSync(fd);
+    throw new IxyError('EPCAP', `cannot create pcap file '${target}': it exists already and belongs to user ${st.uid}, in ${path.dirname(target)}, which anyone may write to: refusing to write captured traffic into it; remove it or choose another name`);
+  }
+  if (st.isFile()) fs.ftruncateSync(fd, 0);
+  return fd;
 }
 
 function checkFd(fd) {
@@ -204,12 +257,16 @@ class CaptureClock {
   }
 }
 
-// Reads a whole classic pcap file (or a Buffer holding one), either byte order and either
-// resolution. Meant for tests and tools, not for speed: it returns one object per frame,
-// { sec, nsec, length (on the wire), data (a Buffer of the captured bytes) }.
-function readPcap(source) {
-  const data = Buffer.isBuffer(source) ? source : fs.readFileSync(source);
-  const name = Buffer.isBuffer(source) ? 'buffer' : `'${source}'`;
+// Reads a whole classic pcap file (a file name, or a Buffer or Uint8Array holding one),
+// either byte order and either resolution. Meant for tests and tools, not for speed: it
+// returns one object per frame, { sec, nsec, length (on the wire), data (a Buffer of the
+// captured bytes) }. Each costs a few hundred bytes besides its data, and a record can be
+// 16 bytes (an empty frame): past maxFrames frames it refuses (EPCAP) instead of growing
+// memory twenty times the file's size.
+const MAX_FRAMES = 1 << 20;
+
+function readPcap(source, { maxFrames = MAX_FRAMES } = {}) {
+  const { data, name } = pcapSource(source);
   if (data.length < FILE_HEADER) throw new IxyError('EPCAP', `${name} is too short to be a pcap file`);
   let le;
   let nanoseconds;
@@ -240,6 +297,9 @@ function readPcap(source) {
     if (at + RECORD_HEADER + captured > data.length) {
       throw new IxyError('EPCAP', `${name} is cut short in the middle of frame ${frames.length + 1}`);
     }
+    if (frames.length === maxFrames) {
+      throw new IxyError('EPCAP', `${name} holds more than ${maxFrames} frames, which readPcap() keeps in memory at once: pass { maxFrames } for more`);
+    }
     const fraction = u32(at + 4);
     frames.push({
       sec: u32(at),
@@ -251,6 +311,20 @@ function readPcap(source) {
   }
   if (at !== data.length) throw new IxyError('EPCAP', `${name} ends with ${data.length - at} bytes of a truncated record header`);
   return { header, frames };
+}
+
+// The bytes of readPcap()'s source and how messages name it.
+function pcapSource(source) {
+  if (Buffer.isBuffer(source)) return { data: source, name: 'buffer' };
+  if (source instanceof Uint8Array) return { data: Buffer.from(source.buffer, source.byteOffset, source.byteLength), name: 'buffer' };
+  if (typeof source !== 'string' || source === '') {
+    throw new IxyError('EINVAL', `readPcap() takes a file name, a Buffer or a Uint8Array, got ${shown(source)}`);
+  }
+  try {
+    return { data: fs.readFileSync(source), name: `'${source}'` };
+  } catch (err) {
+    throw new IxyError(err.code === 'EACCES' ? 'EACCES' : 'EPCAP', `cannot read pcap file '${source}': ${err.code || err.message}`);
+  }
 }
 
 module.exports = {

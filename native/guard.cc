@@ -354,6 +354,12 @@ Napi::Value UnguardDevice(const Napi::CallbackInfo& info) {
 }  // namespace
 
 void ixy::InitGuard(Napi::Env env, Napi::Object exports) {
+  // The last net under lib/exit-guard.js's 'exit' listener, which another 'exit' listener
+  // can skip (Node emits no later listener once one throws): exit() runs atexit handlers
+  // whatever JavaScript did, so every device still registered (none after a clean exit)
+  // stops there. Once per process, as the registry is; a worker's end calls no exit().
+  static std::atomic<bool> at_exit{false};
+  if (!at_exit.exchange(true)) atexit(StopAllGuarded);
   exports.Set("guardDevice", Napi::Function::New(env, GuardDevice));
   exports.Set("unguardDevice", Napi::Function::New(env, UnguardDevice));
   exports.Set("armSignals", Napi::Function::New(env, ArmSignals));

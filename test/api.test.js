@@ -142,7 +142,7 @@ describe('the library on the device model', function () {
       assert.strictEqual(dev.promiscuous, true);
       dev.promiscuous = false;
       assert.strictEqual(dev.promiscuous, false);
-      assert.deepStrictEqual(Object.keys(dev.stats()).sort(), ['rxBytes', 'rxErrors', 'rxMissed', 'rxPackets', 'txBytes', 'txPackets']);
+      assert.deepStrictEqual(Object.keys(dev.stats()).sort(), ['rxBytes', 'rxErrors', 'rxMissed', 'rxPackets', 'rxQueues', 'txBytes', 'txDropped', 'txPackets', 'txQueues']);
     } finally {
       dev.close();
       dev.close();

@@ -53,12 +53,14 @@ describe('ixy bind and ixy unbind', function () {
     const dir = path.join(tmp, 'drivers', name);
     fs.mkdirSync(dir, { recursive: true });
     fs.writeFileSync(path.join(dir, 'unbind'), '');
+    fs.writeFileSync(path.join(dir, 'bind'), '');
     fs.writeFileSync(path.join(dir, 'ids'), ids);
   }
 
   // Every file a bind or unbind may write.
   function writable() {
-    return [path.join(dev, 'driver_override'), path.join(tmp, 'drivers_probe'), ...fs.readdirSync(path.join(tmp, 'drivers')).map((d) => path.join(tmp, 'drivers', d, 'unbind'))];
+    const drivers = fs.readdirSync(path.join(tmp, 'drivers')).flatMap((d) => ['unbind', 'bind'].map((f) => path.join(tmp, 'drivers', d, f)));
+    return [path.join(dev, 'driver_override'), path.join(tmp, 'drivers_probe'), ...drivers];
   }
 
   function assertNothingWritten() {
@@ -150,6 +152,25 @@ describe('ixy bind and ixy unbind', function () {
     fs.rmSync(path.join(dev, 'driver'));
     fs.writeFileSync(path.join(tmp, 'drivers', 'ixgbe', 'ids'), ''); // the ixgbe module not loaded
     assertRefused(() => unbind(ADDRESS), 'EBIND', /no kernel driver took 0000:00:05\.0: is its module loaded\? \('modprobe ixgbe'\)/);
+  });
+
+  // Issue 34, 12: a bind that fails once the device left its driver puts it back.
+  it('a driver that does not take the device: gives it back to its driver, driver_override as it was', function () {
+    fs.writeFileSync(path.join(tmp, 'drivers', 'vfio-pci', 'refuses'), '');
+    assertRefused(() => bind(ADDRESS), 'EBIND', /vfio-pci did not take 0000:00:05\.0 \(it is bound to no driver\).*; gave it back to ixgbe, driver_override as it was$/);
+    assert.strictEqual(boundTo(), 'ixgbe');
+    assert.ok(['', '(null)'].includes(read('devices', ADDRESS, 'driver_override').trim()), read('devices', ADDRESS, 'driver_override'));
+    // An override of its own, which the failed bind also leaves as it found it.
+    fs.writeFileSync(path.join(dev, 'driver_override'), 'ixgbe\n');
+    assertRefused(() => bind(ADDRESS), 'EBIND', /gave it back to ixgbe, driver_override as it was$/);
+    assert.strictEqual(boundTo(), 'ixgbe');
+    assert.strictEqual(read('devices', ADDRESS, 'driver_override').trim(), 'ixgbe');
+  });
+
+  it('a device that cannot be given back: the message says how to undo what is left', function () {
+    fs.writeFileSync(path.join(tmp, 'drivers', 'vfio-pci', 'refuses'), '');
+    fs.writeFileSync(path.join(tmp, 'drivers', 'ixgbe', 'refuses'), '');
+    assertRefused(() => bind(ADDRESS), 'EBIND', new RegExp(`could not put it back as it was \\(it is bound to no driver\\); to undo: echo '' > ${dev.replace(/\./g, '\\.')}/driver_override; echo 0000:00:05\\.0 > ${tmp}/drivers/ixgbe/bind$`));
   });
 
   it('writes through no link planted as driver_override or drivers_probe', function () {

@@ -11,12 +11,12 @@ const claim = require('../lib/host/claim');
 const { assertIxyError, modelForSuite, runIxy } = require('./support/helpers');
 
 // A child that opens `address` and holds it until killed; resolves once it has opened.
-function startHolder(address, root) {
+function startHolder(address, root, argv0 = undefined) {
   const script = `
     const ixy = require(${JSON.stringify(require.resolve('../lib'))});
     ixy.open(process.argv[1]).then(() => { process.stdout.write('held\\n'); setInterval(() => {}, 1000); },
       (err) => { process.stderr.write(err.message + '\\n'); process.exit(2); });`;
-  const child = spawn(process.execPath, ['-e', script, address], { env: { ...process.env, IXY_PCI_ROOT: root }, stdio: ['ignore', 'pipe', 'pipe'] });
+  const child = spawn(process.execPath, ['-e', script, address], { argv0, env: { ...process.env, IXY_PCI_ROOT: root }, stdio: ['ignore', 'pipe', 'pipe'] });
   const exited = new Promise((resolve) => child.on('close', (code, signal) => resolve({ code, signal })));
   return new Promise((resolve, reject) => {
     let stderr = '';
@@ -27,6 +27,10 @@ function startHolder(address, root) {
     exited.then(({ code }) => reject(new Error(`holder exited with ${code}: ${stderr}`)));
   });
 }
+
+// Characters that steer a terminal, but the newline that ends each line of output.
+// eslint-disable-next-line no-control-regex
+const controls = /[\x00-\x09\x0b-\x1f\x7f-\x9f]/;
 
 describe('one owner per NIC', function () {
   this.timeout(60000);
@@ -73,7 +77,7 @@ describe('one owner per NIC', function () {
     const fs = require('fs');
     const path = require('path');
     const key = claim.claimDevice(address);
-    const fd = fs.openSync(path.join(model().dir, address, 'config'), 'r');
+    const fd = fs.openSync(path.join(model().dir, address, 'resource0'), 'r');
     try {
       assert.throws(() => lockDevice(fd, address), (err) => assertIxyError(err, 'EBUSY', new RegExp(`in use by this process \\(pid ${process.pid}\\)`)));
     } finally {
@@ -139,5 +143,66 @@ describe('one owner per NIC', function () {
     assert.strictEqual(signal, 'SIGKILL');
     assert.strictEqual(claim.deviceHolder(address), null);
     (await ixy.open(address)).close();
+  });
+
+  // Issue 34, 5: whoever can open the claim's file can flock it. config is world-readable
+  // in sysfs; root's claim is on resource0, which only root can open.
+  it('a user who can read config cannot keep root\'s ixy out', async function () {
+    const fs = require('fs');
+    const path = require('path');
+    const dir = model().dir;
+    const mode = fs.statSync(dir).mode & 0o7777;
+    fs.chmodSync(dir, 0o755); // as readable as sysfs is
+    const config = path.join(dir, address, 'config');
+    // its own process group, so that one kill ends flock and the shell it runs
+    const squatter = spawn('setpriv', ['--reuid=65534', '--regid=65534', '--clear-groups', 'flock', '-s', config, '-c', 'echo held; exec sleep 60'],
+      { stdio: ['ignore', 'pipe', 'pipe'], detached: true });
+    const gone = new Promise((resolve) => squatter.on('close', resolve));
+    try {
+      await new Promise((resolve, reject) => {
+        squatter.stdout.on('data', (d) => { if (String(d).includes('held')) resolve(); });
+        gone.then(() => reject(new Error('the other user could not lock config')));
+      });
+      const dev = await ixy.open(address);
+      dev.close();
+    } finally {
+      process.kill(-squatter.pid, 'SIGKILL');
+      await gone;
+      fs.chmodSync(dir, mode);
+    }
+  });
+
+  it('prints a holder\'s command line with its control characters escaped, in the error and in ixy list', async function () {
+    const evil = '\x1b]0;owned\x07\x1b[2J\r\x9b31m';
+    holder = await startHolder(address, model().dir, evil);
+    await assert.rejects(ixy.open(address), (err) => {
+      assertIxyError(err, 'EBUSY', /in use by pid \d+ \(\\x1b\]0;owned\\x07\\x1b\[2J .?\\x9b31m -e /);
+      assert.ok(!controls.test(err.message), JSON.stringify(err.message));
+      return true;
+    });
+    const env = { IXY_PCI_ROOT: model().dir };
+    const run = await runIxy(['pcap', address, '/dev/null', '1'], { env });
+    assert.match(run.stderr, /^ixy: .*in use by pid .*\\x1b\]0;owned/);
+    assert.ok(!controls.test(run.stderr), JSON.stringify(run.stderr));
+    const list = await runIxy(['list'], { env });
+    assert.match(list.stdout, /held by pid \d+: .*\\x1b\]0;owned/);
+    assert.ok(!controls.test(list.stdout), JSON.stringify(list.stdout));
+  });
+
+  it('prints interface and driver names someone planted with control characters escaped in ixy list', async function () {
+    const fs = require('fs');
+    const path = require('path');
+    const net = path.join(model().dir, model().addresses[1], 'net', 'eth\x1b[31m0\x9b');
+    fs.mkdirSync(net, { recursive: true });
+    try {
+      fs.writeFileSync(path.join(net, 'flags'), '0x1002\n');
+      fs.writeFileSync(path.join(net, 'operstate'), 'down\x1b[8m\n');
+      const list = await runIxy(['list'], { env: { IXY_PCI_ROOT: model().dir } });
+      assert.strictEqual(list.code, 0, list.stderr);
+      assert.match(list.stdout, /interface eth\\x1b\[31m0\\x9b: down \(operstate down\\x1b\[8m\)/);
+      assert.ok(!controls.test(list.stdout), JSON.stringify(list.stdout));
+    } finally {
+      fs.rmSync(path.join(model().dir, model().addresses[1], 'net'), { recursive: true, force: true });
+    }
   });
 });

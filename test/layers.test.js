@@ -16,6 +16,7 @@ const LIB = path.join(__dirname, '..', 'lib');
 const LAYERS = [
   ['host'], // sysfs, VFIO, interrupts, claims, bind guards, the addon loader, register access
   ['memory'], // DMA memory, the index arena, mempools, batches, ownership checks
+  ['filter'], // capture filters: tcpdump's language compiled to a predicate over a frame
   ['device'], // what every driver's Device and queues share: counters, receive(), idle
   ['intel'], // the ixgbe/igb NIC base and descriptor queues
   ['intel/ixgbe', 'intel/igb', 'virtio', 'model'], // the drivers, and the device model's API

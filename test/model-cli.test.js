@@ -22,7 +22,74 @@ describe('device model: command line and device options', function () {
       assert.strictEqual(r.stdout, '');
       assert.match(r.stderr, /^ixy-model: .+\n$/);
       // its own directory only: other tests may start models meanwhile
-      assert.ok(!fs.existsSync(`/dev/shm/ixy-model-${r.pid}`), `${args.join(' ')} left its directory`);
+      const left = fs.readdirSync('/dev/shm').filter((n) => n.startsWith(`ixy-model-${r.pid}-`));
+      assert.deepStrictEqual(left, [], `${args.join(' ')} left its directory`);
+    }
+  });
+
+  // Issue 34, 3 and 4: the model's directory is its own, made by it where nobody can have
+  // made it first, and it removes only what it made there.
+  it('makes its default directory afresh and private (0700), not at a name others can take first', async () => {
+    const model = await Model.start({ ports: 1 });
+    try {
+      assert.notStrictEqual(model.dir, `/dev/shm/ixy-model-${model.pid}`);
+      const st = fs.lstatSync(model.dir);
+      assert.ok(st.isDirectory());
+      assert.strictEqual(st.mode & 0o7777, 0o700);
+      assert.strictEqual(st.uid, process.getuid());
+    } finally {
+      await model.stop();
+    }
+    assert.ok(!fs.existsSync(model.dir), 'left its directory');
+  });
+
+  it('--dir refuses a path that exists (an empty directory, /dev/shm) and touches nothing there', () => {
+    const empty = fs.mkdtempSync('/tmp/ixy-model-dir-');
+    try {
+      for (const dir of [empty, '/dev/shm']) {
+        const before = fs.readdirSync(dir).sort();
+        const r = childProcess.spawnSync(BIN, ['--dir', dir], { encoding: 'utf8', timeout: 10000 });
+        assert.strictEqual(r.status, 2, r.stderr);
+        assert.match(r.stderr, /^ixy-model: '.*' exists: the model makes its own directory, give a path that does not exist yet\n$/);
+        assert.deepStrictEqual(fs.readdirSync(dir).sort().filter((n) => before.includes(n) || !n.startsWith('ixy-model-')), before);
+      }
+    } finally {
+      fs.rmSync(empty, { recursive: true, force: true });
+    }
+  });
+
+  it('on stop removes what it made in --dir DIR, and leaves a file another program put there', async () => {
+    const parent = fs.mkdtempSync('/tmp/ixy-model-dir-');
+    const dir = path.join(parent, 'model');
+    try {
+      const model = await Model.start({ ports: 2, dir });
+      assert.strictEqual(fs.statSync(dir).mode & 0o7777, 0o700);
+      fs.writeFileSync(path.join(dir, 'not-the-models'), 'kept\n');
+      await model.stop();
+      assert.deepStrictEqual(fs.readdirSync(dir), ['not-the-models']);
+      assert.strictEqual(fs.readFileSync(path.join(dir, 'not-the-models'), 'utf8'), 'kept\n');
+    } finally {
+      fs.rmSync(parent, { recursive: true, force: true });
+    }
+  });
+
+  it('sweeps no stale-looking directory that is not provably its own user\'s model\'s', async () => {
+    const planted = ['/dev/shm/ixy-model-999999', '/dev/shm/ixy-model-999998-abcdef', '/dev/shm/ixy-model-999997-ghijkl'];
+    fs.mkdirSync(planted[0], { mode: 0o700 });
+    fs.mkdirSync(planted[1], { mode: 0o700 });
+    fs.chownSync(planted[1], 65534, 65534); // another user's
+    fs.mkdirSync(planted[2]);
+    fs.chmodSync(planted[2], 0o755); // not made as the model makes its own
+    for (const d of planted) fs.writeFileSync(path.join(d, 'file'), 'x');
+    const stale = '/dev/shm/ixy-model-999996-mnopqr'; // as a model of this user leaves it when killed
+    fs.mkdirSync(stale, { mode: 0o700 });
+    try {
+      const model = await Model.start({ ports: 1 });
+      await model.stop();
+      for (const d of planted) assert.ok(fs.existsSync(path.join(d, 'file')), `${d} swept`);
+      assert.ok(!fs.existsSync(stale), 'a stale directory of its own left');
+    } finally {
+      for (const d of [...planted, stale]) fs.rmSync(d, { recursive: true, force: true });
     }
   });
 

@@ -109,6 +109,74 @@ describe('pcap files', function () {
     assert.throws(() => readPcap(Buffer.alloc(40)), { code: 'EPCAP', message: /not a classic pcap/ });
   });
 
+  // Issue 34, 10: a file of empty records (16 bytes each) would cost memory twenty times its
+  // size; and the Uint8Array the types promise is read, anything else refused in one line.
+  it('the reader refuses a file of more frames than it keeps in memory, instead of growing without bound', function () {
+    const empty = Buffer.alloc(24 + 16 * (4 << 20)); // 64 MiB: a header and 4 Mi empty records
+    const header = readPcap(writtenFile()).header;
+    empty.writeUInt32LE(0xa1b23c4d, 0);
+    empty.writeUInt16LE(2, 4);
+    empty.writeUInt16LE(4, 6);
+    empty.writeUInt32LE(header.snaplen, 16);
+    empty.writeUInt32LE(1, 20);
+    assert.throws(() => readPcap(empty), { name: 'IxyError', code: 'EPCAP', message: /^buffer holds more than 1048576 frames, which readPcap\(\) keeps in memory at once: pass \{ maxFrames \} for more$/ });
+    assert.throws(() => readPcap(empty, { maxFrames: 1000 }), { code: 'EPCAP', message: /more than 1000 frames/ });
+    assert.strictEqual(readPcap(empty.subarray(0, 24 + 16 * 1000), { maxFrames: 1000 }).frames.length, 1000);
+  });
+
+  it('the reader takes a Uint8Array, and refuses what is neither a name nor bytes with one line', function () {
+    const whole = fs.readFileSync(writtenFile());
+    const bytes = new Uint8Array(whole.length + 8);
+    bytes.set(whole, 8);
+    const { frames } = readPcap(bytes.subarray(8));
+    assert.strictEqual(frames.length, 1);
+    assert.strictEqual(frames[0].length, 100);
+    for (const bad of [42, null, { path: 'x' }, '']) {
+      assert.throws(() => readPcap(bad), { name: 'IxyError', code: 'EINVAL', message: /^readPcap\(\) takes a file name, a Buffer or a Uint8Array, got / });
+    }
+    assert.throws(() => readPcap(path.join(tmpDir(), 'none.pcap')), { name: 'IxyError', code: 'EPCAP', message: /^cannot read pcap file '.*none\.pcap': ENOENT$/ });
+  });
+
+  // A name in a directory anyone may write to (/tmp) may be another user's link or file,
+  // put there for root to write through: refused, as fs.protected_symlinks and
+  // fs.protected_regular do where they are on.
+  it('in a sticky world-writable directory, writes through no other user\'s link or file', function () {
+    const shared = path.join(tmpDir(), 'shared');
+    fs.mkdirSync(shared);
+    fs.chmodSync(shared, 0o1777);
+    const victim = path.join(tmpDir(), 'victim');
+    fs.writeFileSync(victim, 'system file\n');
+    const link = path.join(shared, 'link.pcap');
+    fs.symlinkSync(victim, link);
+    fs.lchownSync(link, 65534, 65534);
+    assert.throws(() => new PcapWriter(link), { name: 'IxyError', code: 'EPCAP', message: /link\.pcap': it is a symbolic link of another user in .*, which anyone may write to: refusing to follow it$/ });
+    const theirs = path.join(shared, 'theirs.pcap');
+    fs.writeFileSync(theirs, 'theirs\n');
+    fs.chownSync(theirs, 65534, 65534);
+    assert.throws(() => new PcapWriter(theirs), { name: 'IxyError', code: 'EPCAP', message: /theirs\.pcap': it exists already and belongs to user 65534, in .*: refusing to write captured traffic into it/ });
+    assert.strictEqual(fs.readFileSync(victim, 'utf8'), 'system file\n');
+    assert.strictEqual(fs.readFileSync(theirs, 'utf8'), 'theirs\n');
+    // This user's own link and file, and a new name, are written as anywhere else.
+    fs.lchownSync(link, process.getuid(), process.getgid());
+    fs.chownSync(theirs, process.getuid(), process.getgid());
+    for (const file of [link, theirs, path.join(shared, 'new.pcap')]) {
+      new PcapWriter(file).close();
+      assert.strictEqual(readPcap(file).frames.length, 0);
+    }
+    assert.strictEqual(readPcap(victim).frames.length, 0, 'written through this user\'s link');
+  });
+
+  // A pcap file of one 100-byte frame.
+  function writtenFile() {
+    const file = path.join(tmpDir(), 'one.pcap');
+    const writer = new PcapWriter(file);
+    const frame = new Uint8Array(100);
+    packet.writeUdpFrame(frame, { size: 100 });
+    writer.write(frame, 100, 0, 0);
+    writer.close();
+    return file;
+  }
+
   it('fails with a clear error when the file cannot be created', function () {
     assert.throws(() => new PcapWriter(path.join(tmpDir(), 'no', 'such', 'dir.pcap')), { name: 'IxyError', code: 'EPCAP', message: /cannot create pcap file .*ENOENT/ });
   });
@@ -250,27 +318,34 @@ describe('ixy pcap on the device model', function () {
     assert.doesNotMatch(run.stderr, /^ixy: /m);
   });
 
-  it('a full disk cuts the file back to its last whole record, and the error names the file and its frames', async function () {
-    await model.clear(0);
-    await model.source(0, { rate: 200000, size: 60 });
-    const kept = path.join(tmp, 'full-disk.pcap');
-    // A 1.5 MiB tmpfs in a private mount namespace: the first 1 MiB flush fits, the second
-    // stops part-way. The file is copied out before the namespace (and the tmpfs) goes.
-    const disk = fs.mkdtempSync(path.join(tmp, 'disk-'));
-    const script = `mount -t tmpfs -o size=1536k ixy-full "${disk}" && "$NODE" "$IXY" pcap ${model.addresses[0]} "${disk}/x.pcap" --seconds 30; ` +
-      `rc=$?; cp "${disk}/x.pcap" "${kept}"; exit $rc`;
-    const run = spawnSync('unshare', ['-m', 'sh', '-c', script], { env: { ...process.env, ...env, NODE: process.execPath, IXY }, encoding: 'utf8' });
-    await model.sourceOff(0);
-    assert.notStrictEqual(run.status, 0);
-    const lines = run.stderr.trim().split('\n');
-    assert.strictEqual(lines.filter((l) => l.startsWith('ixy: ')).length, 1, run.stderr);
-    const m = /^ixy: cannot write to '.*\/x\.pcap' \(ENOSPC\): it holds the first (\d+) frames, ending on a whole record$/m.exec(run.stderr);
-    assert.ok(m, run.stderr);
-    const { frames } = readPcap(kept); // throws on a record cut in half
-    assert.strictEqual(frames.length, Number(m[1]));
-    assert.ok(frames.length > 1000, `${frames.length} frames`);
-    assert.ok(fs.statSync(kept).size <= 24 + (1 << 20), 'more than one flush of 1 MiB was kept');
-  });
+  // Issue 34, 8: every whole record that reached the disk stays, buffered (1 MiB flushes)
+  // or not (-U, a flush per batch).
+  for (const flags of [[], ['-U']]) {
+    it(`a full disk cuts the file back to its last whole record and keeps every one before it${flags.length ? ' (-U)' : ''}; the error names the file and its frames`, async function () {
+      await model.clear(0);
+      // -U: as fast as the ring takes them, so that a flush (a batch) holds many records
+      await model.source(0, { rate: flags.length ? 0 : 200000, size: 60 });
+      const kept = path.join(tmp, 'full-disk.pcap');
+      // A 1.5 MiB tmpfs in a private mount namespace: the first 1 MiB flush fits, the second
+      // stops part-way. The file is copied out before the namespace (and the tmpfs) goes.
+      const disk = fs.mkdtempSync(path.join(tmp, 'disk-'));
+      const capacity = 1536 << 10;
+      const script = `mount -t tmpfs -o size=${capacity} ixy-full "${disk}" && "$NODE" "$IXY" pcap ${model.addresses[0]} "${disk}/x.pcap" --seconds 30 ${flags.join(' ')}; ` +
+        `rc=$?; cp "${disk}/x.pcap" "${kept}"; exit $rc`;
+      const run = spawnSync('unshare', ['-m', 'sh', '-c', script], { env: { ...process.env, ...env, NODE: process.execPath, IXY }, encoding: 'utf8' });
+      await model.sourceOff(0);
+      assert.notStrictEqual(run.status, 0);
+      const lines = run.stderr.trim().split('\n');
+      assert.strictEqual(lines.filter((l) => l.startsWith('ixy: ')).length, 1, run.stderr);
+      const m = /^ixy: cannot write to '.*\/x\.pcap' \(ENOSPC\): it holds the first (\d+) frames, ending on a whole record$/m.exec(run.stderr);
+      assert.ok(m, run.stderr);
+      const { frames } = readPcap(kept); // throws on a record cut in half
+      assert.strictEqual(frames.length, Number(m[1]));
+      // Less than one record (16 + 60 bytes) of the disk is left unused.
+      const size = fs.statSync(kept).size;
+      assert.ok(size > capacity - (16 + 60), `${size} bytes of ${capacity} kept: whole records were cut away`);
+    });
+  }
 
   it('a bad address or a missing device fails in one line and creates no file', async function () {
     for (const address of ['0000:zz:00.0', '0000:00:1f.7']) {

@@ -68,6 +68,50 @@ describe('what a real 82599 demands, on models of other parts and of a lost NIC'
   });
 });
 
+// Issue 34, 11: a port that was removed, before or during a forward.
+describe('a removed port', function () {
+  this.timeout(30000);
+
+  afterEach(function () {
+    delete process.env.IXY_PCI_ROOT;
+  });
+
+  it('opening it fails at once with EDEVICELOST, not after an init wait with ETIMEDOUT', async function () {
+    const model = await Model.start({ ports: 1 });
+    process.env.IXY_PCI_ROOT = model.dir;
+    try {
+      await model.command('remove 0');
+      await assert.rejects(ixy.open(model.addresses[0]), (err) => {
+        assert.strictEqual(err.code, 'EDEVICELOST', err.message);
+        assert.match(err.message, /^0000:ff:00\.0 does not answer \(its registers read all ones\): the NIC was removed or is powered off$/);
+        return true;
+      });
+    } finally {
+      await model.stop();
+    }
+  });
+
+  it('forward: a port removed mid-run ends it with the totals of both ports, then EDEVICELOST', async function () {
+    const model = await Model.start({ ports: 2, config: ['source 0 rate=20000'] });
+    try {
+      const run = await runIxy(['forward', ...model.addresses], {
+        env: { IXY_PCI_ROOT: model.dir },
+        onStart: (child) => child.stdout.once('data', async () => {
+          await sleep(1500);
+          await model.command('remove 1');
+        }),
+      });
+      assert.strictEqual(run.code, 1, run.stderr);
+      assert.match(run.stderr, /^ixy: 0000:ff:00\.1 stopped answering \(its registers read all ones\)/);
+      assert.strictEqual(run.stderr.trim().split('\n').length, 1, run.stderr);
+      assert.match(run.stdout, /\[0000:ff:00\.0\] total RX [1-9]\d* packets/);
+      assert.match(run.stdout, /\[0000:ff:00\.1\] total RX \d+ packets \d+ bytes, TX [1-9]\d* packets/);
+    } finally {
+      await model.stop();
+    }
+  });
+});
+
 describe('what a real 82599 demands, on the device model', function () {
   this.timeout(30000);
   const tmp = suiteTmpDir('ixy-82599-');

@@ -119,7 +119,7 @@ describe('real traffic: the kernel on both sides of ixy forward', function () {
         const name = `${net.namespaces[dir.from]} -> ${net.namespaces[dir.to]}`;
         console.log(`      ${name}: the kernel sent ${dir.kernelSent}, the driver received ${dir.driverReceived} ` +
           `(missed ${dir.driverMissed}, not received ${dir.notReceived}) and sent ${dir.driverSent} ` +
-          `(TX ring full ${dir.txRingFull}), the kernel received ${dir.kernelReceived} (TAP refused ${dir.tapRefused})`);
+          `(dropped on the way out ${dir.txDropped}), the kernel received ${dir.kernelReceived} (TAP refused ${dir.tapRefused})`);
         for (const [what, left, right] of dir.checks) assert.strictEqual(left, right, `${name}: ${what}`);
       }
       // The server's side sent at least two files' worth of full frames.
@@ -216,6 +216,37 @@ describe('real traffic: the kernel on both sides of ixy forward', function () {
         const r = await exited;
         assert.strictEqual(r.code, code, `${how}: ${r.err}`);
         await assertNothingLeft(where);
+      }
+    });
+
+    // Issue 34, 9: namespaces it did not make are not its to delete.
+    it('a namespace of its name that exists already: one clear error, and it is left alone', async () => {
+      const ns = `ixy-${process.pid}-a`;
+      childProcess.execFileSync('ip', ['netns', 'add', ns]);
+      try {
+        await assert.rejects(RealNet.start(), (err) => {
+          assert.strictEqual(err.name, 'IxyError', err.stack);
+          assert.strictEqual(err.code, 'EEXIST');
+          assert.strictEqual(err.message, `network namespace ${ns} exists already, and not by this process: remove it ('ip netns del ${ns}') if nothing uses it, then try again`);
+          return true;
+        });
+        assert.ok(namespacesNow().split('\n').some((l) => l.split(' ')[0] === ns), `${ns} was deleted`);
+        assert.ok(!namespacesNow().includes(`ixy-${process.pid}-b`), 'made one and left it');
+      } finally {
+        childProcess.execFileSync('ip', ['netns', 'del', ns]);
+      }
+    });
+
+    it('sweeps no namespace that only looks like its own (a user\'s ixy-999999-lab)', async () => {
+      let pid = 999999;
+      while (isAlive(pid)) pid--;
+      const ns = `ixy-${pid}-lab`;
+      childProcess.execFileSync('ip', ['netns', 'add', ns]);
+      try {
+        RealNet.removeStale(); // what RealNet.start() does first
+        assert.ok(namespacesNow().split('\n').some((l) => l.split(' ')[0] === ns), `${ns} was deleted`);
+      } finally {
+        childProcess.execFileSync('ip', ['netns', 'del', ns]);
       }
     });
 

@@ -87,7 +87,58 @@ describe('device directories that are not what sysfs makes', function () {
     replaceWithLink('driver', driver);
     const err = await openError();
     assertUntouched(unbind);
-    assertRefused(err, 'EDEVFILE', /driver leads to .*not-a-driver, not to a driver in \/sys\/bus\/pci\/drivers/);
+    assertRefused(err, 'EDEVFILE', /driver leads to .*not-a-driver, not to a driver in .*drivers: refusing/);
+  });
+
+  // Issue 34, 2: the fake tree is all a fake device may reach. The address is none this
+  // machine has, so that a driver without the check writes only what the kernel refuses.
+  describe('links that leave the tree IXY_PCI_ROOT names', function () {
+    const NOWHERE = '0000:ee:1f.7';
+    let fake;
+
+    beforeEach(function () {
+      fake = path.join(root, NOWHERE);
+      fs.renameSync(dev, fake);
+    });
+
+    afterEach(function () {
+      pci.forgetDevice(NOWHERE);
+    });
+
+    it('refuses a driver link into the real /sys/bus/pci/drivers, before the unbind write', async function () {
+      const real = fs.readdirSync('/sys/bus/pci/drivers').find((d) => fs.existsSync(path.join('/sys/bus/pci/drivers', d, 'unbind')));
+      if (!real) this.skip();
+      fs.symlinkSync(path.join('/sys/bus/pci/drivers', real), path.join(fake, 'driver'));
+      assert.throws(() => pci.unbindDriver(NOWHERE, true), (err) => {
+        assertIxyError(err, 'EDEVFILE', new RegExp(`driver leads to /sys/bus/pci/drivers/${real}, outside ${tmp} where IXY_PCI_ROOT points`));
+        return true;
+      });
+    });
+
+    it('refuses a device directory that is a link to a real device', function () {
+      const real = fs.readdirSync('/sys/bus/pci/devices')[0];
+      if (!real) this.skip();
+      fs.rmSync(fake, { recursive: true });
+      fs.symlinkSync(path.join('/sys/bus/pci/devices', real), fake);
+      assert.throws(() => pci.readIdentity(NOWHERE), (err) => {
+        assertIxyError(err, 'EDEVFILE', /0000:ee:1f\.7 leads to \/sys\/devices\/.*, outside .* where IXY_PCI_ROOT points/);
+        return true;
+      });
+    });
+
+    it('refuses an iommu_group that leads out of the tree, whatever type it shows', function () {
+      const elsewhere = fs.mkdtempSync(path.join(os.tmpdir(), 'ixy-group-'));
+      try {
+        fs.writeFileSync(path.join(elsewhere, 'type'), 'identity\n');
+        fs.symlinkSync(elsewhere, path.join(fake, 'iommu_group'));
+        assert.throws(() => pci.checkIommu(NOWHERE), (err) => {
+          assertIxyError(err, 'EDEVFILE', /iommu_group leads to .*ixy-group-.*, outside .* where IXY_PCI_ROOT points/);
+          return true;
+        });
+      } finally {
+        fs.rmSync(elsewhere, { recursive: true, force: true });
+      }
+    });
   });
 
   it('refuses driver/unbind when it is a link', async function () {

@@ -24,7 +24,7 @@ function fakeBus(root, { group }) {
   fs.mkdirSync(path.join(bus, 'drivers', 'vfio-pci'), { recursive: true });
   fs.symlinkSync(path.join('..', '..', 'drivers', 'vfio-pci'), path.join(dev, 'driver'));
   if (group) {
-    const groupDir = path.join(root, 'iommu_groups', '7');
+    const groupDir = path.join(bus, 'iommu_groups', '7');
     fs.mkdirSync(path.join(groupDir, 'devices'), { recursive: true });
     fs.symlinkSync(dev, path.join(groupDir, 'devices', ADDRESS));
     fs.symlinkSync(groupDir, path.join(dev, 'iommu_group'));

@@ -133,6 +133,11 @@ describe('every way out stops the NIC', function () {
     await wayOut('exit3', { code: 3, signal: null });
   });
 
+  it('process.exit(3) with \'exit\' listeners of the program\'s own that throw, before and after open', async function () {
+    const run = await wayOut('exit-throws', { code: 3, signal: null });
+    assert.match(run.stderr, /an exit listener that throws first/);
+  });
+
   it('an uncaught exception (exit code 1)', async function () {
     const run = await wayOut('throw', { code: 1, signal: null });
     assert.match(run.stderr, /an exception nobody catches/);

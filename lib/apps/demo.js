@@ -56,8 +56,8 @@ function directionReport(from, to, driverFrom, driverTo) {
     ['+ on the ring', from.rxDelivered - received, 'still there when the driver stopped'],
     ['received', received, ''],
     ['= sent', to.txFrames, `taken by the NIC from ${to.address}'s TX ring, to the sink there`],
-    ['+ held back', driverTo.txDropped, 'held by the driver for a full TX ring when it stopped: discarded'],
-    ['+ unsent', received - driverTo.txDropped - to.txFrames, 'still on that TX ring when the driver stopped: discarded'],
+    ['+ held back', driverTo.txHeldBack, 'held by the driver for a full TX ring when it stopped: discarded'],
+    ['+ unsent', driverTo.txUnsent, 'still on that TX ring at a reset after a hang or when the driver stopped: discarded'],
   );
   const lines = rows.map(([label, n, what]) => `${label.padStart(15)} ${String(n).padStart(11)}  ${what}`.trimEnd());
   return `${from.address} -> ${to.address}:\n${lines.join('\n')}\n` +

@@ -11,7 +11,7 @@ const { IxyError } = require('../host/errors');
 const { runLoop } = require('./loop');
 const { idleMode } = require('../device/idle');
 const { warmUp } = require('../warm-up');
-const { formatTotals } = require('./stats');
+const { formatTotals, noTraffic } = require('./stats');
 
 // Moves one batch from rx to tx. Frames the TX ring has no room for stay in the batch and
 // go first at the next step, which receives nothing until they are sent: a full TX ring
@@ -33,8 +33,9 @@ function forwardBatch(rxQueue, txQueue, batch) {
 }
 
 // idle: 'backoff', 'spin' or 'interrupt' (lib/device/idle.js; default: deviceOptions.idle, else
-// the best the two ports can do).
-async function forward(addressA, addressB, { batchSize = 32, seconds = 0, out = process.stdout, deviceOptions = {}, idle } = {}) {
+// the best the two ports can do). stop: an AbortSignal that stops it as SIGINT does, during
+// the link wait too (lib/apps/stop-signal.js).
+async function forward(addressA, addressB, { batchSize = 32, seconds = 0, out = process.stdout, deviceOptions = {}, idle, stop } = {}) {
   if (addressA === addressB) {
     throw new IxyError('EINVAL', 'forward needs two different ports');
   }
@@ -50,12 +51,15 @@ async function forward(addressA, addressB, { batchSize = 32, seconds = 0, out = 
   let a;
   let b;
   try {
-    a = await open(addressA, deviceOptions);
-    b = await open(addressB, deviceOptions);
+    a = await open(addressA, { ...deviceOptions, signal: stop });
+    b = await open(addressB, { ...deviceOptions, signal: stop });
   } catch (err) {
+    const totals = err.code === 'EABORTED' ? { [addressA]: a ? a.stats() : noTraffic(), [addressB]: noTraffic() } : null;
     if (a) a.close();
     standIns.close();
-    throw err;
+    if (totals === null) throw err;
+    writeTotals(out, totals, 0, 0);
+    return { reason: 'signal', stats: totals, pools: [] };
   }
   const rxA = a.rxQueues[0];
   const txA = a.txQueues[0];
@@ -63,25 +67,33 @@ async function forward(addressA, addressB, { batchSize = 32, seconds = 0, out = 
   const txB = b.txQueues[0];
   out.write(`forwarding ${a.address} (${a.mac}) <-> ${b.address} (${b.mac}), batch ${batchSize}\n`);
   try {
+    // A port that went away (EDEVICELOST) ends the loop; the totals still come, the other
+    // port's among them (a gone port counts nothing in hardware from then on), then the error.
+    let lost = null;
     const reason = await runLoop({
       devices: [a, b],
       seconds,
       out,
       idle: idleAs,
+      stop,
       step: () => {
         forwardBatch(rxA, txB, towardB);
         forwardBatch(rxB, txA, towardA);
         return false;
       },
+    }).catch((err) => {
+      if (err.code !== 'EDEVICELOST') throw err;
+      lost = err;
+      return 'failed';
     });
+    // Stopped before the totals are read: stop() takes the frames still on a TX ring that
+    // the NIC never sent out of the TX totals and into the dropped ones (as a reset after
+    // a hang does), so that every frame received is counted once, sent or dropped.
+    a.stop();
+    b.stop();
     const totals = { [a.address]: a.stats(), [b.address]: b.stats() };
-    // Frames still held back for a full TX ring when the loop ended are dropped, by the
-    // port they were to leave.
-    totals[a.address].txDropped = towardA.count;
-    totals[b.address].txDropped = towardB.count;
-    for (const [address, s] of Object.entries(totals)) {
-      out.write(`${formatTotals(address, s)}, dropped for a full TX ring ${s.txDropped}\n`);
-    }
+    writeTotals(out, totals, towardA.count, towardB.count);
+    if (lost) throw lost;
     return { reason, stats: totals, pools: [...a.pools, ...b.pools] };
   } finally {
     // Both stop before either frees memory: each TX ring holds the other port's buffers.
@@ -92,6 +104,20 @@ async function forward(addressA, addressB, { batchSize = 32, seconds = 0, out = 
     a.close();
     b.close();
     standIns.close();
+  }
+}
+
+// The totals line of each port. Frames still held back for a full TX ring when the loop
+// ended (heldA toward A, heldB toward B) are dropped too, by the port they were to leave.
+function writeTotals(out, totals, heldA, heldB) {
+  const [[addressA, a], [addressB, b]] = Object.entries(totals);
+  for (const [s, held] of [[a, heldA], [b, heldB]]) {
+    s.txUnsent = s.txDropped;
+    s.txHeldBack = held;
+    s.txDropped += held;
+  }
+  for (const [address, s] of [[addressA, a], [addressB, b]]) {
+    out.write(`${formatTotals(address, s)} (${s.txHeldBack} held back for a full TX ring, ${s.txUnsent} unsent on the ring at a reset after a hang or at the stop)\n`);
   }
 }
 

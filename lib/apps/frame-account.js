@@ -7,11 +7,11 @@
 // The totals `ixy forward` prints when it stops, by PCI address (lib/apps/stats.js formatTotals).
 function parseTotals(output) {
   const totals = {};
-  const re = /\[([^\]]+)\] total RX (\d+) packets (\d+) bytes, TX (\d+) packets (\d+) bytes, RX missed (\d+)(?:, dropped for a full TX ring (\d+))?/g;
+  const re = /\[([^\]]+)\] total RX (\d+) packets (\d+) bytes, TX (\d+) packets (\d+) bytes, RX missed (\d+), TX dropped (\d+)/g;
   for (const m of output.matchAll(re)) {
     totals[m[1]] = {
       rxPackets: Number(m[2]), rxBytes: Number(m[3]), txPackets: Number(m[4]), txBytes: Number(m[5]),
-      rxMissed: Number(m[6]), txDropped: Number(m[7] || 0),
+      rxMissed: Number(m[6]), txDropped: Number(m[7]),
     };
   }
   return totals;
@@ -39,7 +39,7 @@ function account({ totals, model, kernel }, addresses) {
       driverReceived: rx.rxPackets,
       driverMissed: rx.rxMissed,
       notReceived,
-      txRingFull: tx.txDropped,
+      txDropped: tx.txDropped,
       driverSent: tx.txPackets,
       tapRefused: mOut.tapTxDropped,
       kernelReceived: kernel[to].rxPackets,
@@ -49,7 +49,7 @@ function account({ totals, model, kernel }, addresses) {
       ['frames the kernel sent = received by the driver + missed by it + not received', kernel[from].txPackets, rx.rxPackets + rx.rxMissed + notReceived],
       ['frames the driver received = delivered by the model', rx.rxPackets, mIn.rxDelivered],
       ['frames the driver missed = dropped by the model for want of a descriptor', rx.rxMissed, mIn.rxDropNoDesc],
-      ['frames the driver received = sent on + dropped for a full TX ring', rx.rxPackets, tx.txPackets + tx.txDropped],
+      ['frames the driver received = sent on + dropped on the way out', rx.rxPackets, tx.txPackets + tx.txDropped],
       ['frames the model transmitted = sent by the driver', mOut.txFrames, tx.txPackets],
       ['frames the model transmitted = written to the TAP + refused by it', mOut.txFrames, mOut.tapTxFrames + mOut.tapTxDropped],
       ['frames the kernel received = written to the TAP', kernel[to].rxPackets, mOut.tapTxFrames],

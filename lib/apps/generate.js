@@ -13,7 +13,7 @@ const { PacketBatch } = require('../memory/batch');
 const { runLoop } = require('./loop');
 const { idleMode } = require('../device/idle');
 const { IxyError } = require('../host/errors');
-const { formatTotals } = require('./stats');
+const { formatTotals, noTraffic } = require('./stats');
 const { Generator } = require('../traffic/generator');
 const { parseRate, framesPerSecond } = require('../traffic/pacing');
 const { nicPacing, softwarePacing, burstStep } = require('./paced-loop');
@@ -47,7 +47,7 @@ function choosePacing(pacing, dev, bps) {
 // size, flows, srcMac, dstMac, srcIp, dstIp, srcPort, dstPort, protocol, vlan, ttl).
 async function generate(address, {
   batchSize = 32, rate = 0, count = 0, seconds = 0, out = process.stdout, deviceOptions = {}, poolEntries,
-  idle, pacing = 'auto', ...frameOptions
+  idle, pacing = 'auto', stop = null, ...frameOptions
 } = {}) {
   // Validate before touching the device.
   const idleAs = idleMode(idle, deviceOptions.idle) || 'backoff';
@@ -63,7 +63,15 @@ async function generate(address, {
   const bps = pps * (meanSize + 4) * 8;
   const paced = pps > 0;
   if (paced && (pacing === 'nic' || pacing === 'auto') && !(deviceOptions.txRingSize > 0)) deviceOptions = { txRingSize: PACED_RING, ...deviceOptions };
-  const dev = await open(address, { rxQueues: 1, ...deviceOptions });
+  let dev;
+  try {
+    dev = await open(address, { rxQueues: 1, ...deviceOptions, signal: stop });
+  } catch (err) {
+    if (err.code !== 'EABORTED') throw err;
+    const stats = noTraffic(); // stopped (SIGINT) while waiting for link: nothing sent
+    out.write(`${formatTotals(address, stats)}\n`);
+    return { reason: 'signal', sent: 0, stats, pacing: null, pools: [] };
+  }
   let gen = null;
   try {
     const how = paced ? choosePacing(pacing, dev, bps) : 'none';
@@ -77,13 +85,14 @@ async function generate(address, {
     let reason;
     if (how === 'nic') {
       ts.limitRate(dev, 0, bps);
-      reason = await nicPacing({ dev, gen, batch, count, seconds, out, pps });
+      reason = await nicPacing({ dev, gen, batch, count, seconds, out, pps, stop });
     } else if (how === 'software') {
-      reason = await softwarePacing({ dev, gen, batch, count, seconds, out, pps, spin: idleAs === 'spin' });
+      reason = await softwarePacing({ dev, gen, batch, count, seconds, out, pps, spin: idleAs === 'spin', stop });
     } else {
       const step = how === 'burst' ? burstStep(gen, txQueue, batch, count, pps) : fullSpeedStep(gen, txQueue, batch, count);
-      reason = await runLoop({ devices: [dev], step, seconds, out, idle: how === 'burst' ? idleAs : 'spin' });
+      reason = await runLoop({ devices: [dev], step, seconds, out, idle: how === 'burst' ? idleAs : 'spin', stop });
     }
+    dev.stop(); // first: frames the NIC never sent leave the TX totals for the dropped ones
     const stats = dev.stats();
     out.write(`${formatTotals(dev.address, stats)}\n`);
     return { reason, sent: gen.seq, stats, pacing: how, pools: [gen.pool, ...dev.pools] };

@@ -1,7 +1,7 @@
 'use strict';
 
 // `ixy latency <tx-pci> <rx-pci>`: latency as MoonGen measures it, with the 82599's IEEE
-// 1588 timestamps (lib/ixgbe/timesync.js). The TX port sends load (IPv4/UDP frames of
+// 1588 timestamps (lib/intel/ixgbe/timesync.js). The TX port sends load (IPv4/UDP frames of
 // --size bytes) at --rate on TX queue 0, spaced by the NIC's rate limiter, and PTP probe
 // frames on TX queue 1, one at a time: the NIC latches the probe's departure, the RX port
 // its arrival, and their difference less the offset of the two clocks is one sample. The RX
@@ -151,11 +151,16 @@ async function latency(txAddress, rxAddress, {
         if (sent < got) loadBatch.freeFrom(sent);
       }
       const n = rxQueue.receive(rxBatch);
-      if (n > 0 && sentAt >= 0) {
+      if (n > 0) {
         const bytes = rxBatch.pool.bytes;
         const shift = rxBatch.pool.bufferShift;
         for (let i = 0; i < n; i++) {
-          if (probeSeq(bytes, arena.words[rxBatch.idsAt + i] << shift) === (seq & 0xffff)) rxStamp = ts.takeRxStamp(rx);
+          const k = probeSeq(bytes, arena.words[rxBatch.idsAt + i] << shift);
+          if (k < 0) continue;
+          // The latch holds the first probe that reached it: an older one, back after its
+          // time ran out, is let go; this probe then counts as lost too.
+          const stamp = ts.takeRxStamp(rx);
+          if (sentAt >= 0 && k === (seq & 0xffff)) rxStamp = stamp;
         }
       }
       if (n > 0) rxBatch.freeFrom(0);
@@ -168,6 +173,7 @@ async function latency(txAddress, rxAddress, {
           writeProbe(probeBatch.data(0), dstMac, srcMac, seq);
           probeBatch.lengths[0] = PROBE_SIZE;
           ts.takeTxStamp(tx); // nothing may be latched from before
+          txStamp = rxStamp = -1;
           if (probeQueue.send(probeBatch) === 1) sentAt = now;
           else probeBatch.freeFrom(0);
         }

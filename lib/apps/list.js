@@ -7,10 +7,14 @@ const pci = require('../host/pci');
 const { driverFor, describeId, hex4 } = require('../driver-table');
 const { describeInterface } = require('../host/iface');
 const { listDevices } = require('../host/list-devices');
+const { printable } = require('../host/printable');
 
 const NETWORK_CLASS = 0x02;
 
-function list({ all = false, out = process.stdout } = {}) {
+// Every line goes through printable(): driver, interface and holder names come from files
+// and processes that anyone may have made.
+function list({ all = false, out: stream = process.stdout } = {}) {
+  const out = { write: (text) => stream.write(text.split('\n').map(printable).join('\n')) };
   const devices = listDevices().filter((d) => all || (d.class >> 16) === NETWORK_CLASS || driverFor(d));
   if (devices.length === 0) {
     out.write(`no network devices in ${pci.pciRoot()}\n`);

@@ -68,7 +68,9 @@ function packetsMoved(devices) {
 // idle: 'backoff', 'spin' or 'interrupt' (default: the best the devices can do), see
 // lib/device/idle.js; once no queue of `devices` has moved a packet for a while the loop sleeps
 // between single steps.
-async function runLoop({ devices, step, seconds = 0, report = true, out = process.stdout, idle }) {
+// stop: an AbortSignal that stops the loop as SIGINT does (lib/apps/stop-signal.js), even
+// when it was aborted before the loop began.
+async function runLoop({ devices, step, seconds = 0, report = true, out = process.stdout, idle, stop = null }) {
   const mode = idleMode(idle) || bestIdle(devices);
   const idler = mode === 'spin' ? null : new Idler(mode, devices); // EUNSUPPORTED: 'interrupt' without VFIO
   let stopReason = null;
@@ -76,6 +78,10 @@ async function runLoop({ devices, step, seconds = 0, report = true, out = proces
   const onSignal = () => { stopReason = 'signal'; };
   process.on('SIGINT', onSignal);
   process.on('SIGTERM', onSignal);
+  if (stop) {
+    if (stop.aborted) onSignal();
+    else stop.addEventListener('abort', onSignal);
+  }
 
   const meters = devices.map((d) => new RateMeter(d));
   const reporter = setInterval(() => {
@@ -149,6 +155,7 @@ async function runLoop({ devices, step, seconds = 0, report = true, out = proces
     if (cancelTimer) cancelTimer();
     process.removeListener('SIGINT', onSignal);
     process.removeListener('SIGTERM', onSignal);
+    if (stop) stop.removeEventListener('abort', onSignal);
   }
   if (failure) throw failure;
   return stopReason;

@@ -47,32 +47,85 @@ function isAlive(pid) {
   }
 }
 
-// Namespaces named by namespaceName() whose process is gone (it was killed with SIGKILL).
+// Which namespaces are ours is written down, not guessed from their names: before `ip
+// netns add`, an entry REGISTRY/NAME says which process (pid and start time, so that a
+// reused pid is not taken for it) made it. Only namespaces with an entry whose process is
+// gone are stale; a name that merely looks like ours (a user's ixy-999999-lab) is not.
+// The directory is root's and private (0700), as only root makes namespaces.
+const REGISTRY = '/run/ixy-netns';
+
+// The start time of process pid (/proc/PID/stat, field 22, in clock ticks since boot), or
+// null when there is no such process.
+function startTime(pid) {
+  try {
+    return fs.readFileSync(`/proc/${pid}/stat`, 'latin1').split(') ')[1].split(' ')[19];
+  } catch {
+    return null;
+  }
+}
+
+// The registry directory, made if missing; refused unless it is a private directory of this
+// user (someone else's could list namespaces for us to delete).
+function registry() {
+  try {
+    fs.mkdirSync(REGISTRY, { mode: 0o700 });
+  } catch (err) {
+    if (err.code !== 'EEXIST') throw new IxyError('EREALNET', `cannot make ${REGISTRY}: ${err.code}`);
+  }
+  const st = fs.lstatSync(REGISTRY);
+  if (!st.isDirectory() || st.uid !== process.geteuid() || (st.mode & 0o777) !== 0o700) {
+    throw new IxyError('EREALNET', `${REGISTRY} is not a private directory of this user: refusing to trust what it lists; remove it`);
+  }
+  return REGISTRY;
+}
+
+// Namespaces this user's earlier processes made (their entries) whose process is gone (it
+// was killed with SIGKILL). Nothing else is touched.
 function removeStaleNamespaces() {
-  let names = [];
-  try { names = fs.readdirSync('/run/netns'); } catch { return; }
-  for (const name of names) {
-    const m = /^ixy-(\d+)-[a-z]+$/.exec(name);
-    if (m && !isAlive(Number(m[1]))) deleteNamespace(name);
+  const dir = registry();
+  for (const name of fs.readdirSync(dir)) {
+    const [pid, start] = fs.readFileSync(path.join(dir, name), 'latin1').trim().split(' ');
+    if (start !== undefined && startTime(Number(pid)) === start) continue; // still running
+    deleteNamespace(name);
   }
 }
 
 // A namespace with a loopback and TAP `TAP` (no IPv6, so that the kernel sends nothing on
 // its own: no router solicitations, no MLD), address `address`/24, up. The TAP has no
-// carrier until the model attaches to it and the port's link is up.
+// carrier until the model attaches to it and the port's link is up. A namespace of that
+// name that exists already is not ours: EEXIST, and it is left alone.
 function makeNamespace(ns, address) {
-  run('ip', ['netns', 'add', ns]);
-  run('ip', ['-n', ns, 'link', 'set', 'lo', 'up']);
+  if (fs.existsSync(path.join('/run/netns', ns))) {
+    throw new IxyError('EEXIST', `network namespace ${ns} exists already, and not by this process: remove it ('ip netns del ${ns}') if nothing uses it, then try again`);
+  }
+  const entry = path.join(registry(), ns);
+  fs.writeFileSync(entry, `${process.pid} ${startTime(process.pid)}\n`, { mode: 0o600 });
   try {
-    run('ip', ['netns', 'exec', ns, 'sysctl', '-qw', 'net.ipv6.conf.all.disable_ipv6=1', 'net.ipv6.conf.default.disable_ipv6=1']);
-  } catch { /* a kernel without IPv6 sends none anyway */ }
-  run('ip', ['-n', ns, 'tuntap', 'add', 'dev', TAP, 'mode', 'tap']);
-  run('ip', ['-n', ns, 'link', 'set', TAP, 'mtu', String(MTU), 'up']);
-  run('ip', ['-n', ns, 'addr', 'add', `${address}/24`, 'dev', TAP]);
+    run('ip', ['netns', 'add', ns]);
+  } catch (err) {
+    fs.rmSync(entry, { force: true });
+    const why = String(err.stderr || err.message).trim().split('\n')[0];
+    throw new IxyError('EREALNET', `cannot make network namespace ${ns}: ${why}`);
+  }
+  try {
+    run('ip', ['-n', ns, 'link', 'set', 'lo', 'up']);
+    try {
+      run('ip', ['netns', 'exec', ns, 'sysctl', '-qw', 'net.ipv6.conf.all.disable_ipv6=1', 'net.ipv6.conf.default.disable_ipv6=1']);
+    } catch { /* a kernel without IPv6 sends none anyway */ }
+    run('ip', ['-n', ns, 'tuntap', 'add', 'dev', TAP, 'mode', 'tap']);
+    run('ip', ['-n', ns, 'link', 'set', TAP, 'mtu', String(MTU), 'up']);
+    run('ip', ['-n', ns, 'addr', 'add', `${address}/24`, 'dev', TAP]);
+  } catch (err) {
+    deleteNamespace(ns); // made here: it goes with the failure
+    const why = String(err.stderr || err.message).trim().split('\n')[0];
+    throw new IxyError('EREALNET', `cannot set up network namespace ${ns}: ${why}`);
+  }
 }
 
+// Deletes a namespace made by makeNamespace(), and its entry.
 function deleteNamespace(ns) {
   try { run('ip', ['netns', 'del', ns]); } catch { /* not there */ }
+  fs.rmSync(path.join(REGISTRY, ns), { force: true });
 }
 
 // The kernel's counters of the TAP in namespace ns (what `ip -s link` shows) and whether

@@ -22,12 +22,17 @@ function turn() {
 // Runs `tick` until it returns -1 or the run is stopped; tick returns how many ms to wait
 // before it is called again (0: at the next turn of the event loop). Resolves with the
 // reason: 'signal', 'time', 'done' or 'failed' (a device check threw: rejects with it).
-async function pacedRun({ dev, tick, seconds, out }) {
+// signal: an AbortSignal that stops the run as SIGINT does (lib/apps/stop-signal.js).
+async function pacedRun({ dev, tick, seconds, out, signal = null }) {
   let stop = null;
   let failure = null;
   const onSignal = () => { stop = 'signal'; };
   process.on('SIGINT', onSignal);
   process.on('SIGTERM', onSignal);
+  if (signal) {
+    if (signal.aborted) onSignal();
+    else signal.addEventListener('abort', onSignal);
+  }
   const meter = new RateMeter(dev);
   const reporter = setInterval(() => {
     try {
@@ -58,6 +63,7 @@ async function pacedRun({ dev, tick, seconds, out }) {
     clearInterval(reporter);
     process.removeListener('SIGINT', onSignal);
     process.removeListener('SIGTERM', onSignal);
+    if (signal) signal.removeEventListener('abort', onSignal);
   }
   if (failure) throw failure;
   return stop;
@@ -66,7 +72,7 @@ async function pacedRun({ dev, tick, seconds, out }) {
 // The NIC spaces the frames: keep queue 0 full, then sleep a quarter of the time the
 // ring lasts at this rate (1..20 ms). With `count`, the run ends when the last frame
 // has left (DD on the newest descriptor).
-function nicPacing({ dev, gen, batch, count, seconds, out, pps }) {
+function nicPacing({ dev, gen, batch, count, seconds, out, pps, stop }) {
   const txQueue = dev.txQueues[0];
   const quarter = (txQueue.size / pps) * 250;
   const sleepMs = quarter < TOP_UP_MIN_MS ? TOP_UP_MIN_MS : quarter > TOP_UP_MAX_MS ? TOP_UP_MAX_MS : quarter;
@@ -81,14 +87,14 @@ function nicPacing({ dev, gen, batch, count, seconds, out, pps }) {
       if (gen.send(txQueue, batch, want) < want) return sleepMs;
     }
   };
-  return pacedRun({ dev, tick, seconds, out });
+  return pacedRun({ dev, tick, seconds, out, signal: stop });
 }
 
 // Software spacing: frame n goes to the NIC at start + n / pps. Within a slice the pacer
 // sleeps (or, with spin, spins) until each frame's time; a gap longer than the slice
 // goes back to the event loop on a timer. Frames that fell due while the process was not
 // running go together (at most a batch at once), so the rate holds.
-function softwarePacing({ dev, gen, batch, count, seconds, out, pps, spin }) {
+function softwarePacing({ dev, gen, batch, count, seconds, out, pps, spin, stop }) {
   const txQueue = dev.txQueues[0];
   const pacer = new SoftwarePacer(pps, { spin });
   const tick = () => {
@@ -113,7 +119,7 @@ function softwarePacing({ dev, gen, batch, count, seconds, out, pps, spin }) {
       gen.send(txQueue, batch, want);
     }
   };
-  return pacedRun({ dev, tick, seconds, out });
+  return pacedRun({ dev, tick, seconds, out, signal: stop });
 }
 
 // 'burst' pacing, a runLoop step: what fell due since the last step, as one batch.

@@ -7,21 +7,34 @@
 // may be stdout ('-'): `ixy pcap 0000:03:00.0 - | tshark -r -`. To a pipe (or with
 // packetBuffered, like tcpdump -U) every batch is written at once, so that the reader sees
 // frames as they come; a reader that goes away (EPIPE) ends the capture like Ctrl-C.
+//
+// filter: a tcpdump filter expression (lib/filter/); frames it rejects go back to the
+// pool as soon as they are received, and `count` counts the frames kept.
 const { open } = require('../index');
 const { PacketBatch } = require('../memory/batch');
 const { PcapWriter, CaptureClock } = require('../pcap');
 const { runLoop } = require('./loop');
 const { idleMode } = require('../device/idle');
-const { formatTotals } = require('./stats');
+const { formatTotals, noTraffic } = require('./stats');
 const { ProgressBar } = require('./progress');
+const { compileFilter } = require('../filter');
 
 async function pcap(address, file, {
-  count = 0, batchSize = 32, nanoseconds = true, seconds = 0, packetBuffered = false, err = process.stderr, deviceOptions = {}, idle,
+  count = 0, batchSize = 32, nanoseconds = true, seconds = 0, packetBuffered = false, err = process.stderr, deviceOptions = {}, idle, filter = '', stop,
 } = {}) {
+  const keep = filter === '' ? null : compileFilter(filter); // EFILTER before the device is touched
   const idleAs = idleMode(idle, deviceOptions.idle); // null: the best the port can do (lib/device/idle.js)
   const batch = new PacketBatch(batchSize);
   // The device first: a bad address or a link that stays down must not leave an empty file.
-  const dev = await open(address, { txQueues: 0, ...deviceOptions });
+  let dev;
+  try {
+    dev = await open(address, { txQueues: 0, ...deviceOptions, signal: stop });
+  } catch (e) {
+    if (e.code !== 'EABORTED') throw e;
+    const stats = noTraffic(); // stopped (SIGINT) while waiting for link: no file made
+    err.write(`${formatTotals(address, stats)}\ncaptured 0 frames (interrupted before the link came up; no file written)\n`);
+    return { reason: 'signal', frames: 0, bytes: 0, stats, pools: [] };
+  }
   let writer;
   try {
     writer = new PcapWriter(file === '-' ? 1 : file, { nanoseconds });
@@ -35,10 +48,12 @@ async function pcap(address, file, {
   const clock = new CaptureClock();
   const progress = count > 0 && err.isTTY ? new ProgressBar(err, count) : null;
   const ticker = progress ? setInterval(() => progress.draw(writer.frames), 100) : null;
-  if (!progress) err.write(`capturing on ${dev.address} (${dev.mac}) to ${name}${count ? `, ${count} frames` : ''}; Ctrl-C stops\n`);
+  const what = `${count ? `, ${count} frames` : ''}${keep ? ` matching '${filter}'` : ''}`;
+  if (!progress) err.write(`capturing on ${dev.address} (${dev.mac}) to ${name}${what}; Ctrl-C stops\n`);
 
   const step = () => {
-    const n = rxQueue.receive(batch);
+    if (rxQueue.receive(batch) === 0) return false;
+    const n = keep === null ? batch.count : batch.keepIf(keep);
     if (n === 0) return false;
     clock.now(); // one clock read per batch: its frames left the ring in this poll
     // With a count, write only what is still wanted; the rest of the batch is dropped.
@@ -57,7 +72,7 @@ async function pcap(address, file, {
   let stats;
   try {
     // The per-second rate report only when no progress bar shares the terminal.
-    reason = await captureUntilDone({ devices: [dev], step, seconds, idle: idleAs, report: progress === null && count === 0, out: err }, writer);
+    reason = await captureUntilDone({ devices: [dev], step, seconds, idle: idleAs, report: progress === null && count === 0, out: err, stop }, writer);
     stats = dev.stats();
   } finally {
     if (ticker) clearInterval(ticker);

@@ -61,7 +61,7 @@ async function realDemo({ seconds = null, out = process.stdout } = {}) {
       out.write(`${from} -> ${to}:\n`);
       out.write(`  the kernel in ${from} sent     ${String(d.kernelSent).padStart(7)} frames\n`);
       out.write(`  the driver received on ${inPort} ${String(d.driverReceived).padStart(7)}   missed (RX ring full) ${d.driverMissed}, lost on the wire (no link) ${d.notReceived}\n`);
-      out.write(`  the driver sent on ${outPort}     ${String(d.driverSent).padStart(7)}   held back at the stop (TX ring full) ${d.txRingFull}\n`);
+      out.write(`  the driver sent on ${outPort}     ${String(d.driverSent).padStart(7)}   dropped (held back, or unsent on the ring) ${d.txDropped}\n`);
       out.write(`  the kernel in ${to} received ${String(d.kernelReceived).padStart(7)}\n`);
       for (const [what, left, right] of d.checks) {
         if (left !== right) out.write(`  !! counts disagree: ${what}: ${left} and ${right}\n`);

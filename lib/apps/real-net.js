@@ -48,6 +48,7 @@ class RealNet {
     this.forwarder = null; // the child process
     this.forwarderOutput = '';
     this.children = new Set(); // processes in the namespaces
+    this.made = []; // the namespaces makeNamespace() made: the only ones removed
     this.tmp = null;
     this._stopping = null;
   }
@@ -64,7 +65,10 @@ class RealNet {
     watchWaysOut();
     try {
       net.tmp = fs.mkdtempSync(path.join(os.tmpdir(), `ixy-real-${process.pid}-`));
-      net.namespaces.forEach((ns, i) => makeNamespace(ns, net.ips[i]));
+      net.namespaces.forEach((ns, i) => {
+        makeNamespace(ns, net.ips[i]);
+        net.made.push(ns);
+      });
       net.model = await Model.start({
         ports: 2,
         config: net.namespaces.map((ns, port) => `tap ${port} ${TAP} netns=${ns}`),
@@ -87,12 +91,16 @@ class RealNet {
   }
 
   // What RealNets of processes that are gone left behind (killed with SIGKILL, no handler
-  // ran): their namespaces and temporary directories.
+  // ran): their namespaces (lib/apps/netns.js) and temporary directories, those that are
+  // private directories of this user as mkdtemp makes them.
   static removeStale() {
     removeStaleNamespaces();
     for (const name of fs.readdirSync(os.tmpdir())) {
       const m = /^ixy-real-(\d+)-/.exec(name);
-      if (m && !isAlive(Number(m[1]))) fs.rmSync(path.join(os.tmpdir(), name), { recursive: true, force: true });
+      if (!m || isAlive(Number(m[1]))) continue;
+      const dir = path.join(os.tmpdir(), name);
+      const st = fs.lstatSync(dir);
+      if (st.isDirectory() && st.uid === process.geteuid() && (st.mode & 0o777) === 0o700) fs.rmSync(dir, { recursive: true, force: true });
     }
   }
 
@@ -270,7 +278,7 @@ class RealNet {
     if (this.model && this.model.pid) try { process.kill(this.model.pid, 'SIGTERM'); } catch { /* gone */ }
     // A namespace lives on until its last process and the model's TAP descriptor are
     // gone; deleting the name now means nothing is left once they have exited.
-    for (const ns of this.namespaces) deleteNamespace(ns);
+    for (const ns of this.made) deleteNamespace(ns);
     if (this.tmp) fs.rmSync(this.tmp, { recursive: true, force: true });
     live.delete(this);
     if (live.size === 0) unwatchWaysOut();

@@ -56,7 +56,12 @@ function formatBitRate(mbits) {
 }
 
 function formatTotals(address, s) {
-  return `[${address}] total RX ${s.rxPackets} packets ${s.rxBytes} bytes, TX ${s.txPackets} packets ${s.txBytes} bytes, RX missed ${s.rxMissed}`;
+  return `[${address}] total RX ${s.rxPackets} packets ${s.rxBytes} bytes, TX ${s.txPackets} packets ${s.txBytes} bytes, RX missed ${s.rxMissed}, TX dropped ${s.txDropped}`;
 }
 
-module.exports = { RateMeter, computeRates, formatRates, formatPacketRate, formatTotals };
+// The totals of a port that moved no frame: one whose open() was stopped (EABORTED).
+function noTraffic() {
+  return { rxPackets: 0, rxBytes: 0, txPackets: 0, txBytes: 0, rxErrors: 0, rxMissed: 0, txDropped: 0 };
+}
+
+module.exports = { RateMeter, computeRates, formatRates, formatPacketRate, formatTotals, noTraffic };

@@ -18,6 +18,9 @@ const BYTES = 1;
 class Queue {
   constructor() {
     this.totals = new Float64Array(2);
+    // TX: frames send() took that the NIC never sent, discarded with the ring when the
+    // queue stopped or was reset after a hang (cold paths only).
+    this.dropped = 0;
   }
 
   get packets() {
@@ -72,10 +75,11 @@ class Device {
   }
 
   // Packets and bytes are counted by the queues as they move them (exact on every NIC and
-  // on the model); drops come from the device's counters where it has them.
+  // on the model); RX drops come from the device's counters where it has them, TX drops
+  // (frames taken for sending that never left) from the queues.
   stats() {
     this.checkOpen('stats()');
-    const s = { rxPackets: 0, rxBytes: 0, txPackets: 0, txBytes: 0, rxErrors: this.readErrors(), rxMissed: this.readMissed() };
+    const s = { rxPackets: 0, rxBytes: 0, txPackets: 0, txBytes: 0, rxErrors: this.readErrors(), rxMissed: this.readMissed(), txDropped: 0 };
     for (const q of this.rxQueues) {
       s.rxPackets += q.packets;
       s.rxBytes += q.bytes;
@@ -84,8 +88,17 @@ class Device {
     for (const q of this.txQueues) {
       s.txPackets += q.packets;
       s.txBytes += q.bytes;
+      s.txDropped += q.dropped;
     }
+    // Per queue, what the queues counted themselves: with RSS, how the flows spread.
+    s.rxQueues = this.rxQueues.map((q) => ({ packets: q.packets, bytes: q.bytes }));
+    s.txQueues = this.txQueues.map((q) => ({ packets: q.packets, bytes: q.bytes }));
     return s;
+  }
+
+  // Queue pairs in worker threads: ixgbe and igb only (lib/intel/nic.js).
+  workerHandle() {
+    throw new IxyError('EUNSUPPORTED', `${this.driver} cannot hand its queues to worker threads (ixgbe and igb can)`);
   }
 
   // Throws ECLOSED once close() has begun: the device's registers, rings and buffers are

@@ -27,6 +27,11 @@
 // Per packet this costs nothing: the work per step is one receive call, one clock read and
 // one release of the previous batch's leftovers.
 //
+// Filter: `filter: 'udp and dst port 53'` (tcpdump's language, lib/filter/) or a predicate
+// (bytes, length) => boolean hands out only the frames it accepts; the others go back to
+// the pool as soon as they are received. A poll that only found rejected frames counts
+// as work for the idler (traffic is flowing), but hands out nothing.
+//
 // Idle (lib/device/idle.js; the default is what open() was given, else the best the device can
 // do: 'interrupt' through VFIO, 'backoff' otherwise): with `idle: 'backoff'` a
 // queue that has stayed empty for a few milliseconds is polled once per 1 ms timer,
@@ -37,20 +42,24 @@ const { setImmediate: yieldToEventLoop } = require('timers/promises');
 const { PacketBatch } = require('../memory/batch');
 const { IxyError, shown } = require('../host/errors');
 const { idleMode, bestIdle, Idler } = require('./idle');
+const { compileFilter } = require('../filter');
 
 const SLICE_MS = 1; // how long we may poll before giving the event loop a turn
 
 class ReceiveIterator {
-  // status: the batch keeps each frame's descriptor status word (batch.checksumOf()).
-  constructor(dev, queue, { batchSize = 32, sliceMs = SLICE_MS, status = false, signal = null, idle } = {}) {
+  // status: the batch keeps each frame's descriptor status word (batch.checksumOf());
+  // hashes: each frame's RSS hash (batch.hashes).
+  constructor(dev, queue, { batchSize = 32, sliceMs = SLICE_MS, status = false, hashes = false, signal = null, idle, filter = null } = {}) {
     dev.checkQueue('RX', queue, dev.rxQueues.length);
     const mode = idleMode(idle, dev.options ? dev.options.idle : undefined) || bestIdle([dev]);
     if (signal !== null && (typeof signal !== 'object' || typeof signal.addEventListener !== 'function')) {
       throw new IxyError('EINVAL', `receive()'s signal must be an AbortSignal, got ${shown(signal)}`);
     }
+    this.keep = filterOption(filter); // before anything that needs undoing: EFILTER throws
+    this.ready = 0; // frames the last poll leaves in the batch for the loop (after the filter)
     this.dev = dev;
     this.queue = queue;
-    this.batch = new PacketBatch(batchSize, null, { status });
+    this.batch = new PacketBatch(batchSize, null, { status, hashes });
     this.sliceMs = sliceMs;
     this.sliceEnd = 0; // yield first: the caller's code after the loop setup runs first
     this.idler = mode === 'spin' ? null : new Idler(mode, [dev]); // EUNSUPPORTED: 'interrupt' without VFIO
@@ -80,7 +89,10 @@ class ReceiveIterator {
           // The loop body may have closed the device: its interrupt cannot be armed then.
           if (this.finished || this.dev.closed) return this.finish();
           this.sliceEnd = 0; // one poll, then sleep again unless it found frames
-          if (await this.idler.sleep(() => this.poll())) return this.wokeUp();
+          if (await this.idler.sleep(() => this.poll())) {
+            this.wokeUp();
+            if (this.ready > 0) return this.result;
+          }
         } else {
           await yieldToEventLoop();
           this.sliceEnd = performance.now() + this.sliceMs;
@@ -90,17 +102,20 @@ class ReceiveIterator {
       // queue's ring memory is gone.
       if (this.finished || this.dev.closed) return this.finish();
       if (this.poll()) {
-        if (this.sliceEnd === 0) return this.wokeUp();
-        if (this.idler !== null) this.idler.worked(now);
-        return this.result;
+        if (this.sliceEnd === 0) this.wokeUp();
+        else if (this.idler !== null) this.idler.worked(now);
+        if (this.ready > 0) return this.result;
       }
     }
   }
 
-  // One receive call into the batch; true when it took frames.
+  // One receive call into the batch; true when it took frames (which the filter may
+  // then all have freed).
   poll() {
     this.batch.sent = 0;
-    return this.dev.rxQueues[this.queue].receive(this.batch) > 0;
+    const n = this.dev.rxQueues[this.queue].receive(this.batch);
+    this.ready = n === 0 || this.keep === null ? n : this.batch.keepIf(this.keep);
+    return n > 0;
   }
 
   // The first frames after a sleep: full polling again, the next sleep the shortest.
@@ -123,6 +138,14 @@ class ReceiveIterator {
     if (this.batch.count > 0) this.batch.release();
     return { value: undefined, done: true };
   }
+}
+
+// receive()'s `filter`: an expression to compile, a predicate, or null.
+function filterOption(filter) {
+  if (filter === null || filter === undefined) return null;
+  if (typeof filter === 'string') return compileFilter(filter);
+  if (typeof filter === 'function') return filter;
+  throw new IxyError('EINVAL', `receive()'s filter must be a filter expression or a function (bytes, length) => boolean, got ${shown(filter)}`);
 }
 
 module.exports = { ReceiveIterator, SLICE_MS };

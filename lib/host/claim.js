@@ -2,20 +2,31 @@
 
 // One owner per device. A NIC driven by two programs at once (or by two Devices of one
 // program) is reset under the first one's feet and writes into memory its owner no longer
-// means. The owner holds an exclusive flock on the device's sysfs `config` file, opened
+// means. The owner holds an exclusive flock on one of the device's sysfs files, opened
 // read-only, from before the first register write until close(): the kernel drops it when
-// that file is closed, and so when the process dies, SIGKILL included. It works for a normal
-// user (config is world-readable), whatever driver or backend drives the device, and in the
-// model's and the tests' device trees, where config is a plain file.
+// that file is closed, and so when the process dies, SIGKILL included.
+//
+// Which file decides who else can block the claim, since whoever can open a file can flock
+// it. The claim is on `resource0` wherever this process can open it: sysfs makes it 0600
+// (and the model makes it so), so only root can open it, and no other user can hold the
+// lock to keep root's ixy out. Where it cannot (a normal user driving a NIC through VFIO, a
+// device with no BAR 0), the claim is on `config`, which sysfs makes world-readable: any
+// local user can then hold that lock and make the claim fail with EBUSY (the message and
+// `ixy list` name the holder). A normal user's ixy needs no more, as VFIO opens a device's
+// group for one process at a time; and a normal user cannot drive a device that is not
+// bound to vfio-pci, so root's ixy need not look at config's lock.
 //
 // flock locks belong to an open file, not to a process: a second open() of config in the
 // same process cannot take the lock either, so one check covers both cases. Who holds it
 // comes from /proc/locks, whose FLOCK lines give the pid that took the lock and the file's
 // device and inode.
 const fs = require('fs');
-const { IxyError } = require('./errors');
+const { IxyError, fromNative } = require('./errors');
 const { native } = require('./native');
 const pci = require('./pci');
+const { printable } = require('./printable');
+
+const CLAIM_FILES = ['resource0', 'config']; // in order of preference, see above
 
 // This process's claims, taken before the first register write and ended by close()
 // (releaseDevice): key -> the open config file whose lock is the claim.
@@ -29,7 +40,7 @@ function claimDevice(address) {
   if (claims.has(key)) {
     throw new IxyError('EBUSY', `${address} is already open in this process (pid ${process.pid}): close() that Device first`);
   }
-  const fd = pci.openConfig(address, fs.constants.O_RDONLY);
+  const fd = openClaimFile(address);
   try {
     lockDevice(fd, address);
   } catch (err) {
@@ -38,6 +49,16 @@ function claimDevice(address) {
   }
   claims.set(key, fd);
   return key;
+}
+
+// The first file of CLAIM_FILES this process can open, open read-only.
+function openClaimFile(address) {
+  try {
+    return pci.openPlain(pci.deviceFile(address, CLAIM_FILES[0]), fs.constants.O_RDONLY);
+  } catch (err) {
+    if (err.code !== 'ENOENT' && err.code !== 'EACCES') throw fromNative(err, `cannot open ${CLAIM_FILES[0]} of ${address}`);
+  }
+  return pci.openConfig(address, fs.constants.O_RDONLY);
 }
 
 // Lets go of the device (every close() calls this, last): its files (pci.forgetDevice) and
@@ -53,11 +74,15 @@ function releaseDevice(address, key) {
 
 // Who holds the device ({ pid, command }), or null. `locks`: readLocks(), for a listing.
 function deviceHolder(address, locks = readLocks()) {
-  try {
-    return holderOf(fs.statSync(pci.deviceFile(address, 'config'), { bigint: true }), locks);
-  } catch {
-    return null;
+  for (const name of CLAIM_FILES) {
+    try {
+      const holder = holderOf(fs.statSync(pci.deviceFile(address, name), { bigint: true }), locks);
+      if (holder !== null) return holder;
+    } catch {
+      // no such file: the next
+    }
   }
+  return null;
 }
 
 // Takes the lock on fd (the device's config file, open) or throws EBUSY naming the holder.
@@ -91,8 +116,9 @@ function holderOf(fdOrStat, locks = readLocks()) {
   const id = `${major.toString(16).padStart(2, '0')}:${minor.toString(16).padStart(2, '0')}:${st.ino}`;
   for (const line of locks) {
     // "1: FLOCK  ADVISORY  WRITE 19005 fe:00:9978671 0 EOF"; waiters have "->" after "1:".
+    // A shared (READ) flock keeps the claim out as well as an exclusive one.
     const f = line.trim().split(/\s+/);
-    if (f[1] !== 'FLOCK' || f[3] !== 'WRITE' || f[5] !== id) continue;
+    if (f[1] !== 'FLOCK' || f[5] !== id) continue;
     const pid = Number(f[4]);
     return { pid, command: commandOf(pid) };
   }
@@ -109,7 +135,7 @@ function commandOf(pid) {
     return 'exited; a process it started may hold the lock';
   }
   const text = argv.join(' ').replace(/\s+/g, ' ');
-  return text.length > 100 ? `${text.slice(0, 97)}...` : text;
+  return printable(text.length > 100 ? `${text.slice(0, 97)}...` : text);
 }
 
 module.exports = { claimDevice, releaseDevice, deviceHolder, lockDevice, readLocks };

@@ -1,12 +1,15 @@
 'use strict';
 
 const util = require('util');
+const { printable } = require('./printable');
 
 // Every failure a user can cause is an IxyError: a one-line message that says what is wrong
 // and what to do, and a `code` that programs can test. The CLI prints the message alone.
+// Messages quote foreign text (link targets, file contents, command lines): printable()
+// makes sure none of it can steer the terminal the message is printed on.
 class IxyError extends Error {
   constructor(code, message) {
-    super(message);
+    super(printable(message));
     this.name = 'IxyError';
     this.code = code;
   }

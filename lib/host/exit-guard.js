@@ -28,7 +28,9 @@ let installed = false;
 function install() {
   if (installed) return;
   installed = true;
-  process.on('exit', stopAll);
+  // First of the 'exit' listeners there are now: one that throws ends the emit, and later
+  // ones never run. The addon's atexit hook (native/guard.cc) stops what is left all the same.
+  process.prependListener('exit', stopAll);
   // libuv resets a signal to SIG_DFL when its last JavaScript listener goes (it has done so
   // by the time 'removeListener' is emitted): take it again then.
   process.on('removeListener', (name) => {

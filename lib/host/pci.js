@@ -28,6 +28,20 @@ function busDir() {
   return path.dirname(pciRoot());
 }
 
+// With IXY_PCI_ROOT set, the fake tree is all the driver may reach through it: every link
+// resolved there (the device directory, its driver, its IOMMU group) must lead inside the
+// root's parent (the fake /sys/bus/pci) and never into the real /sys or /proc, or a fake
+// device could make the driver unbind or drive a real one. Returns `real` or throws.
+const inside = (p, dir) => p === dir || p.startsWith(dir === '/' ? '/' : `${dir}${path.sep}`);
+
+function confine(real, link) {
+  if (!process.env.IXY_PCI_ROOT) return real;
+  const bus = fs.realpathSync(busDir());
+  const area = inside(bus, '/sys') ? '/sys' : bus;
+  if (inside(real, area) && (area === '/sys' || (!inside(real, '/sys') && !inside(real, '/proc')))) return real;
+  throw new IxyError('EDEVFILE', `${link} leads to ${real}, outside ${area} where IXY_PCI_ROOT points: refusing to reach through a fake tree to what it does not hold; check what created ${link}`);
+}
+
 // Checked before any path is built from the address, so that "../x" never reaches fs.
 function validateAddress(address) {
   if (typeof address !== 'string' || !ADDRESS_FORMAT.test(address)) {
@@ -50,7 +64,9 @@ function deviceDir(address) {
   if (dir === undefined) {
     try {
       dir = fs.realpathSync(path.join(pciRoot(), address));
+      confine(dir, path.join(pciRoot(), address));
     } catch (err) {
+      if (err instanceof IxyError) throw err;
       if (err.code === 'ENOENT' || err.code === 'ENOTDIR') {
         throw new IxyError('ENODEV', `no PCI device ${address} (looked in ${pciRoot()}); 'ixy list' shows the devices there are`);
       }
@@ -172,10 +188,12 @@ function driverDir(address) {
   } catch (err) {
     throw new IxyError('EDEVFILE', `${link} leads nowhere (${err.code}): refusing to unbind through it; check what created ${dir}`);
   }
-  const inSysfs = path.dirname(target) === SYSFS_PCI_DRIVERS || path.dirname(target) === path.join(busDir(), 'drivers');
+  confine(target, link);
+  const drivers = process.env.IXY_PCI_ROOT ? path.join(fs.realpathSync(busDir()), 'drivers') : SYSFS_PCI_DRIVERS;
+  const inBus = path.dirname(target) === drivers;
   const inDevice = target.startsWith(`${dir}${path.sep}`) && fs.statSync(target).isDirectory();
-  if (!inSysfs && !inDevice) {
-    throw new IxyError('EDEVFILE', `${link} leads to ${target}, not to a driver in ${SYSFS_PCI_DRIVERS}: refusing to write its unbind file; check what created ${dir}`);
+  if (!inBus && !inDevice) {
+    throw new IxyError('EDEVFILE', `${link} leads to ${target}, not to a driver in ${drivers}: refusing to write its unbind file; check what created ${dir}`);
   }
   return target;
 }
@@ -189,6 +207,7 @@ function unbindDriver(address, force = false) {
   const driver = driverDir(address);
   if (driver === null) return;
   if (vfio.isVfioBound(path.basename(driver))) {
+    confineGroup(address);
     vfio.open(address, deviceDir(address));
     return;
   }
@@ -221,14 +240,28 @@ function checkIommu(address) {
   const file = path.join(deviceDir(address), 'iommu_group', 'type');
   let type;
   try {
+    confineGroup(address);
     type = fs.readFileSync(file, 'latin1').trim();
   } catch (err) {
+    if (err instanceof IxyError) throw err;
     if (err.code === 'ENOENT' || err.code === 'ENOTDIR') return; // no IOMMU group: no IOMMU
     throw fromNative(err, `cannot read ${file}`);
   }
   if (type !== 'identity') {
     throw new IxyError('EIOMMU', `${address} is behind an IOMMU in ${JSON.stringify(type.slice(0, 32))} mode (${file}), where physical addresses do not work for DMA: bind it to vfio-pci ('ixy bind ${address}'), or boot with iommu=pt`);
   }
+}
+
+// The device's iommu_group, where it has one, must lead inside the fake tree too (confine).
+function confineGroup(address) {
+  const group = path.join(deviceDir(address), 'iommu_group');
+  let real;
+  try {
+    real = fs.realpathSync(group);
+  } catch {
+    return; // none, or leading nowhere: the readers below say so
+  }
+  confine(real, group);
 }
 
 function readConfig16(address, offset) {

@@ -29,6 +29,10 @@ const DEFAULTS = {
   promiscuous: true,
   linkTimeout: 10000, // ms
   debug: undefined, // buffer ownership checks in its pools (lib/memory/ownership-checks.js); undefined: IXY_DEBUG_BUFFERS
+  // The queues belong to worker threads (lib/queue-pair.js): the device does the
+  // global init and RSS, each worker attaches its queue pair with workerHandle().
+  workers: false,
+  signal: null, // an AbortSignal: once aborted, the link wait gives up (EABORTED)
 };
 
 class AdvancedNic extends Device {
@@ -54,10 +58,16 @@ class AdvancedNic extends Device {
     }
     this.regs = new Uint32Array(this.bar);
     this.pools = [];
+    // With `workers`: which thread owns each queue pair (QueuePair), shared with them.
+    this.queueOwners = this.options.workers ? new Int32Array(new SharedArrayBuffer(4 * maxQueues)) : null;
     this.linkUp = null; // as check() last saw it; null: not checked yet
     this.missed = 0; // frames dropped for want of room (readMissed)
     this.hardwareErrors = 0; // broken frames the NIC dropped itself (readErrors)
     try {
+      // A removed NIC answers all ones, and every wait of the init would time out after 2 s.
+      if (this.isLost()) {
+        throw new IxyError('EDEVICELOST', `${address} does not answer (its registers read all ones): the NIC was removed or is powered off`);
+      }
       exitGuard.guard(this, { bar: this.bar, stopBits: dmaStopBits(layout, this.options) });
       // An unbound NIC may have bus mastering off, and then it can do no DMA at all.
       pci.enableBusMastering(address);
@@ -72,7 +82,7 @@ class AdvancedNic extends Device {
     const dev = new this(address, options);
     try {
       dev.resetAndInit();
-      await dev.waitForLink(dev.options.linkTimeout);
+      await dev.waitForLink(dev.options.linkTimeout, dev.options.signal);
     } catch (err) {
       dev.closeAfter(err);
     }
@@ -94,6 +104,7 @@ class AdvancedNic extends Device {
   // each driver's receive initialization that is the same on every NIC here.
   addRxQueue(q) {
     const o = this.options;
+    if (o.workers) return null; // a worker's (QueuePair)
     const pool = new Mempool({ entries: o.mempoolEntries, bufferSize: o.bufferSize, debug: o.debug });
     this.pools.push(pool);
     const queue = new RxQueue(this.regs, this.layout, q, o.rxRingSize, pool, o.rxFreeThreshold, o.rxQueues > 1);
@@ -104,6 +115,7 @@ class AdvancedNic extends Device {
 
   // TX queue q with its ring programmed (TxQueue.configure).
   addTxQueue(q) {
+    if (this.options.workers) return null; // a worker's (QueuePair)
     const queue = new TxQueue(this.regs, this.layout, q, this.options.txRingSize);
     this.txQueues.push(queue);
     queue.configure();
@@ -137,9 +149,25 @@ class AdvancedNic extends Device {
     setReg(this.regs, this.layout.EIMC, 1);
   }
 
-  async waitForLink(timeoutMs) {
+  // What a worker thread needs to attach queue pair i (ixy.attachQueue(handle, i)): plain
+  // data and the shared owner table, so it can be posted to the worker (workerData).
+  workerHandle() {
+    this.checkOpen('workerHandle()');
+    if (!this.options.workers) {
+      throw new IxyError('EINVAL', `${this.address} was opened without { workers: true }: its queues belong to this thread`);
+    }
+    const o = this.options;
+    return {
+      address: this.address, driver: this.driver, pciRoot: pci.pciRoot(), owners: this.queueOwners,
+      rxQueues: o.rxQueues, txQueues: o.txQueues, rxRingSize: o.rxRingSize, txRingSize: o.txRingSize,
+      rxFreeThreshold: o.rxFreeThreshold, mempoolEntries: o.mempoolEntries, bufferSize: o.bufferSize,
+    };
+  }
+
+  async waitForLink(timeoutMs, signal = null) {
     const deadline = Date.now() + timeoutMs;
     while (this.linkSpeed === 0) {
+      if (signal && signal.aborted) throw aborted(this.address);
       if (Date.now() > deadline) {
         throw new IxyError('ELINKTIMEOUT', `link on ${this.address} did not come up within ${timeoutMs / 1000} s: check the cable or the link partner`);
       }
@@ -298,6 +326,11 @@ function dmaStopBits(L, o) {
 }
 
 // The options with every one left out, or given as undefined, set to its default.
+// open() gave up waiting for link because its `signal` was aborted (Ctrl-C at start-up).
+function aborted(address) {
+  return new IxyError('EABORTED', `stopped while waiting for link on ${address}`);
+}
+
 function withDefaults(defaults, options) {
   const o = { ...defaults };
   for (const [key, value] of Object.entries(options)) if (value !== undefined) o[key] = value;
@@ -322,6 +355,9 @@ function checkOptions(o, maxQueues, maxRingSize) {
     throw new IxyError('EINVAL', `bufferSize must be 1024, 2048, 4096, 8192 or 16384 bytes (the NIC's receive buffer sizes), got ${shown(size)}`);
   }
   checkInteger('linkTimeout (ms)', o.linkTimeout, 0, 2 ** 31 - 1);
+  if (typeof o.workers !== 'boolean') {
+    throw new IxyError('EINVAL', `workers must be true or false, got ${shown(o.workers)}`);
+  }
   if (typeof o.promiscuous !== 'boolean') {
     throw new IxyError('EINVAL', `promiscuous must be true or false, got ${shown(o.promiscuous)}`);
   }

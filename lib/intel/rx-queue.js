@@ -135,6 +135,12 @@ class RxQueue extends Queue {
       batch.filledBy = this;
       for (let k = 0; k < n; k++) words[outStatusAt + k] = ring[at + 2 + (k << 2)];
     }
+    // Likewise the RSS hash (PacketBatch's `hashes`): the write-back's second dword
+    // (7.1.6.2, with RXCSUM.PCSD), which the loop below overwrites with an address.
+    const outHashesAt = batch.hashesAt;
+    if (outHashesAt >= 0) {
+      for (let k = 0; k < n; k++) words[outHashesAt + k] = ring[at + 1 + (k << 2)];
+    }
     // 3. Hand them out and put a fresh buffer on each descriptor. Frame k takes the buffer
     // k below the top of the free stack (popIds). Offsets into the arena: bufferIds[first + k]
     // is words[idsAt + k], and so on.

@@ -54,7 +54,7 @@ class TxQueue extends Queue {
     this.reclaimAt = ringSize - ringSize / 4;
     this.tailIndex = layout.TDT(index) >> 2;
     // The command bits of every descriptor; a queue for timestamped frames adds the
-    // 82599's MAC 1588 bit (lib/ixgbe/timesync.js).
+    // 82599's MAC 1588 bit (lib/intel/ixgbe/timesync.js).
     this.command = SEND_COMMAND;
     this.minLength = layout.TX_MIN_LENGTH;
     this.headIndex = layout.TDH(index) >> 2;
@@ -246,7 +246,8 @@ class TxQueue extends Queue {
   }
 
   // Takes the frames between clean and tail whose descriptor has no DD out of the packet
-  // and byte totals. (A descriptor the NIC has not written back still holds our length.)
+  // and byte totals, into the dropped count. (A descriptor the NIC has not written back
+  // still holds our length.)
   uncountUnsent() {
     let frames = 0;
     let bytes = 0;
@@ -257,6 +258,7 @@ class TxQueue extends Queue {
     }
     this.totals[PACKETS] -= frames;
     this.totals[BYTES] -= bytes;
+    this.dropped += frames;
     return frames;
   }
 

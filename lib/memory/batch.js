@@ -20,7 +20,8 @@ const MAX_BATCH = 4096;
 class PacketBatch {
   // status: keep each received frame's descriptor status word, for checksumOf(). Off by
   // default: it costs a pass over the frames in every receive.
-  constructor(capacity = 32, pool = null, { status = false } = {}) {
+  // hashes: keep each received frame's RSS hash (see `hashes` below).
+  constructor(capacity = 32, pool = null, { status = false, hashes = false } = {}) {
     if (!Number.isInteger(capacity) || capacity < 1 || capacity > MAX_BATCH) {
       throw new IxyError('EBATCH', `batch size must be 1..${MAX_BATCH}, got ${capacity}`);
     }
@@ -34,6 +35,11 @@ class PacketBatch {
     this.idsAt = arena.offsetOf(this.ids);
     this.lengthsAt = arena.offsetOf(this.lengths);
     this.statusAt = status ? arena.offsetOf(this.status) : -1;
+    // With `hashes`: per received frame, the RSS hash the NIC computed (82599 7.1.2.8:
+    // Toeplitz over the IPv4 addresses and TCP/UDP ports), 0 for frames it does not hash
+    // and on a device opened with one RX queue (no RSS). Without: null, and hashesAt -1.
+    this.hashes = hashes ? arena.allocWords(capacity) : null;
+    this.hashesAt = hashes ? arena.offsetOf(this.hashes) : -1;
     this.filledBy = null; // the RX queue whose status words `status` holds, if it has any
     this.count = 0;
     // How many of the first packets the last Device.txBatch() handed to the NIC: those are
@@ -124,6 +130,31 @@ class PacketBatch {
         throw unsendable(`frame ${k} of the batch is ${words[lengthsAt + k]} bytes; a frame must be ${minLength}..${pool.bufferSize} bytes (the buffer size)`);
       }
     }
+  }
+
+  // Keeps, in order, the frames keep(bytes, length) accepts (a compileFilter() predicate)
+  // and gives the others back to the pool at once; returns how many are left. For a batch
+  // just received: nothing of it has been sent.
+  keepIf(keep) {
+    const { ids, lengths, status } = this;
+    const pool = this.pool;
+    const buffers = pool.buffers;
+    let kept = 0;
+    for (let i = 0; i < this.count; i++) {
+      const id = ids[i];
+      if (!keep(buffers[id], lengths[i])) {
+        pool.free(id);
+      } else {
+        if (kept !== i) {
+          ids[kept] = id;
+          lengths[kept] = lengths[i];
+          if (status !== null) status[kept] = status[i];
+        }
+        kept++;
+      }
+    }
+    this.count = kept;
+    return kept;
   }
 
   // Gives packets [from, count) back to their pool and empties the batch.

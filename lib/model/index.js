@@ -12,6 +12,10 @@ const { IxyError } = require('../host/errors');
 
 const running = new Set();
 
+// The `source` command's options besides rate, in the order they are sent.
+const SOURCE_OPTIONS = ['size', 'count', 'flows', 'dst', 'ipsum', 'udpsum', 'tcpsum', 'fcs',
+  'proto', 'sip', 'dip', 'sport', 'dport', 'vary', 'zipf'];
+
 // A crashed test must not leave models (and their hugepage mappings) behind.
 process.on('exit', () => {
   for (const model of running) {
@@ -167,13 +171,24 @@ class Model {
     return port === undefined ? reply.ports : reply.ports[0];
   }
 
-  source(port, { rate = 0, size, count, flows, dst } = {}) {
+  // Options as the `source` command's (native/model/README.md, "Control protocol"); vary
+  // may be an array of field names.
+  source(port, options = {}) {
+    const { rate = 0, ...rest } = options;
     let line = `source ${port} rate=${rate}`;
-    if (size !== undefined) line += ` size=${size}`;
-    if (count !== undefined) line += ` count=${count}`;
-    if (flows !== undefined) line += ` flows=${flows}`;
-    if (dst !== undefined) line += ` dst=${dst}`;
+    for (const name of SOURCE_OPTIONS) {
+      const value = rest[name];
+      if (value !== undefined) line += ` ${name}=${Array.isArray(value) ? value.join(',') : value}`;
+    }
     return this.command(line);
+  }
+
+  // The port's RSS hash of an IPv4 tuple with the key the driver programmed (RSSRK), and
+  // the queue its RETA names: { hash, queue }. Without ports, over the addresses only.
+  async hash(port, src, dst, sport, dport) {
+    const ports = sport === undefined ? '' : ` ${sport} ${dport}`;
+    const { hash, queue } = await this.command(`hash ${port} ${src} ${dst}${ports}`);
+    return { hash, queue };
   }
 
   sourceOff(port) { return this.command(`source ${port} off`); }
@@ -223,8 +238,15 @@ class Model {
     }
   }
 
+  // What the model makes in its directory (its ports and its socket), and the directory
+  // if nothing else is left, for a model that died before it could: whatever else is there
+  // the model did not make, and stays.
   _removeDir() {
-    try { fs.rmSync(this.dir, { recursive: true, force: true }); } catch { /* best effort */ }
+    const made = [...this.addresses.map((a) => path.join(this.dir, a)), this.socket];
+    for (const file of made) {
+      try { fs.rmSync(file, { recursive: true, force: true }); } catch { /* best effort */ }
+    }
+    try { fs.rmdirSync(this.dir); } catch { /* gone, or holds what is not ours */ }
   }
 
   // Closes this process's connection to the model; the model runs on.

@@ -40,6 +40,7 @@ const DEFAULTS = {
   promiscuous: true,
   linkTimeout: 10000,
   debug: undefined, // buffer ownership checks in its pools (lib/memory/ownership-checks.js); undefined: IXY_DEBUG_BUFFERS
+  signal: null, // an AbortSignal: once aborted, the link wait gives up (EABORTED)
 };
 
 // virtio-net reports no link speed without VIRTIO_NET_F_SPEED_DUPLEX (which QEMU leaves
@@ -94,6 +95,7 @@ class VirtioDevice extends Device {
     try {
       const deadline = Date.now() + dev.options.linkTimeout;
       while (dev.linkSpeed === 0) {
+        if (dev.options.signal && dev.options.signal.aborted) throw new IxyError('EABORTED', `stopped while waiting for link on ${address}`);
         if (Date.now() > deadline) throw new IxyError('ELINKTIMEOUT', `link on ${address} did not come up within ${dev.options.linkTimeout / 1000} s`);
         await sleep(10);
       }

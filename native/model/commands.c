@@ -87,6 +87,8 @@ static int stats(char *reply, size_t n, int only)
 			__builtin_popcountll(p->tx_active), p->src.seq, p->src.backlog, M.max_gap_ns / 1000,
 			t->dma_waits, t->dma_after_release, p->rxq.released ? "true" : "false",
 			__builtin_popcountll(p->tx_released), t->source_paused_ns / 1000, p->device_id, p->removed ? "true" : "false");
+		o += rss_json(p, reply + o, n - o);
+		o += sink_flows_json(p, reply + o, n - o);
 		o += wire_stats(p, reply + o, n - o);
 		o += snprintf(reply + o, n - o,
 			"\"tap\":\"%s\",\"tapRxFrames\":%lu,\"tapRxBytes\":%lu,\"tapTxFrames\":%lu,"
@@ -108,7 +110,10 @@ static int cmd_source(struct port *p, char **tok, int nt, char *reply, size_t n)
 		s->on = 0;
 		return ok(reply, n);
 	}
-	struct source ns = { .on = 1, .rate = 0, .size = 60, .count = 0, .flows = 1 };
+	struct source ns = { .on = 1, .rate = 0, .size = 60, .count = 0, .flows = 1,
+		.sip = 10u << 24 | (uint32_t)p->idx << 8 | 1u, .dip = 10u << 24 | 1u << 16 | (uint32_t)p->idx << 8 | 1u,
+		.sport = 1024, .dport = 5000, .vary = FLOW_VARY_SIP | FLOW_VARY_SPORT };
+	int r;
 	static const char *const sums[] = { "zero", "good", "bad" };
 	for (int i = 2; i < nt; i++) {
 		char *eq = strchr(tok[i], '=');
@@ -140,12 +145,19 @@ static int cmd_source(struct port *p, char **tok, int nt, char *reply, size_t n)
 		else if (!strcmp(k, "udpsum") && (!strcmp(v, sums[0]) || !strcmp(v, sums[1]) ||
 						  !strcmp(v, sums[2])))
 			ns.udp_mode = !strcmp(v, sums[1]) ? 1 : !strcmp(v, sums[2]) ? 2 : 0;
+		else if ((r = source_option(&ns, k, v)) > 0)
+			;                /* proto, sip, dip, sport, dport, vary, zipf, tcpsum (flows.c) */
 		else
-			return fail(reply, n, "bad source option", k);
+			return fail(reply, n, r < 0 ? "bad source value" : "bad source option", k);
 	}
 	ns.last_ns = now_ns();
+	source_flows_free(s);
 	*s = ns;
-	source_build(p);
+	char err[128];
+	if (source_flows_build(p, err, sizeof err) < 0) {
+		s->on = 0;
+		return fail(reply, n, err, NULL);
+	}
 	return ok(reply, n);
 }
 
@@ -269,6 +281,10 @@ int command_exec(char *line, char *reply, size_t n)
 		p->sink = 1;
 		p->sink_check = nt == 3 && !strcmp(tok[2], "check=1");
 		p->sink_last_seq = -1;
+		if (!p->sink_check)
+			sink_flows_off(p);
+		else if (sink_flows_on(p) < 0)
+			return fail(reply, n, "out of memory", NULL);
 		return ok(reply, n);
 	}
 	if (!strcmp(c, "cable")) {
@@ -299,6 +315,8 @@ int command_exec(char *line, char *reply, size_t n)
 		p->w.pcap_nano = nano;
 		return ok(reply, n);
 	}
+	if (!strcmp(c, "hash"))
+		return rss_command(p, tok, nt, reply, n);
 	if (!strcmp(c, "pcap-in"))
 		return cmd_pcap_in(p, tok, nt, reply, n);
 	if (!strcmp(c, "tap"))
@@ -316,9 +334,12 @@ int command_exec(char *line, char *reply, size_t n)
 	}
 	if (!strcmp(c, "clear") && nt == 2) {
 		memset(&p->t, 0, sizeof p->t);
+		memset(p->rss.t_frames, 0, sizeof p->rss.t_frames);
 		p->ptp.rx_stamped = p->ptp.tx_stamped = 0;
 		lat_clear(p);
 		p->sink_last_seq = -1;
+		if (p->sink_flows)
+			sink_flows_on(p);
 		M.max_gap_ns = 0;
 		return ok(reply, n);
 	}

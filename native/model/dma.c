@@ -254,13 +254,13 @@ static void drop_stale_rings(void)
 		rings[0] = &p->rxq;
 		for (int q = 0; q < NUM_QUEUES; q++)
 			rings[q + 1] = &p->txq[q];
-		for (int k = 0; k <= NUM_QUEUES; k++) {
-			struct ring *r = rings[k];
+		for (int k = 0; k < 2 * NUM_QUEUES; k++) {
+			struct ring *r = k <= NUM_QUEUES ? rings[k] : &p->rss.q[k - NUM_QUEUES].ring;
 			if (r->desc && dma_virt(r->base_phys, r->count * 16) != r->desc) {
 				r->desc = NULL;
 				r->released = 1;
 				r->miss_gen = ~0u;    /* never mapped again until re-enabled */
-				if (k) {
+				if (k && k <= NUM_QUEUES) {
 					p->tx_active &= ~(1ull << (k - 1));
 					p->tx_released |= 1ull << (k - 1);
 				}

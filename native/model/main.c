@@ -42,7 +42,8 @@ static const char usage[] =
 	"one JSON line saying where everything is, and runs until SIGINT or SIGTERM.\n"
 	"\n"
 	"  --ports N          ports, 1..8 (default 2): DIR/0000:ff:00.0, 0000:ff:00.1, ...\n"
-	"  --dir DIR          where the ports go (default /dev/shm/ixy-model-PID)\n"
+	"  --dir DIR          where the ports go: a new directory the model creates (private,\n"
+	"                     0700) and removes (default /dev/shm/ixy-model-PID-XXXXXX)\n"
 	"  --socket PATH      the control socket (default DIR/control.sock)\n"
 	"  --config \"CMD; ..\" control commands to run first, e.g. \"source 0 rate=1000; sink 1\"\n"
 	"  --parent PID       stop when process PID dies\n"
@@ -60,6 +61,28 @@ static void usage_error(const char *fmt, const char *arg)
 	fprintf(stderr, fmt, arg);
 	fprintf(stderr, "\n");
 	exit(2);
+}
+
+/* The model's directory: created here, exclusively and private (0700), so that
+ * nobody else can have made it first or put anything in it. --dir DIR must not
+ * exist (mkdir fails on any existing path, links included); the default is a
+ * fresh mkdtemp name. Returns 0, or -1 with errno. */
+static int make_dir(const char *dir)
+{
+	if (dir) {
+		snprintf(M.dir, sizeof M.dir, "%s", dir);
+		return mkdir(M.dir, 0700);
+	}
+	snprintf(M.dir, sizeof M.dir, "/dev/shm/ixy-model-%d-XXXXXX", getpid());
+	return mkdtemp(M.dir) ? 0 : -1;
+}
+
+/* Removes the model's directory if it holds nothing more: the ports and the
+ * socket are gone by now, and whatever else is there the model did not make. */
+static void remove_dir(void)
+{
+	if (rmdir(M.dir) < 0 && errno == ENOTEMPTY)
+		fprintf(stderr, "ixy-model: left %s in place: it holds files the model did not make\n", M.dir);
 }
 
 static void cleanup(void)
@@ -83,7 +106,7 @@ static void cleanup(void)
 	for (int i = 0; i < M.nports; i++)
 		pcidev_destroy(&M.ports[i], M.dir);
 	if (dir_made)
-		remove_tree(M.dir);
+		remove_dir();
 }
 
 /* Error after files exist: say what is wrong, remove everything, exit 2. */
@@ -93,36 +116,31 @@ static void fatal(const char *what, const char *arg)
 	usage_error(what, arg);
 }
 
-/* Remove /dev/shm/ixy-model-<pid> directories whose process is gone. */
+/* Remove /dev/shm/ixy-model-<pid>-XXXXXX directories whose process is gone and
+ * that are provably a model's of this user: a directory (not a link) this user
+ * owns, private (0700) as make_dir creates it. Another user's, or anything else
+ * named alike, stays. */
 static void remove_stale(void)
 {
 	DIR *d = opendir("/dev/shm");
 	struct dirent *e;
 	while (d && (e = readdir(d))) {
-		int pid;
+		int pid, end = 0;
 		char path[300];
-		if (sscanf(e->d_name, "ixy-model-%d", &pid) != 1 || pid <= 0)
+		struct stat st;
+		if (sscanf(e->d_name, "ixy-model-%d-%n", &pid, &end) != 1 || pid <= 0 || !end ||
+		    strlen(e->d_name + end) != 6)
 			continue;
 		if (kill(pid, 0) == 0 || errno != ESRCH)
 			continue;
 		snprintf(path, sizeof path, "/dev/shm/%s", e->d_name);
+		if (lstat(path, &st) < 0 || !S_ISDIR(st.st_mode) || st.st_uid != geteuid() ||
+		    (st.st_mode & 07777) != 0700)
+			continue;
 		remove_tree(path);
 	}
 	if (d)
 		closedir(d);
-}
-
-static int dir_is_empty(const char *path)
-{
-	DIR *d = opendir(path);
-	struct dirent *e;
-	int empty = 1;
-	while (d && (e = readdir(d)))
-		if (strcmp(e->d_name, ".") && strcmp(e->d_name, ".."))
-			empty = 0;
-	if (d)
-		closedir(d);
-	return d && empty;
 }
 
 static void print_ready(void)
@@ -227,25 +245,24 @@ int main(int argc, char **argv)
 			usage_error("bad argument '%s' ('ixy-model --help' shows the usage)", a);
 		}
 	}
-	if (dir)
-		snprintf(M.dir, sizeof M.dir, "%s", dir);
-	else
-		snprintf(M.dir, sizeof M.dir, "/dev/shm/ixy-model-%d", getpid());
+	if (dir && strlen(dir) >= sizeof M.dir)
+		usage_error("--dir path too long: '%s'", dir);
+	if (sock && access(sock, F_OK) == 0)
+		usage_error("socket path '%s' already exists", sock);
+
+	remove_stale();
+	if (make_dir(dir) < 0) {
+		if (errno == EEXIST)
+			usage_error("'%s' exists: the model makes its own directory, give a path that does not exist yet", M.dir);
+		usage_error("cannot create directory '%s'", M.dir);
+	}
+	dir_made = 1;
 	if (sock)
 		snprintf(M.sock_path, sizeof M.sock_path, "%s", sock);
 	else
 		snprintf(M.sock_path, sizeof M.sock_path, "%s/control.sock", M.dir);
 	if (strlen(M.sock_path) >= 108)
-		usage_error("socket path too long: '%s'", M.sock_path);
-	if (sock && access(sock, F_OK) == 0)
-		usage_error("socket path '%s' already exists", sock);
-
-	remove_stale();
-	if (mkdir(M.dir, 0755) < 0) {
-		if (errno != EEXIST || !dir_is_empty(M.dir))
-			usage_error("cannot create directory '%s' (it must not exist or be empty)", M.dir);
-	}
-	dir_made = 1;
+		fatal("socket path too long: '%s'", M.sock_path);
 
 	/* Signals are handled synchronously by this thread (sigwaitinfo). */
 	sigset_t set;

@@ -43,6 +43,7 @@ struct truth {
 	uint64_t tap_tx_dropped;                /* refused by the TAP (e.g. it is down) */
 	uint64_t irq[IRQ_VECTORS];              /* interrupts the NIC would have sent, per vector */
 	uint64_t rx_last_ns, tx_last_ns;        /* CLOCK_MONOTONIC of the last RX write-back / TX frame */
+	uint64_t sink_flow_errors;              /* check=1: frames older than their flow's last */
 };
 
 /*
@@ -51,7 +52,7 @@ struct truth {
  */
 enum { C_GPRC, C_GORC, C_MPC, C_QPRDC, C_CRCERRS, C_RUC, C_RFC, C_ROC, C_RJC,
        C_GPTC, C_GOTC, NCNT };
-#define NSTATREG 16                 /* registers fed from the totals (regs.c) */
+#define NSTATREG 48                 /* registers fed from the totals (regs.c) */
 
 /* Fast state of one descriptor ring, precomputed when the queue is enabled. */
 struct ring {
@@ -63,6 +64,18 @@ struct ring {
 	uint32_t released;   /* the driver's memory went away while enabled (desc NULL) */
 	uint32_t miss_gen;   /* DMA scan generation a translation miss waits for */
 	uint64_t base_phys;  /* ring base as read at enable time */
+};
+
+/* One flow of a source: its 5-tuple and what is fixed per flow (flows.c). */
+struct flow {
+	uint32_t sip, dip;   /* IPv4 addresses, host order */
+	uint16_t sport, dport;
+	uint8_t tcp;         /* 1 TCP, 0 UDP */
+	uint8_t rss_type;    /* RSS type of the write-back (rss.c), valid for rss_gen */
+	uint16_t ip_csum;    /* IPv4 header checksum field, network order */
+	uint32_t l4_part;    /* L4 checksum sum of addresses and ports */
+	uint32_t rss_gen;    /* rss.gen the hash was computed for, 0 = none */
+	uint32_t hash;       /* RSS hash */
 };
 
 /* A traffic source (frames generated into RX). */
@@ -89,6 +102,47 @@ struct source {
 	uint64_t last_ns;
 	uint8_t tmpl[SRC_MAX + 64];  /* frame template (flow 0, seq 0) */
 	uint32_t ip_sum;     /* partial IPv4 header sum without source address */
+	/* flows (flows.c): tuples, protocols and weights */
+	int proto;           /* 0 udp, 1 tcp, 2 mixed (odd flows TCP) */
+	int tcp_bad;         /* tcpsum=bad */
+	uint32_t sip, dip;   /* flow 0's addresses (host order) */
+	uint16_t sport, dport;
+	uint32_t vary;       /* FLOW_VARY_* bits: fields that add the flow index */
+	double zipf;         /* > 0: flows drawn with Zipf weights of this exponent */
+	struct flow *flow;   /* flows entries, NULL for the single default flow */
+	uint16_t *sched;     /* zipf: flow of frame seq is sched[seq % FLOW_SCHED] */
+	uint32_t l4_base[2]; /* L4 checksum sum without addresses, ports, seq: UDP, TCP */
+	uint32_t wb_lo2[2], wb_st2[2];  /* write-back of UDP and of TCP frames */
+	uint8_t alt[SRC_MAX + 64];   /* mixed: the template of the other protocol */
+};
+#define FLOW_VARY_SIP   1u
+#define FLOW_VARY_DIP   2u
+#define FLOW_VARY_SPORT 4u
+#define FLOW_VARY_DPORT 8u
+#define FLOW_SCHED      65536u      /* length of a Zipf schedule */
+
+/* An RX queue's delivery state while another queue's is in the port (rss.c). */
+struct rxq_save {
+	struct ring ring;
+	uint32_t free, free_begin, bufsize;
+	int drop_en;
+};
+
+/* RSS and RX queues 1..63 (rss.c; 82599 datasheet 7.1.2.8). */
+struct rss {
+	int on;                  /* MRQC.MRQE selects RSS */
+	uint32_t fields;         /* MRQC hash field enables (bits 31:16) */
+	int pcsd;                /* RXCSUM.PCSD: the hash goes into the write-back */
+	uint32_t key[10];        /* RSSRK as last read */
+	uint32_t gen;            /* bumped when the key or the fields change (never 0) */
+	uint8_t reta[128];       /* RETA: RX queue of each hash index (low 7 bits) */
+	uint8_t map[128];        /* RQSMR: statistics counter of each RX queue */
+	int cur;                 /* queue whose state is in p->rxq, p->rx_free, ... */
+	uint64_t active;         /* queues 1..63 with a ring or a released one */
+	struct rxq_save q[NUM_QUEUES];  /* queues other than cur */
+	uint64_t frames[NUM_QUEUES], drops[NUM_QUEUES];  /* queues 1..63 since reset */
+	uint64_t t_frames[NUM_QUEUES];  /* truth: frames delivered per queue (clear) */
+	uint32_t tab[12][256];   /* Toeplitz of each input byte value, from the key */
 };
 
 /* Frames replayed from a pcap file into RX. */
@@ -149,6 +203,8 @@ struct tap {
 	int carrier;         /* what the TAP was last told: the port's link */
 };
 
+struct sink_flows;
+
 struct port {
 	int idx;
 	char address[16];
@@ -182,7 +238,7 @@ struct port {
 	int strip_crc;
 	uint32_t ra_seen[16][2];      /* RAL/RAH(n), n < 16, as last synced with their aliases */
 
-	struct ring rxq;              /* RX is delivered to queue 0 only */
+	struct ring rxq;              /* RX queue 0, or the queue rss.cur while RSS delivers */
 	struct ring txq[NUM_QUEUES];
 	uint64_t tx_active;           /* bit q set = txq[q].desc valid */
 	uint64_t tx_released;         /* bit q set = txq[q] released (see dma.c) */
@@ -194,6 +250,8 @@ struct port {
 	struct tap tap;
 	struct irq irq;
 	int64_t sink_last_seq;        /* -1 = no base yet */
+	struct sink_flows *sink_flows;/* check=1: last sequence number per flow (sink-flows.c) */
+	struct rss rss;
 	FILE *pcap_out;
 
 	/* statistics: totals since reset and what the registers got of them */
@@ -271,6 +329,40 @@ static inline uint8_t *dma_virt_fast(uint64_t phys, uint32_t len)
 }
 uint32_t crc32_eth(const uint8_t *data, uint32_t len);
 int dma_owner_pid(int port);
+
+/* rss.c: RSS, RX queues 1..63 and their statistics */
+void rss_scan(struct port *p, uint64_t now);
+void rss_drop(struct port *p);
+void rss_begin(struct port *p);
+void rss_end(struct port *p, uint64_t now);
+void rss_switch(struct port *p, int q);
+uint64_t rss_free(const struct port *p);
+void rss_publish(struct port *p);
+uint64_t rss_route(struct port *p, const uint8_t *f, uint32_t len);
+uint64_t rss_flow(struct port *p, struct flow *fl, uint32_t wb_lo);
+uint64_t rss_qstat(const struct port *p, int counter, int drops);
+uint32_t rss_hash(const struct rss *r, const uint8_t *in, uint32_t n);
+int rss_json(const struct port *p, char *out, size_t n);
+int rss_command(struct port *p, char **tok, int nt, char *reply, size_t n);
+void ring_start(struct port *p, struct ring *ring, uint32_t bal, uint32_t bah,
+		uint32_t len, uint32_t head, uint64_t now);
+void ring_retry(struct ring *ring);
+
+/* flows.c: the source's flows; sink-flows.c: the sink's per-flow check */
+int source_flows_build(struct port *p, char *err, size_t n);
+void source_flows_free(struct source *s);
+int source_option(struct source *s, const char *k, const char *v);
+int sink_flows_on(struct port *p);
+void sink_flows_off(struct port *p);
+void sink_flow_check(struct port *p, const uint8_t *f, uint32_t len, uint32_t seq);
+int sink_flows_json(const struct port *p, char *out, size_t n);
+
+/* The flow of source frame seq (flows.c builds the table). */
+static inline struct flow *source_flow(struct source *s, uint64_t seq)
+{
+	uint32_t i = s->sched ? s->sched[seq % FLOW_SCHED] : (uint32_t)(seq % s->flows);
+	return &s->flow[i];
+}
 
 /* rx.c: delivering frames into an RX ring */
 uint32_t rx_begin(struct port *p);

@@ -51,6 +51,7 @@ uint32_t nvm_lms_of(uint16_t id)
 void port_drop_queues(struct port *p)
 {
 	memset(&p->rxq, 0, sizeof p->rxq);
+	rss_drop(p);
 	memset(p->txq, 0, sizeof p->txq);
 	p->tx_active = 0;
 	p->tx_released = 0;
@@ -73,6 +74,8 @@ void regs_reset(struct port *p)
 	p->link_up = 0;
 	p->link_up_at = 0;
 	memset(p->cnt, 0, sizeof p->cnt);
+	memset(p->rss.frames, 0, sizeof p->rss.frames);
+	memset(p->rss.drops, 0, sizeof p->rss.drops);
 	memset(p->handed, 0, sizeof p->handed);
 	p->stats_left = 0;
 	for (size_t i = 1; i < BAR_SIZE / 4; i++)
@@ -105,7 +108,7 @@ void regs_reset(struct port *p)
 }
 
 /* Translate a ring base and length; on a miss rescan the driver's memory once. */
-static void ring_start(struct port *p, struct ring *ring, uint32_t bal, uint32_t bah,
+void ring_start(struct port *p, struct ring *ring, uint32_t bal, uint32_t bah,
 		       uint32_t len, uint32_t head, uint64_t now)
 {
 	ring->enabled = 1;
@@ -132,7 +135,7 @@ static void ring_start(struct port *p, struct ring *ring, uint32_t bal, uint32_t
 }
 
 /* A queue enabled earlier whose ring was not mapped yet: retry after a rescan. */
-static void ring_retry(struct ring *ring)
+void ring_retry(struct ring *ring)
 {
 	if (ring->enabled && !ring->desc && !ring->released && ring->miss_gen != ~0u &&
 	    ring->miss_gen != (uint32_t)M.dma_gen) {
@@ -292,6 +295,7 @@ void regs_scan(struct port *p, uint64_t now)
 	p->rx_drop_en = (srrctl & SRRCTL_DROP_EN) != 0;
 
 	scan_queues(p, now);
+	rss_scan(p, now);     /* MRQC, RSSRK, RETA, RQSMR and RX queues 1..63 */
 }
 
 /*
@@ -306,29 +310,38 @@ void regs_scan(struct port *p, uint64_t now)
  * no effect on the real read-clear register, so the driver is right on
  * hardware too.  A driver that never writes 0 sees its first value forever.
  */
-enum { S_GPRC, S_QPRC0, S_GORC, S_TPR, S_MPC0, S_QPRDC0, S_CRCERRS, S_RUC, S_RFC,
-       S_ROC, S_RJC, S_GPTC, S_TPT, S_GOTC, S_END };
+enum { S_GPRC, S_GORC, S_TPR, S_MPC0, S_CRCERRS, S_RUC, S_RFC,
+       S_ROC, S_RJC, S_GPTC, S_TPT, S_GOTC,
+       S_QPRC0, S_QPRDC0 = S_QPRC0 + 16, S_END = S_QPRDC0 + 16 };   /* QPRC(n), QPRDC(n), n < 16 */
 
-static const uint32_t stat_off[S_END] = {
-	[S_GPRC] = GPRC, [S_QPRC0] = QPRC(0), [S_GORC] = GORCL, [S_TPR] = TPR,
-	[S_MPC0] = MPC(0), [S_QPRDC0] = QPRDC(0), [S_CRCERRS] = CRCERRS, [S_RUC] = RUC,
+static const uint32_t stat_off[S_QPRC0] = {
+	[S_GPRC] = GPRC, [S_GORC] = GORCL, [S_TPR] = TPR,
+	[S_MPC0] = MPC(0), [S_CRCERRS] = CRCERRS, [S_RUC] = RUC,
 	[S_RFC] = RFC, [S_ROC] = ROC, [S_RJC] = RJC, [S_GPTC] = GPTC, [S_TPT] = TPT,
 	[S_GOTC] = GOTCL,
 };
+
+static uint32_t stat_offset(int i)
+{
+	if (i >= S_QPRC0)
+		return (uint32_t)(i >= S_QPRDC0 ? QPRDC(i - S_QPRDC0) : QPRC(i - S_QPRC0));
+	return stat_off[i];
+}
 
 _Static_assert(S_END <= NSTATREG, "NSTATREG too small");
 
 static uint64_t stat_total(const struct port *p, int i)
 {
 	const uint64_t *c = p->cnt;
+	if (i >= S_QPRC0)      /* per queue, through RQSMR (rss.c) */
+		return i >= S_QPRDC0 ? rss_qstat(p, i - S_QPRDC0, 1) : rss_qstat(p, i - S_QPRC0, 0);
 	switch (i) {
-	case S_GPRC: case S_QPRC0: return c[C_GPRC];
+	case S_GPRC: return c[C_GPRC];
 	case S_GORC: return c[C_GORC];
 	case S_TPR:  /* every frame the MAC took in for this port */
 		return c[C_GPRC] + c[C_MPC] + c[C_QPRDC] + c[C_CRCERRS] + c[C_RUC] + c[C_RFC] +
 		       c[C_ROC] + c[C_RJC];
 	case S_MPC0: return c[C_MPC];
-	case S_QPRDC0: return c[C_QPRDC];
 	case S_CRCERRS: return c[C_CRCERRS];
 	case S_RUC: return c[C_RUC];
 	case S_RFC: return c[C_RFC];
@@ -348,14 +361,14 @@ void stats_publish(struct port *p)
 			continue;
 		if (i == S_GORC || i == S_GOTC) {
 			uint64_t v = pend < (1ull << 36) ? pend : (1ull << 36) - 1, zero = 0;
-			uint64_t *reg = (uint64_t *)&REG(p, stat_off[i]);   /* L and H, 8-aligned */
+			uint64_t *reg = (uint64_t *)&REG(p, stat_offset(i));   /* L and H, 8-aligned */
 			if (__atomic_compare_exchange_n(reg, &zero, v, 0, __ATOMIC_RELEASE, __ATOMIC_RELAXED)) {
 				p->handed[i] += v;
 				pend -= v;
 			}
 		} else {
 			uint32_t v = pend < 0xffffffffull ? (uint32_t)pend : 0xffffffffu, zero = 0;
-			uint32_t *reg = (uint32_t *)&REG(p, stat_off[i]);
+			uint32_t *reg = (uint32_t *)&REG(p, stat_offset(i));
 			if (__atomic_compare_exchange_n(reg, &zero, v, 0, __ATOMIC_RELEASE, __ATOMIC_RELAXED)) {
 				p->handed[i] += v;
 				pend -= v;
@@ -383,6 +396,7 @@ void port_publish(struct port *p)
 		p->rx_dirty = 0;
 		if (p->rxq.desc || p->rxq.released)
 			__atomic_store_n(&REG(p, RDH(0)), p->rxq.head, __ATOMIC_RELEASE);
+		rss_publish(p);
 	}
 	if (p->tx_dirty) {
 		p->tx_dirty = 0;

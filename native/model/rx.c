@@ -2,7 +2,8 @@
  * rx.c - receive: frames from the wire into the driver's RX ring
  * (datasheet 7.1; advanced receive descriptors 7.1.6).
  *
- * Only RX queue 0 receives (no RSS, no pools).  Free descriptors are
+ * RX queue 0 receives, or with RSS the queue its hash names (rss.c, which
+ * swaps that queue's state into p->rxq; no pools).  Free descriptors are
  * those from the model's head up to, not including, RDT.  For a frame the
  * model reads the read-format descriptor (packet buffer address at byte 0),
  * copies the frame into that buffer and writes the write-back format
@@ -32,7 +33,8 @@ static uint8_t scratch[MAX_FRAME + 64];   /* one multi-buffer source frame */
 
 int rx_active(const struct port *p)
 {
-	return (p->rxq.desc || p->rxq.released) && p->rx_en && p->bus_master && p->link_up;
+	return (p->rxq.desc || p->rxq.released || p->rss.active) && p->rx_en && p->bus_master &&
+	       p->link_up;
 }
 
 /* Start a batch: read RDT once.  Returns the number of free descriptors. */
@@ -47,6 +49,8 @@ uint32_t rx_begin(struct port *p)
 	if (tail < n)
 		p->rx_free = (tail + n - p->rxq.head) % n;
 	p->rx_free_begin = p->rx_free;
+	if (p->rss.active)
+		rss_begin(p);
 	return p->rx_free;
 }
 
@@ -55,6 +59,8 @@ uint32_t rx_begin(struct port *p)
  * published later (port_publish). */
 void rx_end(struct port *p, uint64_t now)
 {
+	if (p->rss.active)
+		rss_end(p, now);
 	if (p->rx_free < p->rx_free_begin) {
 		p->t.rx_last_ns = now;
 		if (p->irq.rx_vec[0] >= 0)
@@ -198,6 +204,8 @@ static void rx_no_desc(struct port *p, uint64_t n)
 {
 	p->t.rx_drop_nodesc += n;
 	p->cnt[p->rx_drop_en ? C_QPRDC : C_MPC] += n;
+	if (p->rss.cur && p->rx_drop_en)
+		p->rss.drops[p->rss.cur] += n;
 	if (p->rx_cls != RXC_GOOD)
 		rx_class_count(p, p->rx_cls, n);
 	p->rx_dirty = 1;
@@ -241,10 +249,11 @@ static uint8_t *rx_buffer(struct port *p, uint32_t k, uint32_t len)
 	return NULL;
 }
 
-/* Write-back (7.1.6.2) of descriptor d: packet type, status/errors, length. */
-static inline void rx_writeback(uint8_t *d, uint32_t lo, uint32_t st, uint32_t out)
+/* Write-back (7.1.6.2) of descriptor d: packet and RSS type, RSS hash (lo bits
+ * 63:32), status/errors, length. */
+static inline void rx_writeback(uint8_t *d, uint64_t lo, uint32_t st, uint32_t out)
 {
-	*(volatile uint64_t *)d = lo;   /* packet type; no RSS hash */
+	*(volatile uint64_t *)d = lo;
 	__atomic_store_n((uint64_t *)(d + 8), (uint64_t)out << 32 | st, __ATOMIC_RELEASE);
 }
 
@@ -254,6 +263,11 @@ static inline void rx_count(struct port *p, uint64_t n, uint32_t out)
 	p->rx_dirty = 1;
 	p->t.rx_delivered += n;
 	p->t.rx_bytes += n * out;
+	if (p->rss.cur) {
+		p->rss.t_frames[p->rss.cur] += n;
+		if (p->rx_cls == RXC_GOOD)
+			p->rss.frames[p->rss.cur] += n;
+	}
 	if (p->rx_cls == RXC_GOOD) {
 		p->cnt[C_GPRC] += n;
 		p->cnt[C_GORC] += n * (out + (p->strip_crc ? 4 : 0));   /* GORC counts the FCS */
@@ -298,7 +312,7 @@ static uint64_t rx_released(struct port *p, uint64_t n, uint32_t out)
  * DMA rescan): the caller counts that.
  */
 static int rx_frame(struct port *p, const uint8_t *f, uint32_t len, uint32_t fcs,
-		    uint32_t lo, uint32_t st)
+		    uint64_t lo, uint32_t st)
 {
 	struct ring *r = &p->rxq;
 	uint32_t bs = p->rx_bufsize, out = len + (p->strip_crc ? 0 : 4);
@@ -348,6 +362,7 @@ static int rx_frame(struct port *p, const uint8_t *f, uint32_t len, uint32_t fcs
 int rx_put(struct port *p, const uint8_t *f, uint32_t len)
 {
 	p->t.rx_offered++;
+	uint64_t rss = p->rss.on ? rss_route(p, f, len) : 0;   /* to the frame's queue */
 	int err = rx_admit(p, f, len, 0, 1);
 	if (err < 0)
 		return 0;
@@ -356,7 +371,7 @@ int rx_put(struct port *p, const uint8_t *f, uint32_t len)
 	uint32_t lo, st;
 	rx_classify(f, len, &lo, &st);
 	uint32_t fcs = p->strip_crc ? 0 : crc32_eth(f, len);
-	if (rx_frame(p, f, len, fcs, lo, st | (uint32_t)err))
+	if (rx_frame(p, f, len, fcs, lo | rss, st | (uint32_t)err))
 		return 1;
 	/* A buffer in memory the driver mapped after the model's last scan: a NIC's
 	 * DMA does not wait for the model to find it, and this frame has no queue
@@ -364,7 +379,7 @@ int rx_put(struct port *p, const uint8_t *f, uint32_t len)
 	 * losing it as if the ring were full. */
 	if (p->rxq.miss_gen) {
 		dma_maybe_scan(now_ns(), 1);
-		if (rx_frame(p, f, len, fcs, lo, st | (uint32_t)err))
+		if (rx_frame(p, f, len, fcs, lo | rss, st | (uint32_t)err))
 			return 1;
 	}
 	rx_no_desc(p, 1);
@@ -445,6 +460,95 @@ static uint64_t rx_source_segs(struct port *p, uint64_t n, uint32_t st)
 	return done;
 }
 
+/* Source frame seq straight into the next buffer of the current queue, as
+ * rx_source_fast does; 0 when its buffer is not in the page cache (the
+ * caller takes the general path). */
+static inline int rx_source_one(struct port *p, uint64_t seq, uint32_t out, uint64_t lo, uint32_t st)
+{
+	struct ring *r = &p->rxq;
+	uint32_t ahead = r->head + 16 < r->count ? r->head + 16 : r->head + 16 - r->count;
+	__builtin_prefetch(r->desc + (size_t)ahead * 16, 1);   /* as rx_source_fast */
+	uint8_t *d = r->desc + (size_t)r->head * 16;
+	uint8_t *v = dma_virt_fast(*(volatile uint64_t *)d, out);
+	if (!v)
+		return 0;
+	source_fill(p, v, seq);
+	if (!p->strip_crc) {
+		uint32_t crc = crc32_eth(v, p->src.size) ^ p->src.fcs_xor;
+		memcpy(v + p->src.size, &crc, 4);
+	}
+	rx_writeback(d, lo, st, out);
+	r->head = r->head + 1 == r->count ? 0 : r->head + 1;
+	p->rx_free--;
+	r->miss_gen = 0;
+	rx_count(p, 1, out);
+	return 1;
+}
+
+/*
+ * Source frames one at a time, each with its own flow's packet type and,
+ * with RSS, to the queue its flow's hash names (rss.c): for RSS and for
+ * mixed protocols.  A frame whose queue has no free descriptor is dropped
+ * (QPRDC) when that queue has SRRCTL.DROP_EN; otherwise it waits in the
+ * packet buffer and holds up the frames behind it, as in the 82599, whose
+ * packet buffer is one FIFO for all queues.  An unlimited source (rate 0)
+ * offers only what fits: it skips a frame whose queue is full.  Returns
+ * the frames taken (delivered, dropped or skipped).
+ */
+static uint64_t rx_source_each(struct port *p, uint64_t n, uint32_t out, uint32_t err)
+{
+	struct source *s = &p->src;
+	uint64_t done = 0;
+	while (done < n) {
+		uint64_t seq = s->seq + done;
+		struct flow *fl = source_flow(s, seq);
+		uint64_t lo = s->wb_lo2[fl->tcp];
+		uint32_t st = s->wb_st2[fl->tcp] | err;
+		if (p->rss.on)
+			lo |= rss_flow(p, fl, (uint32_t)lo);
+		if (p->rx_bufsize == 0) {
+			p->t.desc_errors++;     /* 8.2.3.8.7: this queue's BSIZEPACKET 0, as rx_admit */
+			done++;
+			continue;
+		}
+		uint32_t segs = rx_segs(p, out);
+		if (p->rx_free < segs && !p->rxq.released) {
+			if (s->rate == 0) {
+				/* unlimited is what fits: a frame for a full queue is not
+				 * offered (its number is skipped), so that no queue waits
+				 * for another; all full: the visit ends */
+				if (rss_free(p) < segs)
+					break;
+				s->offered--;
+				p->t.rx_offered--;
+				done++;
+				continue;
+			}
+			if (!p->rx_drop_en)
+				break;
+			rx_no_desc(p, 1);
+			done++;
+			continue;
+		}
+		if (p->rxq.released) {
+			if (!rx_released(p, 1, out) && !p->rx_drop_en)
+				break;
+			done++;
+			continue;
+		}
+		if (segs == 1 && rx_source_one(p, seq, out, lo, st)) {
+			done++;
+			continue;
+		}
+		source_fill(p, scratch, seq);
+		uint32_t fcs = p->strip_crc ? 0 : crc32_eth(scratch, s->size) ^ s->fcs_xor;
+		if (!rx_frame(p, scratch, s->size, fcs, lo, st))
+			break;
+		done++;
+	}
+	return done;
+}
+
 /* The longest a rate-limited source runs on without the model looking. */
 #define SOURCE_MAX_GAP_NS 100000ull
 
@@ -457,6 +561,8 @@ static int rx_source(struct port *p, uint64_t now)
 		/* unlimited: exactly what fits */
 		uint32_t out = s->size + (p->strip_crc ? 0 : 4);
 		fresh = p->rx_bufsize && out > p->rx_bufsize ? p->rx_free / rx_segs(p, out) : p->rx_free;
+		if (p->rss.on)
+			fresh = rss_free(p);   /* at most; rx_source_each stops at a full queue */
 	} else {
 		/* A real NIC never stops looking at the wire; the model's thread
 		 * can be descheduled. Frames for the time it was away beyond
@@ -489,7 +595,9 @@ static int rx_source(struct port *p, uint64_t now)
 	uint32_t out = s->size + (p->strip_crc ? 0 : 4);
 	uint32_t st = s->wb_st | (uint32_t)err;
 	uint64_t done, n = s->backlog;
-	if (p->rxq.released)
+	if (p->rss.on || s->proto == 2)
+		done = rx_source_each(p, n, out, (uint32_t)err);
+	else if (p->rxq.released)
 		done = rx_released(p, n, out);
 	else if (out <= p->rx_bufsize)
 		done = rx_source_fast(p, n, out, st);
@@ -499,6 +607,12 @@ static int rx_source(struct port *p, uint64_t now)
 		lat_rx(p, s->seq, done, lat_t0, now_ns());   /* latency.c */
 	s->seq += done;
 	s->backlog -= done;
+	if (s->rate == 0 && p->rss.on) {
+		/* unlimited is what fits: frames for a full queue are not offered yet */
+		s->offered -= s->backlog;
+		p->t.rx_offered -= s->backlog;
+		s->backlog = 0;
+	}
 	/* 8.2.3.8.7: with DROP_EN a frame without a descriptor is dropped at
 	 * once; without it, it waits in the packet buffer until that overflows. */
 	uint64_t cap = p->rx_drop_en ? 0 : packet_buffer_frames(p, s->size);

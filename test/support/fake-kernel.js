@@ -11,6 +11,9 @@
 //                                driver_override names, or, when that is empty, to the
 //                                driver whose `ids` file lists its vendor and device
 //                                ("8086 10fb" per line, as a driver's ID table would)
+//   drivers/NAME/bind <- ADDR     an unbound device is bound to NAME, unless its
+//                                driver_override names another driver
+// A driver whose directory holds a file `refuses` takes no device (its probe fails).
 // Every write still lands in its file, so tests can read what was written.
 const fs = require('fs');
 const path = require('path');
@@ -49,8 +52,17 @@ function react(file, text) {
     fs.rmSync(path.join(device, 'net'), { recursive: true, force: true });
   } else if (file === path.join(bus, 'drivers_probe') && !fs.existsSync(path.join(device, 'driver'))) {
     const driver = matchingDriver(bus, device);
-    if (driver !== null) fs.symlinkSync(path.relative(device, path.join(bus, 'drivers', driver)), path.join(device, 'driver'));
+    if (driver !== null) bindTo(bus, device, driver);
+  } else if (path.basename(file) === 'bind' && path.dirname(path.dirname(file)) === path.join(bus, 'drivers') && !fs.existsSync(path.join(device, 'driver'))) {
+    const driver = path.basename(path.dirname(file));
+    const override = fs.existsSync(path.join(device, 'driver_override')) ? fs.readFileSync(path.join(device, 'driver_override'), 'latin1').trim() : '';
+    if (override === '' || override === '(null)' || override === driver) bindTo(bus, device, driver);
   }
+}
+
+function bindTo(bus, device, driver) {
+  if (fs.existsSync(path.join(bus, 'drivers', driver, 'refuses'))) return;
+  fs.symlinkSync(path.relative(device, path.join(bus, 'drivers', driver)), path.join(device, 'driver'));
 }
 
 function matchingDriver(bus, device) {

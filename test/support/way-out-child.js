@@ -7,6 +7,8 @@
 //   close        dev.close(), then the program ends
 //   end          the program ends without close()
 //   exit3        process.exit(3)
+//   exit-throws  process.exit(3) with an 'exit' listener of its own, added before open,
+//                that throws (Node then runs no later 'exit' listener)
 //   throw        an uncaught exception
 //   segv         process.kill(process.pid, 'SIGSEGV')
 //   abort        process.abort() (SIGABRT)
@@ -25,7 +27,9 @@ async function main() {
     process.exit(7);
   };
   if (mode === 'listener' || mode === 'unlistened') process.on('SIGINT', onSigint);
+  if (mode === 'exit-throws') process.on('exit', () => { throw new Error('way-out test: an exit listener that throws'); });
   const dev = await ixy.open(address);
+  if (mode === 'exit-throws') process.prependListener('exit', () => { throw new Error('way-out test: an exit listener that throws first'); });
   if (mode === 'unlistened') process.removeListener('SIGINT', onSigint);
 
   const batch = new ixy.PacketBatch(32);
@@ -55,6 +59,9 @@ async function main() {
       return;
     case 'exit3':
       process.exit(3);
+      break;
+    case 'exit-throws': // outside main(), whose catch would take the listener's exception
+      setImmediate(() => process.exit(3));
       break;
     case 'throw':
       setImmediate(() => {

@@ -51,6 +51,12 @@ async function main(address: string): Promise<void> {
     seen += batch.count;
     if (seen > 1000000) break;
   }
+  // Capture filters in tcpdump's language: a predicate, and receive()'s filter option.
+  const dns: ixy.FilterPredicate = ixy.compileFilter('udp and dst port 53');
+  console.log(dns(new Uint8Array(64), 60), ixy.compileFilter('tcp').expression);
+  for await (const batch of dev.receive(0, { filter: 'tcp[tcpflags] & tcp-syn != 0', signal: AbortSignal.timeout(1000) })) {
+    console.log(batch.count, batch.keepIf(dns));
+  }
   clearInterval(timer);
   writer.close();
   const stats: ixy.DeviceStats = dev.stats();

@@ -65,6 +65,18 @@ const R = {
   SRRCTL_DESCTYPE_ADV_ONEBUF: 1 << 25,
   SRRCTL_DROP_EN: 1 << 28,
   DCA_RXCTRL: rxQueueReg(0x0100c, 0x0d00c),
+  // RSS (7.1.2.8; registers 8.2.3.7): see rss.js
+  RXCSUM: 0x05000, // 8.2.3.7.5
+  RXCSUM_PCSD: 1 << 13, // the write-back carries the RSS hash, not the fragment checksum
+  MRQC: 0x0ec80, // 8.2.3.7.12
+  MRQC_MRQE_RSS: 0x1, // MRQE 0001b: RSS only
+  MRQC_RSS_FIELD_IPV4_TCP: 1 << 16,
+  MRQC_RSS_FIELD_IPV4: 1 << 17,
+  MRQC_RSS_FIELD_IPV4_UDP: 1 << 22,
+  RETA: (i) => 0x0eb00 + 4 * i, // 32 registers of 4 one-byte entries
+  RETA_COUNT: 32,
+  RSSRK: (i) => 0x0eb80 + 4 * i, // 10 registers: the 40-byte key
+  RSSRK_COUNT: 10,
   DCA_RXCTRL_RESERVED_BIT12: 1 << 12, // reads 1 after reset, must be written 0 (8.2.3.11.1)
 
   // MAC (8.2.3.22)

@@ -1,0 +1,299 @@
+'use strict';
+
+// From the syntax tree to the boolean form of ir.js, primitive by primitive, with the
+// offsets and the tests libpcap's gencode.c generates for Ethernet (DLT_EN10MB) captures.
+//
+// Offsets: `lt` is where the EtherType is read, `pl` where the network header starts.
+// Each `vlan` moves both 4 bytes further for everything written after it in the
+// expression, whatever the and/or structure (pcap-filter(7) says so, and libpcap does
+// it while parsing): the tree is walked in source order for that reason.
+const ir = require('./ir');
+const { fail } = require('./lexer');
+const { dotted, ipv6Words, maskWord, macBytes, portNumber, protocolNumber } = require('./names');
+
+const { TRUE, and, or, not, load, cmp, eq } = ir;
+const ETH = { ip: 0x0800, ip6: 0x86dd, arp: 0x0806, rarp: 0x8035 };
+const IPPROTO = { icmp: 1, igmp: 2, tcp: 6, udp: 17, icmp6: 58, sctp: 132 };
+const FRAGMENT_HEADER = 44;
+
+class CodeGen {
+  constructor(text) {
+    this.text = text;
+    this.lt = 12;
+    this.pl = 14;
+  }
+
+  error(column, message) { fail(this.text, column, message); }
+
+  bool(node) {
+    switch (node.type) {
+      case 'true': return TRUE;
+      case 'and': return and(this.bool(node.left), this.bool(node.right));
+      case 'or': return or(this.bool(node.left), this.bool(node.right));
+      case 'not': return not(this.bool(node.expr));
+      case 'abbrev': return this.abbrev(node.proto, node.column);
+      case 'prim': return this.primitive(node);
+      case 'rel': return this.relation(node);
+      case 'less': return { k: 'rel', op: '<=', left: { k: 'len' }, right: { k: 'num', value: node.value } };
+      case 'greater': return { k: 'rel', op: '>=', left: { k: 'len' }, right: { k: 'num', value: node.value } };
+      case 'vlan': return this.vlan(node);
+      case 'broadcast': return this.broadcast(node);
+      case 'multicast': return this.multicast(node);
+      default: throw new Error(`unknown node ${node.type}`);
+    }
+  }
+
+  linktype(type) { return eq(2, this.lt, type); }
+
+  // tcp, udp, ...: the IPv4 protocol field, or IPv6's next header (also behind one fragment header).
+  abbrev(proto, column = 0) {
+    if (Object.hasOwn(ETH, proto)) return this.linktype(ETH[proto]);
+    if (proto === 'icmp' || proto === 'igmp') return this.ipProto(IPPROTO[proto]);
+    if (proto === 'icmp6') return this.ip6Proto(IPPROTO.icmp6);
+    if (Object.hasOwn(IPPROTO, proto)) return or(this.ipProto(IPPROTO[proto]), this.ip6Proto(IPPROTO[proto]));
+    return this.error(column, "'ether' alone is not a test: use ether host, ether proto, ether[...]");
+  }
+
+  ipProto(v) { return and(this.linktype(ETH.ip), eq(1, this.pl + 9, v)); }
+
+  ip6Proto(v) {
+    const next = this.pl + 6;
+    return and(this.linktype(ETH.ip6), or(eq(1, next, v), and(eq(1, next, FRAGMENT_HEADER), eq(1, this.pl + 40, v))));
+  }
+
+  // Not a fragment other than the first: only the first has the transport header.
+  ipFirstFragment() { return cmp(load(2, this.pl + 6), 'eq', 0, 0x1fff); }
+
+  direction(dir, src, dst) {
+    if (dir === 'src') return src();
+    if (dir === 'dst') return dst();
+    if (dir === 'src and dst') return and(src(), dst());
+    return or(src(), dst());
+  }
+
+  primitive(node) {
+    const { q, value } = node;
+    if (q.addr === 'port' || q.addr === 'portrange') return this.port(node);
+    if (q.addr === 'proto') return this.proto(node);
+    if (value.kind === 'eid') return this.etherHost(node);
+    if (value.kind === 'hid6') return this.host6(node);
+    if (q.proto === 'link') this.error(node.column, `'${value.text || value.value}' is not an Ethernet address`);
+    let [v, mask] = value.kind === 'num' ? [value.value, 0xffffffff] : dotted(value.value);
+    if (value.kind === 'num' && q.addr === 'net') {
+      while (v !== 0 && (v & 0xff000000) === 0) { v = (v << 8) >>> 0; mask = (mask << 8) >>> 0; }
+    }
+    if (node.maskLength !== null || node.mask !== null) {
+      if (q.addr === 'host') this.error(node.column, 'mask syntax is for networks only (net, not host)');
+      if (node.maskLength !== null) {
+        if (node.maskLength.value > 32) this.error(node.maskLength.column, `mask length must be <= 32, got ${node.maskLength.value}`);
+        mask = node.maskLength.value === 0 ? 0 : (0xffffffff << (32 - node.maskLength.value)) >>> 0;
+      } else {
+        mask = dotted(node.mask.value)[0];
+      }
+      if ((v & ~mask) !== 0) this.error(node.column, `non-network bits set in '${this.text.slice(node.column - 1).split(/\s/)[0]}'`);
+    }
+    return this.host4(v, mask, q);
+  }
+
+  host4(v, mask, q) {
+    const one = (type, src, dst) => and(this.linktype(type), this.direction(q.dir,
+      () => this.masked(this.pl + src, v, mask), () => this.masked(this.pl + dst, v, mask)));
+    switch (q.proto) {
+      case 'default': return or(one(ETH.ip, 12, 16), one(ETH.arp, 14, 24), one(ETH.rarp, 14, 24));
+      case 'ip': return one(ETH.ip, 12, 16);
+      case 'arp': return one(ETH.arp, 14, 24);
+      case 'rarp': return one(ETH.rarp, 14, 24);
+      default: return this.error(q.column, `'${q.proto}' cannot qualify an IPv4 host or net`);
+    }
+  }
+
+  // A 32-bit field under a mask; a mask of 0 tests nothing (libpcap's optimiser drops it).
+  masked(at, v, mask) {
+    if (mask === 0) return TRUE;
+    return mask === 0xffffffff ? eq(4, at, v) : cmp(load(4, at), 'eq', v, mask);
+  }
+
+  host6(node) {
+    const { q } = node;
+    if (q.proto !== 'default' && q.proto !== 'ip6') this.error(q.column, `'${q.proto}' cannot qualify an IPv6 address`);
+    if (q.addr === 'port' || q.addr === 'portrange' || q.addr === 'proto') this.error(node.column, `an IPv6 address is not a ${q.addr}`);
+    const bits = node.maskLength === null ? 128 : node.maskLength.value;
+    if (bits > 128) this.error(node.maskLength.column, `mask length must be <= 128, got ${bits}`);
+    if (bits !== 128 && q.addr === 'host') this.error(node.column, 'mask syntax is for networks only (net, not host)');
+    const words = ipv6Words(node.value.value);
+    const masks = [0, 1, 2, 3].map((i) => maskWord(bits - 32 * i));
+    if (words.some((w, i) => ((w & ~masks[i]) >>> 0) !== 0)) this.error(node.column, `non-network bits set in '${node.value.value}/${bits}'`);
+    const at = (base) => and(...words.map((w, i) => this.masked(this.pl + base + 4 * i, w, masks[i])));
+    return and(this.linktype(ETH.ip6), this.direction(q.dir, () => at(8), () => at(24)));
+  }
+
+  // Ethernet addresses are at fixed offsets: a VLAN tag does not move them.
+  etherHost(node) {
+    const { q } = node;
+    if (q.proto !== 'link' || (q.addr !== 'host' && q.addr !== 'default')) this.error(node.column, "an Ethernet address needs 'ether host', 'ether src' or 'ether dst'");
+    const bytes = macBytes(node.value.value);
+    const at = (off) => and(eq(4, off + 2, ((bytes[2] << 24) | (bytes[3] << 16) | (bytes[4] << 8) | bytes[5]) >>> 0), eq(2, off, (bytes[0] << 8) | bytes[1]));
+    return this.direction(q.dir, () => at(6), () => at(0));
+  }
+
+  port(node) {
+    const { q, value } = node;
+    let protos;
+    if (q.proto === 'default') protos = ['sctp', 'tcp', 'udp'];
+    else if (['tcp', 'udp', 'sctp'].includes(q.proto)) protos = [q.proto];
+    else this.error(q.column, `'${q.proto}' cannot qualify a ${q.addr}`);
+    let lo;
+    let hi;
+    if (value.kind === 'num') {
+      lo = hi = value.value;
+    } else if (value.kind === 'id') {
+      const ends = q.addr === 'portrange' ? value.value.split('-') : [value.value];
+      if (ends.length > 2) this.error(node.column, `'${value.value}' is not a port range`);
+      [lo, hi] = ends.map((p) => portNumber(p, q.proto, (message) => this.error(node.column, message)));
+      if (hi === undefined) hi = lo;
+      if (q.addr === 'port' && lo !== hi) this.error(node.column, `'${value.value}' is a range: use portrange`);
+    } else {
+      this.error(node.column, `'${value.value}' is not a port number`);
+    }
+    for (const p of [lo, hi]) if (p > 65535) this.error(node.column, `illegal port number ${p} > 65535`);
+    if (lo > hi) [lo, hi] = [hi, lo];
+    const test = (at) => (lo === hi ? cmp(at, 'eq', lo) : and(cmp(at, 'ge', lo), not(cmp(at, 'gt', hi))));
+    const v6 = and(this.linktype(ETH.ip6), or(...protos.map((p) => and(eq(1, this.pl + 6, IPPROTO[p]),
+      this.direction(q.dir, () => test(load(2, this.pl + 40)), () => test(load(2, this.pl + 42)))))));
+    const v4 = and(this.linktype(ETH.ip), or(...protos.map((p) => and(eq(1, this.pl + 9, IPPROTO[p]), this.ipFirstFragment(),
+      this.direction(q.dir, () => test(load(2, 0, this.pl)), () => test(load(2, 2, this.pl)))))));
+    return or(v6, v4);
+  }
+
+  proto(node) {
+    const { q, value } = node;
+    let v = value.value;
+    if (value.kind === 'id') v = protocolNumber(v, q.proto, (message) => this.error(node.column, message));
+    else if (value.kind !== 'num') this.error(node.column, `'${v}' is not a protocol number`);
+    switch (q.proto) {
+      case 'default': return or(this.ipProto(v), this.ip6Proto(v));
+      case 'ip': return this.ipProto(v);
+      case 'ip6': return this.ip6Proto(v);
+      case 'link':
+        if (v <= 1500) this.error(node.column, `ether proto ${v}: 802.3 length/LLC values (<= 1500) are not supported`);
+        return this.linktype(v);
+      default: return this.error(node.column, `'${q.proto} proto' is not supported`);
+    }
+  }
+
+  vlan(node) {
+    const tagged = or(this.linktype(0x8100), this.linktype(0x88a8), this.linktype(0x9100));
+    let test = tagged;
+    if (node.id !== null) {
+      if (node.id.value > 4095) this.error(node.id.column, `VLAN tag ${node.id.value} greater than maximum 4095`);
+      test = and(tagged, cmp(load(2, this.pl), 'eq', node.id.value, 0x0fff));
+    }
+    this.lt += 4;
+    this.pl += 4;
+    return test;
+  }
+
+  broadcast(node) {
+    if (node.proto === 'default' || node.proto === 'link') return and(eq(4, 2, 0xffffffff), eq(2, 0, 0xffff));
+    if (node.proto === 'ip') return and(this.linktype(ETH.ip), or(eq(4, this.pl + 16, 0), eq(4, this.pl + 16, 0xffffffff)));
+    return this.error(node.column, `'${node.proto} broadcast' is not supported`);
+  }
+
+  multicast(node) {
+    if (node.proto === 'default' || node.proto === 'link') return cmp(load(1, 0), 'set', 0, 1);
+    if (node.proto === 'ip') return and(this.linktype(ETH.ip), cmp(load(1, this.pl + 16), 'ge', 224));
+    if (node.proto === 'ip6') return and(this.linktype(ETH.ip6), eq(1, this.pl + 24, 255));
+    return this.error(node.column, `'${node.proto} multicast' is not supported`);
+  }
+
+  // arth relop arth: the protocol tests of every load in it (left to right), then the
+  // comparison, as libpcap's gen_relation orders them.
+  relation(node) {
+    const checks = [];
+    const left = this.arith(node.left, checks);
+    const right = this.arith(node.right, checks);
+    if (left.k === 'num' && right.k === 'num' && checks.length === 0) {
+      return compare(node.op, left.value, right.value) ? TRUE : ir.FALSE;
+    }
+    return and(...checks, { k: 'rel', op: node.op, left, right });
+  }
+
+  arith(node, checks) {
+    switch (node.type) {
+      case 'num': return { k: 'num', value: node.value };
+      case 'len': return { k: 'len' };
+      case 'neg': {
+        const e = this.arith(node.expr, checks);
+        return e.k === 'num' ? { k: 'num', value: (-e.value) >>> 0 } : { k: 'neg', e };
+      }
+      case 'bin': {
+        const left = this.arith(node.left, checks);
+        const right = this.arith(node.right, checks);
+        if (right.k === 'num') {
+          if (right.value === 0 && (node.op === '/' || node.op === '%')) this.error(node.column, node.op === '/' ? 'division by zero' : 'modulus by zero');
+          if (right.value > 31 && (node.op === '<<' || node.op === '>>')) this.error(node.column, 'shift by more than 31 bits');
+          if (left.k === 'num') return { k: 'num', value: fold(node.op, left.value, right.value) };
+        }
+        return { k: 'bin', op: node.op, left, right };
+      }
+      case 'load': return this.load(node, checks);
+      default: throw new Error(`unknown arithmetic node ${node.type}`);
+    }
+  }
+
+  // proto[index:size]. Network protocols count from the network header, and only in frames
+  // of that protocol; tcp, udp, icmp, igmp and sctp count from the IPv4 payload, and only
+  // in first fragments of IPv4 packets of that protocol (libpcap: IPv4 only).
+  load(node, checks) {
+    const inner = [];
+    const index = this.arith(node.index, inner);
+    const { proto, size } = node;
+    if (proto === 'link') {
+      checks.push(...inner);
+      return { k: 'load', size, index, base: 0, tr: null };
+    }
+    if (['ip', 'ip6', 'arp', 'rarp'].includes(proto)) {
+      checks.push(...inner, this.abbrev(proto));
+      return { k: 'load', size, index, base: this.pl, tr: null };
+    }
+    if (proto === 'icmp6') {
+      checks.push(this.abbrev('ip6'), ...inner, this.abbrev('icmp6'));
+      return { k: 'load', size, index, base: this.pl + 40, tr: null };
+    }
+    checks.push(this.abbrev('ip'), ...inner, this.abbrev(proto), this.ipFirstFragment());
+    return { k: 'load', size, index, base: 0, tr: this.pl };
+  }
+}
+
+function compare(op, a, b) {
+  switch (op) {
+    case '>': return a > b;
+    case '>=': return a >= b;
+    case '=': return a === b;
+    case '!=': return a !== b;
+    case '<': return a < b;
+    default: return a <= b;
+  }
+}
+
+// 32-bit unsigned arithmetic, as the BPF machine does it.
+function fold(op, a, b) {
+  switch (op) {
+    case '+': return (a + b) >>> 0;
+    case '-': return (a - b) >>> 0;
+    case '*': return Math.imul(a, b) >>> 0;
+    case '/': return Math.floor(a / b) >>> 0;
+    case '%': return a % b;
+    case '&': return (a & b) >>> 0;
+    case '|': return (a | b) >>> 0;
+    case '^': return (a ^ b) >>> 0;
+    case '<<': return (a << b) >>> 0;
+    default: return a >>> b;
+  }
+}
+
+function toIr(text, tree) {
+  return new CodeGen(text).bool(tree);
+}
+
+module.exports = { toIr };

@@ -1,0 +1,179 @@
+'use strict';
+
+// Queue pairs in worker threads (lib/queue-pair.js) on the device model: the main
+// thread opens the ports with { workers: true }, each worker attaches its queue pair from
+// workerHandle(). examples/forward-workers.js is run end to end against the model's
+// per-flow checking sinks.
+const assert = require('assert');
+const childProcess = require('child_process');
+const path = require('path');
+const { Worker } = require('worker_threads');
+const ixy = require('../lib');
+const { Model } = require('../lib/model');
+const { runIxy } = require('./support/helpers');
+
+const EXAMPLE = path.join(__dirname, '..', 'examples', 'forward-workers.js');
+const LIB = path.join(__dirname, '..', 'lib');
+const sleep = (ms) => new Promise((r) => setTimeout(r, ms));
+
+// Runs `body` (the text of a function of (ixy, workerData)) in a worker; resolves with what
+// it returned, rejects with what it threw.
+function inWorker(body, workerData) {
+  const source = `const { parentPort, workerData } = require('worker_threads');
+    const ixy = require(${JSON.stringify(LIB)});
+    parentPort.postMessage((${body})(ixy, workerData));`;
+  return new Promise((resolve, reject) => {
+    const w = new Worker(source, { eval: true, workerData });
+    w.once('message', resolve);
+    w.once('error', reject);
+    w.once('exit', (code) => reject(new Error(`worker exited (${code}) without a result`)));
+  });
+}
+
+describe('queue pairs in worker threads', function () {
+  this.timeout(60000);
+  let model;
+
+  before(async () => {
+    model = await Model.start({ ports: 2 });
+    process.env.IXY_PCI_ROOT = model.dir;
+  });
+  after(async () => {
+    delete process.env.IXY_PCI_ROOT;
+    if (model) await model.stop();
+  });
+
+  it('examples/forward-workers.js: 2 workers forward both ways, every frame intact and each flow in order, counts equal the model\'s', async () => {
+    await model.sink(0, { check: true });
+    await model.sink(1, { check: true });
+    const child = childProcess.spawn(process.execPath, [EXAMPLE, model.addresses[0], model.addresses[1], '2'], { stdio: ['ignore', 'pipe', 'pipe'] });
+    let out = '';
+    child.stdout.on('data', (d) => { out += d; });
+    child.stderr.on('data', (d) => { out += d; });
+    const exited = new Promise((resolve) => child.once('exit', (code, signal) => resolve({ code, signal })));
+    try {
+      await model.waitFor(0, (s) => s.linkUp && s.rxQueueActive, 10000);
+      await model.waitFor(1, (s) => s.rxQueueActive && s.txQueuesActive === 2, 10000);
+      const count = 30000;
+      await model.source(0, { count, flows: 64 });
+      await model.source(1, { count, flows: 64, proto: 'tcp' });
+      await model.waitFor(0, (s) => s.rxDelivered === count, 20000);
+      await model.waitFor(1, (s) => s.rxDelivered === count, 20000);
+      await sleep(200);
+    } finally {
+      child.kill('SIGINT');
+    }
+    const { code } = await exited;
+    assert.strictEqual(code, 0, out);
+    const [a, b] = await model.stats();
+    const total = Number(/total (\d+) packets forwarded \((\d+) \+ (\d+)\)/.exec(out)[1]);
+    const perWorker = /total \d+ packets forwarded \((\d+) \+ (\d+)\)/.exec(out).slice(1).map(Number);
+    assert.ok(perWorker.every((n) => n > 0), `both workers forwarded: ${out}`);
+    assert.strictEqual(total, a.sinkFrames + b.sinkFrames, 'what the workers sent is what the sinks got');
+    for (const s of [a, b]) {
+      assert.strictEqual(s.sinkBadFrames, 0);
+      assert.strictEqual(s.sinkFlowErrors, 0, 'each flow in order');
+      assert.strictEqual(s.sinkFlows, 64);
+      assert.ok(s.rxQueues[0] > 0 && s.rxQueues[1] > 0, 'RSS used both queues');
+      assert.strictEqual(s.busMaster, false, 'the NIC was stopped');
+      assert.strictEqual(s.dmaAfterRelease, 0);
+    }
+  });
+
+  // `ixy forward A B --workers 2` with 64 flows each way; `stopWith` ends it: --seconds or SIGINT.
+  async function forwardWithWorkers(stopWith) {
+    await model.clear(0);
+    await model.clear(1);
+    await model.sink(0, { check: true });
+    await model.sink(1, { check: true });
+    const count = 20000;
+    const args = ['forward', model.addresses[0], model.addresses[1], '--workers', '2'];
+    if (stopWith === 'seconds') args.push('--seconds', '3');
+    const run = await runIxy(args, {
+      env: { IXY_PCI_ROOT: model.dir },
+      onStart: async (child) => {
+        await model.waitFor(1, (s) => s.txQueuesActive === 2, 10000);
+        await model.source(0, { count, flows: 64 });
+        await model.source(1, { count, flows: 64, proto: 'tcp' });
+        if (stopWith === 'SIGINT') {
+          await model.waitFor(0, (s) => s.sinkFrames === count, 10000);
+          await model.waitFor(1, (s) => s.sinkFrames === count, 10000);
+          child.kill('SIGINT');
+        }
+      },
+    });
+    assert.strictEqual(run.code, 0, run.stderr);
+    const stats = await model.waitFor(0, (s) => !s.busMaster);
+    const [a, b] = [stats, await model.stats(1)];
+    for (const [s, address] of [[a, model.addresses[0]], [b, model.addresses[1]]]) {
+      assert.strictEqual(s.sinkFrames, count, 'every frame forwarded (the source waits for room)');
+      assert.strictEqual(s.sinkBadFrames, 0);
+      assert.strictEqual(s.sinkFlowErrors, 0, 'each flow in order');
+      assert.strictEqual(s.dmaAfterRelease, 0);
+      const total = new RegExp(`\\[${address.replace(/\./g, '\\.')}\\] total RX \\d+ packets \\d+ bytes, TX (\\d+) packets`).exec(run.stdout);
+      assert.ok(total, run.stdout);
+      assert.strictEqual(Number(total[1]), count, 'the totals summed over the workers equal the model\'s');
+    }
+    assert.match(run.stdout, /per worker RX [1-9]\d* \+ [1-9]\d*/, 'both workers received');
+  }
+
+  it('ixy forward --workers 2 --seconds: every frame intact and each flow in order, totals summed over the workers', async () => {
+    await forwardWithWorkers('seconds');
+  });
+
+  it('ixy forward --workers 2 stops cleanly on SIGINT with the totals', async () => {
+    await forwardWithWorkers('SIGINT');
+  });
+
+  it('one owner per queue pair: a second is EBUSY, in another thread or this one, until the first closes', async () => {
+    const dev = await ixy.open(model.addresses[0], { rxQueues: 2, txQueues: 2, workers: true });
+    try {
+      const handle = dev.workerHandle();
+      const mine = ixy.attachQueue(handle, 0);
+      await assert.rejects(inWorker('(ixy, h) => ixy.attachQueue(h, 0)', handle), (err) => err.code === 'EBUSY' && /queue pair 0 .* is owned by thread 0/.test(err.message));
+      assert.throws(() => ixy.attachQueue(handle, 0), { code: 'EBUSY' });
+      // Pair 1 is free: a worker takes it, moves nothing, gives it back.
+      assert.deepStrictEqual(await inWorker('(ixy, h) => { const p = ixy.attachQueue(h, 1); const s = p.stats(); p.close(); return s; }', handle),
+        { rxPackets: 0, rxBytes: 0, txPackets: 0, txBytes: 0 });
+      mine.close();
+      ixy.attachQueue(handle, 0).close();
+      assert.throws(() => ixy.attachQueue(handle, 2), { code: 'EINVAL' });
+    } finally {
+      dev.close();
+    }
+  });
+
+  it('a worker that throws gives its queue pair back (try/finally) and the error to the main thread', async () => {
+    const dev = await ixy.open(model.addresses[0], { rxQueues: 2, txQueues: 2, workers: true });
+    try {
+      await model.clear(0);
+      await model.source(0, { count: 1000, flows: 8 });
+      const body = `(ixy, h) => {
+        const pair = ixy.attachQueue(h, 0);
+        try {
+          const batch = new ixy.PacketBatch(32);
+          for (let n = 0; n < 100;) { n += pair.rxBatch(batch); batch.release(); }
+          throw new Error('worker failed on purpose');
+        } finally { pair.close(); }
+      }`;
+      await assert.rejects(inWorker(body, dev.workerHandle()), /worker failed on purpose/);
+      ixy.attachQueue(dev.workerHandle(), 0).close(); // free again
+    } finally {
+      dev.close();
+    }
+    const s = await model.waitFor(0, (x) => !x.busMaster); // the model scans every 0.5 ms
+    assert.strictEqual(s.dmaAfterRelease, 0);
+  });
+
+  it('refuses a handle of a device not open with workers, or not open in this process', async () => {
+    const dev = await ixy.open(model.addresses[1]);
+    try {
+      assert.throws(() => dev.workerHandle(), { code: 'EINVAL' });
+    } finally {
+      dev.close();
+    }
+    const stale = { address: model.addresses[1], driver: 'ixgbe', pciRoot: model.dir, owners: new Int32Array(new SharedArrayBuffer(256)), rxQueues: 1, txQueues: 1 };
+    assert.throws(() => ixy.attachQueue(stale, 0), { code: 'ENODEV' });
+    assert.throws(() => ixy.attachQueue({ address: 'x' }, 0), { code: 'EINVAL' });
+  });
+});
