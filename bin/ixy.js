@@ -6,7 +6,7 @@
 
 // First of all: from here on SIGINT and SIGTERM stop these commands with their totals
 // (lib/apps/stop-signal.js), during start-up too.
-const STOPPABLE = ['forward', 'generate', 'pcap'];
+const STOPPABLE = ['forward', 'generate', 'pcap', 'replay'];
 const stop = STOPPABLE.includes(process.argv[2]) ? require('../lib/apps/stop-signal').watchStopSignals() : undefined;
 
 const { Command, Option, InvalidArgumentError } = require('commander');
@@ -112,6 +112,26 @@ program
       batchSize: opts.batch, size, rate, count: opts.count, seconds: opts.seconds, idle: opts.idle, pacing: opts.pacing, stop,
       srcMac: opts.srcMac, dstMac: opts.dstMac, srcIp: opts.srcIp, dstIp: opts.dstIp, srcPort: opts.srcPort, dstPort: opts.dstPort,
       protocol: opts.tcp ? 'tcp' : 'udp', flows: opts.flows, vlan: opts.vlan === undefined ? null : opts.vlan,
+      deviceOptions: { linkTimeout: opts.linkTimeout, force: Boolean(opts.force) },
+    });
+  }));
+
+program
+  .command('replay')
+  .description('send the frames of a pcap file byte for byte, at their recorded times (scaled) or as fast as the NIC takes them, once or in a loop')
+  .argument('<pci>', 'PCI address of the port')
+  .argument('<file>', 'classic pcap file (microsecond or nanosecond timestamps), frames of 17..1514 bytes captured whole')
+  .option('--speed <x>', 'play the recorded timing x times as fast (0.5: half speed)', '1')
+  .option('--fast', 'ignore the timestamps: as fast as the NIC takes the frames')
+  .option('--loop <n>', 'play the file n times (0: until Ctrl-C)', integer('--loop', 0, 2 ** 31 - 1), 1)
+  .option('-b, --batch <n>', 'packets per batch (1..512)', integer('--batch', 1, 512), 32)
+  .option('-t, --seconds <s>', 'stop after this many seconds (0: when the file has been played)', integer('--seconds', 0, 1e9), 0)
+  .option('--link-timeout <ms>', 'how long to wait for link', integer('--link-timeout', 1, 600000), 10000)
+  .option('--force', "take the NIC even if the kernel's interface of it is up or has addresses or routes")
+  .action(action(async (pci, file, opts) => {
+    const { replay } = require('../lib/apps/replay');
+    await replay(pci, file, {
+      speed: Number(opts.speed), fast: Boolean(opts.fast), loop: opts.loop, batchSize: opts.batch, seconds: opts.seconds, stop,
       deviceOptions: { linkTimeout: opts.linkTimeout, force: Boolean(opts.force) },
     });
   }));

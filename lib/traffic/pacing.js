@@ -70,7 +70,13 @@ class SoftwarePacer {
   // Blocks until frame n is due, or until `limit` (ms, performance.now() time), whichever
   // comes first; returns the time it woke.
   waitFor(n, limit) {
-    const target = Math.min(this.dueAt(n), limit);
+    return this.waitUntil(this.dueAt(n), limit);
+  }
+
+  // Blocks until `at` or `limit`, whichever is first (performance.now() time, ms): sleeps
+  // until `margin` before it, then spins; returns the time it woke.
+  waitUntil(at, limit = at) {
+    const target = at < limit ? at : limit;
     let now = performance.now();
     if (!this.spin && target - now > this.margin) {
       const asked = target - this.margin;
