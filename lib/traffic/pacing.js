@@ -10,8 +10,8 @@
 //   the driver keeps the queue full and sleeps; the NIC starts each frame on time;
 // - software (any NIC, and rates below the limiter's range): each frame is handed to the
 //   NIC when it falls due. SoftwarePacer sleeps until just before that moment
-//   (Atomics.wait, microseconds) and spins the last stretch, which it learns from how
-//   late its sleeps wake up: the process does not spin a whole core at low rates.
+//   (Atomics.wait, microseconds) and spins the last stretch (the timer slack): the
+//   process does not spin a whole core at low rates.
 const { IxyError } = require('../host/errors');
 
 const FCS = 4;
@@ -48,7 +48,10 @@ function bitsPerSecond(pps, meanSize) {
   return pps * (meanSize + FCS) * 8;
 }
 
-const SLEEP_MARGIN_MAX_MS = 0.5;
+// A sleep ends up to Linux's default timer slack (50 us) late, plus the wake-up: the
+// pacer sleeps until this long before a frame is due and spins the rest. A sleep that
+// ends later than that was descheduled, and spinning longer would not have helped.
+const SLEEP_MARGIN_MS = 0.06;
 
 // Hands out frames at `pps`, evenly: due(now) says how many of the run's frames are due
 // by then (the count since start, never more than one late frame's worth of catching
@@ -58,7 +61,6 @@ class SoftwarePacer {
     this.gapMs = 1000 / pps;
     this.start = start;
     this.spin = spin;
-    this.margin = 0.08; // ms before a due time at which a sleep ends; learnt from oversleeps
     this.cell = new Int32Array(new SharedArrayBuffer(4));
   }
 
@@ -74,18 +76,13 @@ class SoftwarePacer {
   }
 
   // Blocks until `at` or `limit`, whichever is first (performance.now() time, ms): sleeps
-  // until `margin` before it, then spins; returns the time it woke.
+  // until SLEEP_MARGIN_MS before it, then spins; returns the time it woke.
   waitUntil(at, limit = at) {
     const target = at < limit ? at : limit;
     let now = performance.now();
-    if (!this.spin && target - now > this.margin) {
-      const asked = target - this.margin;
-      Atomics.wait(this.cell, 0, 0, asked - now);
+    if (!this.spin && target - now > SLEEP_MARGIN_MS) {
+      Atomics.wait(this.cell, 0, 0, target - SLEEP_MARGIN_MS - now);
       now = performance.now();
-      // Learn how late sleeps end: the margin follows the oversleep, within bounds.
-      const late = now - asked;
-      const m = this.margin + 0.125 * (late + 0.01 - this.margin);
-      this.margin = m < 0.01 ? 0.01 : m > SLEEP_MARGIN_MAX_MS ? SLEEP_MARGIN_MAX_MS : m;
     }
     while (now < target) now = performance.now();
     return now;
