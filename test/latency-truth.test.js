@@ -69,13 +69,29 @@ describe('latency truth (device model)', function () {
     assert.strictEqual((await model.latency(0)).count, 0, 'nothing left port 0');
   });
 
+  it('knows TCP frames and sources with addresses of their own (proto=, dip=) too', async () => {
+    await model.clear(0);
+    await model.clear(1);
+    const base = (await model.stats(0)).rxDelivered;
+    await model.command('source 0 rate=20000 count=50 size=80 proto=tcp dip=192.168.7.9');
+    await model.waitFor(0, (s) => s.rxDelivered === base + 50);
+    const first = (await model.stats(1)).txFrames;
+    for (let k = 0; k < 50; k++) forward(100 + k, (100 + k) % 256, d.rxDesc(mem0, (100 + k) % 256).length);
+    dev1.write(d.R.TDT, 150);
+    await model.waitFor(1, (s) => s.txFrames === first + 50);
+    const h = await model.latency(1);
+    assert.deepStrictEqual([h.count, h.unmatched], [50, 0]);
+    assert.strictEqual(Buffer.from(d.rxDesc(mem0, 100).data).readUInt32BE(30), 0xc0a80709, 'sent to dip=');
+  });
+
   it('counts a frame sent twice, or not from a source, as unmatched', async () => {
     const before = await model.latency(1);
-    forward(100, 0, 60); // source frame 0 again
-    d.buildFrame(mem1.bytes.subarray(d.txBuf(101)), { size: 60, seq: 5, port: 1 });
-    d.txDesc(mem1, 101, 60);
-    dev1.write(d.R.TDT, 102);
-    await model.waitFor(1, (s) => s.txFrames === 102);
+    const sent = (await model.stats(1)).txFrames;
+    forward(150, 100, 80); // the TCP source's first frame again
+    d.buildFrame(mem1.bytes.subarray(d.txBuf(151)), { size: 60, seq: 5, port: 1 });
+    d.txDesc(mem1, 151, 60);
+    dev1.write(d.R.TDT, 152);
+    await model.waitFor(1, (s) => s.txFrames === sent + 2);
     const h = await model.latency(1);
     assert.deepStrictEqual([h.count, h.unmatched], [before.count, before.unmatched + 2]);
     await model.clear(1);

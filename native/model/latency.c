@@ -5,9 +5,10 @@
  * that.  Each TX port keeps a histogram of those times (ns, log-linear:
  * exact below 32 ns, then 32 buckets per power of two, ~3% wide).
  *
- * A source frame is recognised by what the source writes (traffic.c): IPv4,
- * UDP, destination 10.1.<port>.1 and the 32-bit sequence number at byte 42;
- * forwarders may rewrite the MAC addresses.  The RX side keeps the time of
+ * A source frame is recognised by what the source writes (traffic.c, flows.c):
+ * IPv4, UDP or TCP, a destination address of the source's flows (10.1.<port>.1
+ * by default) and the 32-bit sequence number at byte 42; forwarders may
+ * rewrite the MAC addresses.  The RX side keeps the time of
  * the last LAT_SLOTS sequence numbers; a frame handed back later than that,
  * twice, or not from a source counts as unmatched.
  *
@@ -71,18 +72,41 @@ void lat_rx(struct port *p, uint64_t seq, uint64_t n, uint64_t t0, uint64_t t1)
 	}
 }
 
+/* Whether IPv4 destination ip is one of port q's source flows (flows.c: dip=, vary=dip). */
+static int from_source(const struct port *q, uint32_t ip)
+{
+	const struct source *s = &q->src;
+	if (s->vary & FLOW_VARY_DIP)
+		return ip - s->dip < s->flows;
+	return ip == s->dip;
+}
+
+/* The slot of source frame f, or NULL: IPv4 UDP or TCP, a destination one of a
+ * recording port's source sends to, and that port's slot for its sequence number
+ * holds it (the first such port, if two sources share addresses). */
+static struct lat_slot *lat_find(const uint8_t *f, uint32_t len)
+{
+	if (len < 46 || f[12] != 0x08 || f[13] != 0x00 || (f[23] != 17 && f[23] != 6))
+		return NULL;
+	uint32_t ip = (uint32_t)f[30] << 24 | f[31] << 16 | f[32] << 8 | f[33];
+	uint32_t seq = (uint32_t)f[42] << 24 | f[43] << 16 | f[44] << 8 | f[45];
+	for (int i = 0; i < M.nports; i++) {
+		struct lat *q = M.ports[i].lat;
+		if (!q || !from_source(&M.ports[i], ip))
+			continue;
+		struct lat_slot *s = &q->slot[seq & (LAT_SLOTS - 1)];
+		if (s->seq == seq && s->t)
+			return s;
+	}
+	return NULL;
+}
+
 /* A driver handed frame f back on p's TX; the model fetched it at now. */
 void lat_tx(struct port *p, const uint8_t *f, uint32_t len, uint64_t now)
 {
 	struct lat *l = p->lat;
-	if (len < 46 || f[12] != 0x08 || f[13] != 0x00 || f[23] != 17 || f[30] != 10 ||
-	    f[31] != 1 || f[32] >= M.nports || f[33] != 1 || !M.ports[f[32]].lat) {
-		l->unmatched++;
-		return;
-	}
-	uint32_t seq = (uint32_t)f[42] << 24 | f[43] << 16 | f[44] << 8 | f[45];
-	struct lat_slot *s = &M.ports[f[32]].lat->slot[seq & (LAT_SLOTS - 1)];
-	if (s->seq != seq || !s->t) {
+	struct lat_slot *s = lat_find(f, len);
+	if (!s) {
 		l->unmatched++;
 		return;
 	}
