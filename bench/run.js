@@ -181,7 +181,7 @@ async function measureStandIn(o, batch, cForward) {
 // median of the run pairs'.
 async function measureGenerateStandIn(o, cForward) {
   const pairs = [];
-  for (let r = 0; r < Math.max(o.runs, 3); r++) {
+  for (let r = 0; r < o.runs; r++) {
     const spec = { batch: 32, warmup: o.warmup, seconds: o.seconds, ring: o.ring, cForward, node: o.node, mode: 'stand-in-generate' };
     const c = await runStandIn({ ...spec, lang: 'c' });
     const js = await runStandIn({ ...spec, lang: 'js' });

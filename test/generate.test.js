@@ -54,3 +54,30 @@ describe('generate() on the device model', function () {
     await model().waitFor(0, (s) => !s.busMaster && !s.rxQueueActive && s.txQueuesActive === 0, 2000);
   });
 });
+
+describe('TxQueue.room(): what send() would take now', function () {
+  const { openPort, standInNic, closeQueues } = require('../lib/warm-up/stand-in');
+  const layout = require('../lib/intel/ixgbe/registers');
+
+  it('is the ring less one on an empty ring, 0 on a full one, and counts what the NIC completed (reclaiming first)', function () {
+    const port = openPort(layout, 64, { entries: 256 });
+    const gen = new Generator({ entries: 256 });
+    const batch = new PacketBatch(32);
+    try {
+      const tx = port.tx;
+      assert.strictEqual(tx.room(), 63);
+      assert.strictEqual(gen.send(tx, batch, 32), 32);
+      assert.strictEqual(gen.send(tx, batch, 32), 31, 'one slot stays empty');
+      assert.strictEqual(tx.room(), 0);
+      assert.strictEqual(gen.send(tx, batch, 32), 0);
+      assert.strictEqual(gen.pool.freeCount, 256 - 63, 'nothing stamped for a full ring stays taken');
+      standInNic(port, 60, 0); // the NIC sends all 63
+      assert.strictEqual(tx.room(), 32, 'one group of 32 reclaimed (the rest waits for its group)');
+      assert.strictEqual(gen.seq, 63);
+    } finally {
+      closeQueues(port);
+      port.pool.close();
+      gen.close();
+    }
+  });
+});
