@@ -443,50 +443,6 @@ export type FilterPredicate = (bytes: Uint8Array, length: number) => boolean;
  */
 export function compileFilter(expression: string): FilterPredicate & { readonly expression: string };
 
-/** What a generator sends (lib/traffic/frames.js): each option a value or a range 'a-b'. */
-export interface FrameOptions {
-  srcMac?: string;
-  dstMac?: string;
-  srcIp?: string;
-  dstIp?: string;
-  srcPort?: number | string;
-  dstPort?: number | string;
-  protocol?: 'udp' | 'tcp';
-  /** Flow k takes the (k mod length)-th value of each range; default: the longest range. */
-  flows?: number;
-  /** Bytes without FCS: 60..1514, a range 'A-B', or 'imix' (7:4:1 of 60, 590, 1514). */
-  size?: number | string;
-  /** An 802.1Q tag with this VLAN id. */
-  vlan?: number | null;
-  ttl?: number;
-}
-
-export class FrameRecipe {
-  constructor(options?: FrameOptions);
-  readonly flows: number;
-  readonly sizes: Uint16Array;
-  /** Frame offset of the 32-bit big-endian sequence number. */
-  readonly seqAt: number;
-}
-
-/** A mempool of frames of a recipe; frame k of the run has sequence number k mod 2^32. */
-export class Generator {
-  constructor(options?: FrameOptions & { recipe?: FrameRecipe; entries?: number });
-  readonly recipe: FrameRecipe;
-  readonly pool: Mempool;
-  /** Frames sent so far. */
-  seq: number;
-  readonly meanSize: number;
-  /** Fills batch with up to n stamped frames (the run's next); returns how many. */
-  fill(batch: PacketBatch, n: number): number;
-  /** Sends up to n frames on a TX queue through batch; returns how many went. */
-  send(txQueue: TxQueue, batch: PacketBatch, n: number): number;
-  close(): void;
-}
-
-/** '10k', '1Mpps' (frames per second) or '500Mbit', '1Gbit/s' (bits of frames with FCS). */
-export function parseRate(rate: number | string): { pps: number } | { bps: number };
-
 /**
  * Raises V8's inlining budget for the whole process (lib/host/jit.js), so that a tight loop of
  * rxBatch/txBatch compiles with the driver's receive and send inlined. Call once at start.

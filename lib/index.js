@@ -22,9 +22,6 @@ const { bind, unbind } = require('./bind');
 const { listDevices } = require('./host/list-devices');
 const { tuneJit } = require('./host/jit');
 const { warmUp } = require('./warm-up');
-const { Generator } = require('./traffic/generator');
-const { FrameRecipe } = require('./traffic/frames');
-const { parseRate } = require('./traffic/pacing');
 
 // In a worker thread: queue pair `index` of a device the main thread opened with
 // { workers: true }, from its workerHandle() (lib/queue-pair.js).
@@ -46,9 +43,6 @@ module.exports = {
   CaptureClock,
   readPcap,
   compileFilter,
-  Generator,
-  FrameRecipe,
-  parseRate,
   tuneJit,
   warmUp,
   CHECKSUM_IP_GOOD,
