@@ -48,7 +48,7 @@ function parseArgs(argv) {
   return o;
 }
 
-// The wire times of a nanosecond pcap file, ns since its first frame (a Float64Array:
+// The wire times of a nanosecond pcap file, ns since the second of its first frame (a Float64Array:
 // relative times stay exact in a double).
 function wireTimes(file) {
   const data = fs.readFileSync(file);
@@ -132,7 +132,7 @@ async function pacingRun(rateText, { seconds, pacing, dir, nice = 0 }) {
     const ideal = 1e9 / pps;
     const row = {
       rate: rateText, pps, frames: t.length, pacing: how ? how[1] : null, idealNs: ideal,
-      achievedPps: (t.length - 1) / (t[t.length - 1] / 1e9),
+      achievedPps: (t.length - 1) / ((t[t.length - 1] - t[0]) / 1e9),
       p50Ns: percentile(sorted, 0.5), p99Ns: percentile(sorted, 0.99), p999Ns: percentile(sorted, 0.999), maxNs: sorted[sorted.length - 1],
       cpuShare: run.cpu / run.wall,
     };
