@@ -315,8 +315,8 @@ export interface WorkerHandle {
 
 /**
  * Queue pair i of a device opened with { workers: true }, driven by the thread that
- * attached it: its own BAR mapping, rings and mempool. Close it (in a finally) before the
- * thread ends and before the main thread closes the device.
+ * attached it: its own BAR mapping, rings and mempool. Close it before the main thread
+ * closes the device; a thread that ends without close() still stops its queues.
  */
 export interface QueuePair {
   readonly address: string;

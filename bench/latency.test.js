@@ -23,6 +23,7 @@ describe('npm run bench -- --latency', function () {
       assert.strictEqual(h.unmatched, 0, `${x.lang}: every frame forwarded came from the source`);
       assert.ok(h.minNs <= h.p50Ns && h.p50Ns <= h.p99Ns && h.p99Ns <= h.p999Ns && h.p999Ns <= h.p9999Ns && h.p9999Ns <= h.maxNs);
       assert.strictEqual(h.buckets.reduce((sum, [, , n]) => sum + n, 0), h.count);
+      assert.ok(Number.isInteger(x.notForwarded), 'frames received but not sent on');
     }
     assert.strictEqual(typeof r.results[0].gcs, 'number', 'the JS driver counts its GCs');
     assert.strictEqual(r.results[1].gcs, null);

@@ -75,7 +75,7 @@ program
   .action(action(async (pci1, pci2, opts) => {
     if (opts.workers !== undefined) {
       const { forwardWorkers } = require('../lib/apps/forward-workers');
-      await forwardWorkers(pci1, pci2, { workers: opts.workers, batchSize: opts.batch, seconds: opts.seconds, deviceOptions: { linkTimeout: opts.linkTimeout, force: Boolean(opts.force) } });
+      await forwardWorkers(pci1, pci2, { workers: opts.workers, batchSize: opts.batch, seconds: opts.seconds, stop, deviceOptions: { linkTimeout: opts.linkTimeout, force: Boolean(opts.force) } });
       return;
     }
     const { forward } = require('../lib/apps/forward');

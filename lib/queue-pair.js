@@ -38,6 +38,14 @@ class QueuePair {
     this.rx = null;
     this.tx = null;
     this.own();
+    // A thread that ends without close() (an uncaught exception, process.exit() in the
+    // worker) still stops its queues, and lets go of the pair: its memory goes with it, and
+    // the NIC must not write there. 'exit' runs in the worker before its memory is freed.
+    this.stopOnExit = () => {
+      this.stop();
+      this.disown();
+    };
+    process.once('exit', this.stopOnExit);
     try {
       this.bar = pci.mapBar(h.address, 0, this.layout.MIN_BAR_BYTES);
       this.regs = new Uint32Array(this.bar);
@@ -117,6 +125,11 @@ class QueuePair {
     if (this.bar) native().free(this.bar);
     this.regs = null;
     this.bar = null;
+    this.disown();
+    process.removeListener('exit', this.stopOnExit);
+  }
+
+  disown() {
     if (this.owner !== undefined) Atomics.compareExchange(this.owners, this.index, this.owner, 0);
   }
 }

@@ -219,6 +219,45 @@ describe('model RSS: programming errors', function () {
   });
 });
 
+describe('model RSS: a queue without a ring', function () {
+  this.timeout(20000);
+  let model;
+  let dev;
+  let mem;
+
+  beforeEach(async () => {
+    ({ model, dev, mem } = await d.startPort(0));
+    await d.reset(dev);
+    await d.linkUp(dev);
+  });
+  afterEach(() => d.stopPort({ model, mem }));
+
+  it('drops what RETA sends to a queue that is not enabled, and delivers only queue 0\'s flows to queue 0', async () => {
+    setupQueues(dev, mem, 1);
+    programRss(dev, { reta: (i) => i % 2 });
+    await startQueues(dev, 1);
+    await d.sleep(SCAN_MS);
+    const flows = 16;
+    const vary = ['sport']; // with this key: flows alternate between even and odd hashes
+    const queueOf = (f) => {
+      const t = sourceFlow(f, { vary });
+      return hashOf(MS_KEY, t.src, t.dst, t.sport, t.dport) % 2;
+    };
+    const toZero = Array.from({ length: flows }, (_, f) => f).filter((f) => queueOf(f) === 0).length;
+    assert.ok(toZero > 0 && toZero < flows, 'flows for both queues');
+    await model.source(0, { count: 2 * flows, flows, vary, rate: 100000 });
+    const s = await model.waitFor(0, (x) => x.rxOffered === 2 * flows);
+    const frames = delivered(mem, 0);
+    assert.strictEqual(frames.length, 2 * toZero);
+    for (const f of frames) {
+      const t = frameTuple(f.data);
+      assert.strictEqual(hashOf(MS_KEY, t.src, t.dst, t.sport, t.dport) % 2, 0, 'only queue 0\'s flows on queue 0');
+    }
+    assert.strictEqual(s.rxDropNoDesc, 2 * (flows - toZero));
+    assert.deepStrictEqual(s.rxQueues.slice(0, 2), [2 * toZero, 0]);
+  });
+});
+
 describe('model sources: tuples, protocols, weights', function () {
   this.timeout(20000);
   let model;

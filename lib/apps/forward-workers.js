@@ -10,23 +10,32 @@
 // closes the ports. Nothing per packet crosses threads.
 const { Worker, isMainThread, workerData } = require('worker_threads');
 const { IxyError, checkInteger } = require('../host/errors');
-const { computeRates, formatRates, formatTotals } = require('./stats');
+const { computeRates, formatRates, formatTotals, noTraffic } = require('./stats');
 
-// Per worker and port: RX packets, RX bytes, TX packets, TX bytes (Float64, written by the
-// worker only).
-const FIELDS = 4;
+// Per worker and port: RX packets, RX bytes, TX packets, TX bytes, TX dropped (Float64,
+// written by the worker only; TX dropped once it stopped: frames held back for a full TX
+// ring and frames its TX ring never sent, as forward.js counts them).
+const FIELDS = 5;
 const IDLE_SPINS = 1 << 16; // idle steps before the worker sleeps 1 ms on the stop flag
 const PUBLISH_EVERY = 64; // steps between counter updates
 
-async function forwardWorkers(addressA, addressB, { workers, batchSize = 32, seconds = 0, out = process.stdout, deviceOptions = {} } = {}) {
+// stop: an AbortSignal that stops it as SIGINT does, during the link wait too
+// (lib/apps/stop-signal.js).
+async function forwardWorkers(addressA, addressB, { workers, batchSize = 32, seconds = 0, out = process.stdout, deviceOptions = {}, stop: stopSignal } = {}) {
   if (addressA === addressB) throw new IxyError('EINVAL', 'forward needs two different ports');
   checkInteger('workers', workers, 1, 16);
   const { open } = require('../index');
-  const options = { ...deviceOptions, rxQueues: workers, txQueues: workers, workers: true };
+  const options = { ...deviceOptions, rxQueues: workers, txQueues: workers, workers: true, signal: stopSignal };
   const devs = [];
   let failure = null;
   try {
-    for (const address of [addressA, addressB]) devs.push(await open(address, options));
+    try {
+      for (const address of [addressA, addressB]) devs.push(await open(address, options));
+    } catch (err) {
+      if (err.code !== 'EABORTED') throw err;
+      for (const address of [addressA, addressB]) out.write(`${formatTotals(address, noTraffic())}, per worker RX -\n`);
+      return { stats: {} };
+    }
     const stop = new Int32Array(new SharedArrayBuffer(4));
     const counts = new Float64Array(new SharedArrayBuffer(8 * workers * 2 * FIELDS));
     const handles = devs.map((dev) => dev.workerHandle());
@@ -41,6 +50,10 @@ async function forwardWorkers(addressA, addressB, { workers, batchSize = 32, sec
     }
     process.once('SIGINT', halt);
     process.once('SIGTERM', halt);
+    if (stopSignal) {
+      if (stopSignal.aborted) halt();
+      else stopSignal.addEventListener('abort', halt);
+    }
     const timer = seconds > 0 ? setTimeout(halt, seconds * 1000) : null;
     out.write(`forwarding ${devs[0].address} (${devs[0].mac}) <-> ${devs[1].address} (${devs[1].mac}), batch ${batchSize}, ${workers} workers\n`);
     let last = devs.map((dev, p) => portStats(dev, p, counts, workers));
@@ -61,6 +74,7 @@ async function forwardWorkers(addressA, addressB, { workers, batchSize = 32, sec
     if (timer) clearTimeout(timer);
     process.removeListener('SIGINT', halt);
     process.removeListener('SIGTERM', halt);
+    if (stopSignal) stopSignal.removeEventListener('abort', halt);
     const stats = {};
     devs.forEach((dev, p) => {
       stats[dev.address] = portStats(dev, p, counts, workers);
@@ -75,13 +89,14 @@ async function forwardWorkers(addressA, addressB, { workers, batchSize = 32, sec
 
 // One port's totals: the workers' counters summed, drops from the device's registers.
 function portStats(dev, p, counts, workers) {
-  const s = { rxPackets: 0, rxBytes: 0, txPackets: 0, txBytes: 0, rxMissed: 0, rxErrors: 0, perWorker: [] };
+  const s = { rxPackets: 0, rxBytes: 0, txPackets: 0, txBytes: 0, rxMissed: 0, rxErrors: 0, txDropped: 0, perWorker: [] };
   for (let w = 0; w < workers; w++) {
     const at = (w * 2 + p) * FIELDS;
     s.rxPackets += counts[at];
     s.rxBytes += counts[at + 1];
     s.txPackets += counts[at + 2];
     s.txBytes += counts[at + 3];
+    s.txDropped += counts[at + 4];
     s.perWorker.push(counts[at]);
   }
   const own = dev.stats();
@@ -122,8 +137,14 @@ function runWorker({ handles, queue, stop, counts, batchSize }) {
       if (idle >= IDLE_SPINS) Atomics.wait(stop, 0, 0, 1);
     }
   } finally {
-    if (pairs.length === 2) publish();
     for (const pair of pairs) pair.stop(); // both first: each TX ring holds the other's buffers
+    if (pairs.length === 2) {
+      // After the stop, which took the frames its TX ring never sent out of its totals
+      // (tx.dropped): every frame received is then sent or dropped. batches[0] held frames
+      // back toward b (pair 1), batches[1] toward a (pair 0).
+      publish();
+      for (let p = 0; p < 2; p++) counts[(queue * 2 + p) * FIELDS + 4] = pairs[p].tx.dropped + batches[1 - p].count;
+    }
     for (const batch of batches) if (batch.count > 0) batch.freeFrom(0);
     for (const pair of pairs) pair.close();
   }

@@ -59,7 +59,7 @@ uint32_t rx_begin(struct port *p)
  * published later (port_publish). */
 void rx_end(struct port *p, uint64_t now)
 {
-	if (p->rss.active)
+	if (p->rss.active || p->rss.cur)   /* cur: a frame went to a queue without a ring */
 		rss_end(p, now);
 	if (p->rx_free < p->rx_free_begin) {
 		p->t.rx_last_ns = now;
