@@ -169,12 +169,26 @@ export interface ReceiveOptions {
   signal?: AbortSignal;
   /** What the loop does while the queue is empty (default: open()'s idle, else the best the device has). */
   idle?: IdleMode;
+  /** Each step hands out a view of the batch that throws ESTALEBATCH once its turn is over (default: open()'s debug). */
+  debug?: boolean;
   /**
    * Hand out only the frames this accepts: a tcpdump filter expression (compiled with
    * compileFilter()) or a predicate. The others are freed as soon as they are received.
    */
   filter?: string | FilterPredicate | null;
 }
+
+/** A received frame, copied: nothing changes it after it was handed out. */
+export interface Frame {
+  /** A Node Buffer of exactly `length` bytes (typed here as its base, Uint8Array: no @types/node needed). */
+  data: Uint8Array;
+  length: number;
+  /** When the driver took it off the ring: ms since 1970 with fractions (performance.timeOrigin + performance.now()). */
+  timestamp: number;
+}
+
+export interface LinkEvent { up: boolean; /** Mb/s, 0 when down */ speed: number; text: string; }
+export interface TxHangEvent { queue: number; /** frames dropped by the queue's reset */ dropped: number; text: string; }
 
 /**
  * The iterator of dev.receive(): yields ONE reused batch, valid until the next step. At
@@ -185,7 +199,10 @@ export interface ReceiveIterator extends AsyncIterableIterator<PacketBatch> {
   return(): Promise<IteratorResult<PacketBatch, undefined>>;
 }
 
-/** What every ixy driver offers. */
+/**
+ * What every ixy driver offers. An EventEmitter: 'link', 'txhang' and 'lost' (while anyone
+ * listens, the device runs check() once a second on an unref'd timer).
+ */
 export class Device {
   readonly address: string;
   /** The driver's name, e.g. 'ixgbe'. */
@@ -206,6 +223,16 @@ export class Device {
   txBatch(queue: number, batch: PacketBatch): number;
   /** for await (const batch of dev.receive(0)) { ... } */
   receive(queue?: number, options?: ReceiveOptions): ReceiveIterator;
+  /** for await (const f of dev.frames(0)) { ... }: each frame a copy. */
+  frames(queue?: number, options?: ReceiveOptions): AsyncGenerator<Frame, void, undefined>;
+  /** The same frames as an object-mode stream.Readable (typed by what it is iterated as). */
+  createReadStream(queue?: number, options?: ReceiveOptions & { highWaterMark?: number }): AsyncIterable<Frame> & { destroy(error?: Error): void };
+  /** EventEmitter's on/once/off, for the events below. */
+  on(event: 'link', listener: (e: LinkEvent) => void): this;
+  on(event: 'txhang', listener: (e: TxHangEvent) => void): this;
+  on(event: 'lost', listener: (err: IxyError) => void): this;
+  once(event: 'link' | 'txhang' | 'lost', listener: (e: any) => void): this;
+  off(event: 'link' | 'txhang' | 'lost', listener: (e: any) => void): this;
   stats(): DeviceStats;
   /**
    * For long-running loops, about once a second: lines worth telling (link down/up, a TX
@@ -467,6 +494,33 @@ export function warmUp(
   options?: { bufferSize?: number },
 ): { close(): void };
 
+export interface RunOptions {
+  /** [rxQueue, txQueue] pairs; work(rx, tx, i) is called for each, once per step. None: work() is called without arguments. */
+  paths?: Array<[RxQueue | null, TxQueue | null]>;
+  /** The open devices to watch (events, EDEVICELOST), report on and idle on. */
+  devices: Device[];
+  /** Stop after this many seconds (0: no limit). */
+  seconds?: number;
+  idle?: IdleMode;
+  /** Print the per-second rate lines (default false). */
+  report?: boolean;
+  /** The reports as JSON lines (implies report). */
+  json?: boolean;
+  out?: { write(text: string): unknown };
+  /** true (default): warm work up at the start; false: not; or what warmUp(work) returned, closed when the loop ends. */
+  warmUp?: boolean | { close(): void };
+  signal?: AbortSignal;
+}
+
+/**
+ * The commands' loop for a program's per-batch function: slices between event-loop turns,
+ * idle modes, warm-up, device watching, SIGINT/SIGTERM. Resolves with why it stopped.
+ */
+export function run(
+  work: (rxQueue: RxQueue | null, txQueue: TxQueue | null, path: number) => boolean | void,
+  options: RunOptions,
+): Promise<'done' | 'signal' | 'aborted' | 'time'>;
+
 export interface UdpFrameOptions {
   size?: number;
   dst?: string;
@@ -500,6 +554,16 @@ export namespace packet {
   const IPPROTO_ICMP: 1;
   const IPPROTO_TCP: 6;
   const IPPROTO_UDP: 17;
+  const TCP_HEADER: 20;
+  /** TCP header flags (FrameInfo.tcpFlags, writeTcpHeader's flags). */
+  const TCP_FIN: 0x01;
+  const TCP_SYN: 0x02;
+  const TCP_RST: 0x04;
+  const TCP_PSH: 0x08;
+  const TCP_ACK: 0x10;
+  const TCP_URG: 0x20;
+  const TCP_ECE: 0x40;
+  const TCP_CWR: 0x80;
 
   /** Results of parseFrame; make one and reuse it for every packet. */
   class FrameInfo {
@@ -515,6 +579,8 @@ export namespace packet {
     dstPort: number;
     payload: number;
     payloadLength: number;
+    /** TCP only: the header's flags (TCP_SYN | TCP_ACK ...); 0 for anything else. */
+    tcpFlags: number;
   }
 
   /** Fills info from b[0..length); returns the IPv4 protocol, or -1 if not IPv4. */
@@ -526,14 +592,30 @@ export namespace packet {
   function internetChecksum(bytes: Uint8Array, offset: number, length: number): number;
   /** Writes a whole IPv4/UDP frame with sequence number 0; returns its size. */
   function writeUdpFrame(b: Uint8Array, options?: UdpFrameOptions): number;
-  function writeSeq(b: Uint8Array, seq: number): void;
+  /** Writes the sequence number of the frame that starts at b[at] (default 0). */
+  function writeSeq(b: Uint8Array, seq: number, at?: number): void;
   function readSeq(b: Uint8Array): number;
   function isValidUdp(b: Uint8Array, length: number): boolean;
   /** Each returns the offset after the header it wrote. */
   function writeEthernetHeader(b: Uint8Array, dst: string | ArrayLike<number>, src: string | ArrayLike<number>, etherType?: number): number;
   function writeIpv4Header(b: Uint8Array, offset: number, options: Ipv4HeaderOptions): number;
   function writeUdpHeader(b: Uint8Array, offset: number, srcPort: number, dstPort: number, length: number): number;
+  /** A 20-byte TCP header (no options) with checksum 0; fill it with writeL4Checksum once the payload is in place. */
+  function writeTcpHeader(b: Uint8Array, offset: number, options: TcpHeaderOptions): number;
+  /** Computes and writes the TCP or UDP checksum of the IPv4 packet at b[l3] (pseudo-header included); returns it. */
+  function writeL4Checksum(b: Uint8Array, l3: number): number;
   function swapMacs(b: Uint8Array): void;
+}
+
+export interface TcpHeaderOptions {
+  srcPort: number;
+  dstPort: number;
+  seq?: number;
+  ack?: number;
+  /** Default TCP_SYN. */
+  flags?: number;
+  /** Default 65535. */
+  window?: number;
 }
 
 /** The 82599 (ixgbe) driver; ixy.open() picks it for Intel 82599 device IDs. */
@@ -553,6 +635,7 @@ export class VirtioDevice extends Device {
   static open(address: string, options?: OpenOptions): Promise<VirtioDevice>;
 }
 
+/** A port's truth as the model counts it (native/model/README.md, "stats"). */
 export interface ModelPortStats {
   address: string;
   linkUp: boolean;
@@ -562,8 +645,12 @@ export interface ModelPortStats {
   rxDropNoDesc: number;
   rxDropDisabled: number;
   rxDropFiltered: number;
+  rxDropOversize: number;
+  rxDropCrc: number;
+  rxDropRunt: number;
   txFrames: number;
   txBytes: number;
+  txDropBadLength: number;
   descErrors: number;
   sinkFrames: number;
   sinkSeqErrors: number;
@@ -574,6 +661,33 @@ export interface ModelPortStats {
   rss: boolean;
   rxQueues: number[];
   sinkBadFrames: number;
+  pcapFrames: number;
+  /** The process whose hugepages the port's DMA uses, 0 for none. */
+  dmaOwnerPid: number;
+  busMaster: boolean;
+  rxQueueActive: boolean;
+  txQueuesActive: number;
+  sourceSeq: number;
+  sourceBacklog: number;
+  loopMaxGapUs: number;
+  dmaWaits: number;
+  dmaAfterRelease: number;
+  rxQueueReleased: boolean;
+  txQueuesReleased: number;
+  /** Microseconds the source was paused because the model itself was stopped. */
+  sourcePausedUs: number;
+  deviceId: string;
+  removed: boolean;
+  tap: string;
+  tapRxFrames: number;
+  tapRxBytes: number;
+  tapTxFrames: number;
+  tapTxBytes: number;
+  tapTxDropped: number;
+  rxLastNs: number;
+  txLastNs: number;
+  /** Interrupts sent, per MSI-X vector. */
+  interrupts: number[];
   [counter: string]: number | boolean | string | number[];
 }
 
@@ -599,7 +713,7 @@ export interface ModelLatency {
  */
 export class Model {
   /** config: control commands to run before the model starts, e.g. ['source 0 rate=1000', 'sink 1']. */
-  static start(options?: { ports?: number; config?: string[]; dir?: string; device?: string | string[]; iommu?: string }): Promise<Model>;
+  static start(options?: { ports?: number; config?: string[]; dir?: string; device?: string | string[]; iommu?: string; binary?: string; args?: string[] }): Promise<Model>;
   /**
    * Connects to a model that runs already (started by another process, e.g. `ixy model`) by its
    * directory: its control socket is dir/control.sock unless given. IxyError ENOMODEL if none answers.
@@ -628,6 +742,10 @@ export class Model {
   latency(port: number): Promise<ModelLatency>;
   pcapIn(port: number, file: string, options?: { loop?: boolean; rate?: number }): Promise<unknown>;
   link(port: number, up: boolean): Promise<unknown>;
+  /** The port takes no TX descriptors for `ms` milliseconds (a TX hang, for watchdogs). */
+  stall(port: number, ms: number): Promise<unknown>;
+  /** Sends one raw control command (native/model/README.md) and resolves with its JSON reply; EMODEL if refused. */
+  command(line: string): Promise<any>;
   /** Wires the port to TAP interface `ifname` (made with `ip tuntap`), in network namespace `netns` if given. */
   tap(port: number, ifname: string, options?: { netns?: string }): Promise<unknown>;
   tapOff(port: number): Promise<unknown>;

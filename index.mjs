@@ -14,6 +14,7 @@ export const {
   unbind,
   tuneJit,
   warmUp,
+  run,
   Device,
   IxgbeDevice,
   IgbDevice,

@@ -71,15 +71,17 @@ program
   .option('--link-timeout <ms>', 'how long to wait for link', integer('--link-timeout', 1, 600000), 10000)
   .option('--force', "take the NIC even if the kernel's interface of it is up or has addresses or routes")
   .option('-w, --workers <n>', 'one worker thread per queue pair, RSS over n RX queues (ixgbe, igb; 1..16)', integer('--workers', 1, 16))
+  .option('--json', 'report as JSON, one object per line (start, rates each second, events, totals, end)')
   .addOption(idleOption())
   .action(action(async (pci1, pci2, opts) => {
     if (opts.workers !== undefined) {
+      if (opts.json) throw new InvalidArgumentError('--json does not go with --workers yet: the workers\' report is text only');
       const { forwardWorkers } = require('../lib/apps/forward-workers');
       await forwardWorkers(pci1, pci2, { workers: opts.workers, batchSize: opts.batch, seconds: opts.seconds, stop, deviceOptions: { linkTimeout: opts.linkTimeout, force: Boolean(opts.force) } });
       return;
     }
     const { forward } = require('../lib/apps/forward');
-    await forward(pci1, pci2, { batchSize: opts.batch, seconds: opts.seconds, idle: opts.idle, stop, deviceOptions: { linkTimeout: opts.linkTimeout, force: Boolean(opts.force) } });
+    await forward(pci1, pci2, { batchSize: opts.batch, seconds: opts.seconds, idle: opts.idle, stop, json: Boolean(opts.json), deviceOptions: { linkTimeout: opts.linkTimeout, force: Boolean(opts.force) } });
   }));
 
 program
@@ -103,13 +105,14 @@ program
   .option('-t, --seconds <s>', 'stop after this many seconds (0: run until Ctrl-C)', integer('--seconds', 0, 1e9), 0)
   .option('--link-timeout <ms>', 'how long to wait for link', integer('--link-timeout', 1, 600000), 10000)
   .option('--force', "take the NIC even if the kernel's interface of it is up or has addresses or routes")
+  .option('--json', 'report as JSON, one object per line (start, rates each second, events, totals, end)')
   .addOption(sendIdleOption())
   .action(action(async (pci, opts) => {
     const { generate } = require('../lib/apps/generate');
     const size = /^[0-9]+$/.test(opts.size) ? Number(opts.size) : opts.size;
     const rate = /^[0-9]+$/.test(opts.rate) ? Number(opts.rate) : opts.rate;
     await generate(pci, {
-      batchSize: opts.batch, size, rate, count: opts.count, seconds: opts.seconds, idle: opts.idle, pacing: opts.pacing, stop,
+      batchSize: opts.batch, size, rate, count: opts.count, seconds: opts.seconds, idle: opts.idle, pacing: opts.pacing, stop, json: Boolean(opts.json),
       srcMac: opts.srcMac, dstMac: opts.dstMac, srcIp: opts.srcIp, dstIp: opts.dstIp, srcPort: opts.srcPort, dstPort: opts.dstPort,
       protocol: opts.tcp ? 'tcp' : 'udp', flows: opts.flows, vlan: opts.vlan === undefined ? null : opts.vlan,
       deviceOptions: { linkTimeout: opts.linkTimeout, force: Boolean(opts.force) },
@@ -128,10 +131,11 @@ program
   .option('-t, --seconds <s>', 'stop after this many seconds (0: when the file has been played)', integer('--seconds', 0, 1e9), 0)
   .option('--link-timeout <ms>', 'how long to wait for link', integer('--link-timeout', 1, 600000), 10000)
   .option('--force', "take the NIC even if the kernel's interface of it is up or has addresses or routes")
+  .option('--json', 'report as JSON, one object per line (start, rates each second, events, totals, end)')
   .action(action(async (pci, file, opts) => {
     const { replay } = require('../lib/apps/replay');
     await replay(pci, file, {
-      speed: Number(opts.speed), fast: Boolean(opts.fast), loop: opts.loop, batchSize: opts.batch, seconds: opts.seconds, stop,
+      speed: Number(opts.speed), fast: Boolean(opts.fast), loop: opts.loop, batchSize: opts.batch, seconds: opts.seconds, stop, json: Boolean(opts.json),
       deviceOptions: { linkTimeout: opts.linkTimeout, force: Boolean(opts.force) },
     });
   }));
@@ -171,6 +175,7 @@ program
   .option('--ring <n>', 'RX descriptors (power of two, 64..8192): more absorb longer pauses', integer('--ring', 64, 8192), 512)
   .option('--link-timeout <ms>', 'how long to wait for link', integer('--link-timeout', 1, 600000), 10000)
   .option('--force', "take the NIC even if the kernel's interface of it is up or has addresses or routes")
+  .option('--json', 'report as JSON, one object per line (start, rates each second, totals, end), on stdout unless the capture goes there')
   .addOption(idleOption())
   .action(action(async (pci, file, n, expression, opts) => {
     if (opts.ns && opts.us) throw new InvalidArgumentError('--ns and --us exclude each other');
@@ -180,7 +185,7 @@ program
     const { pcap } = require('../lib/apps/pcap');
     await pcap(pci, file, {
       count: counted ? integer('n', 0, 2 ** 32 - 1)(n) : 0,
-      filter: words.join(' '), batchSize: opts.batch, nanoseconds: !opts.us, seconds: opts.seconds, packetBuffered: Boolean(opts.packetBuffered), idle: opts.idle, stop,
+      filter: words.join(' '), batchSize: opts.batch, nanoseconds: !opts.us, seconds: opts.seconds, packetBuffered: Boolean(opts.packetBuffered), idle: opts.idle, stop, json: Boolean(opts.json),
       deviceOptions: { linkTimeout: opts.linkTimeout, rxRingSize: opts.ring, force: Boolean(opts.force) },
     });
   }));

@@ -14,6 +14,7 @@ const pci = require('./host/pci');
 const { driverFor } = require('./driver-table');
 const { checkInactive } = require('./host/iface');
 const { IxyError, fromNative } = require('./host/errors');
+const { checkOptionNames } = require('./host/option-names');
 const claim = require('./host/claim');
 
 const DRIVER_NAME = /^[A-Za-z0-9_.-]{1,64}$/;
@@ -24,7 +25,9 @@ const KERNEL_MODULES = { ixgbe: 'ixgbe', igb: 'igb', virtio: 'virtio_pci' };
 // Binds the device to `driver` (default vfio-pci). Returns { address, from, to, iommuGroup,
 // groupPeers } (from: the driver it had, or null; iommuGroup: its group number, or null;
 // groupPeers: the other devices of its group that keep VFIO from opening it).
-function bind(address, { driver = 'vfio-pci', force = false } = {}) {
+function bind(address, options = {}) {
+  checkOptionNames('bind()', options, ['driver', 'force']);
+  const { driver = 'vfio-pci', force = false } = options || {};
   if (typeof driver !== 'string' || !DRIVER_NAME.test(driver)) {
     throw new IxyError('EINVAL', `${JSON.stringify(String(driver))} is not a kernel driver name`);
   }
@@ -59,7 +62,9 @@ function bind(address, { driver = 'vfio-pci', force = false } = {}) {
 
 // Hands the device back to the kernel driver that matches its IDs: clears driver_override
 // and probes. Returns { address, from, to } (to: the driver now bound, or null).
-function unbind(address, { force = false } = {}) {
+function unbind(address, options = {}) {
+  checkOptionNames('unbind()', options, ['force']);
+  const { force = false } = options || {};
   const id = pci.readIdentity(address);
   return withClaim(address, () => {
     const from = pci.boundDriver(address);

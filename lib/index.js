@@ -22,6 +22,7 @@ const { bind, unbind } = require('./bind');
 const { listDevices } = require('./host/list-devices');
 const { tuneJit } = require('./host/jit');
 const { warmUp } = require('./warm-up');
+const { run } = require('./run');
 
 // In a worker thread: queue pair `index` of a device the main thread opened with
 // { workers: true }, from its workerHandle() (lib/queue-pair.js).
@@ -45,6 +46,7 @@ module.exports = {
   compileFilter,
   tuneJit,
   warmUp,
+  run,
   CHECKSUM_IP_GOOD,
   CHECKSUM_IP_BAD,
   CHECKSUM_L4_GOOD,

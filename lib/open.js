@@ -8,12 +8,15 @@ const { IxyError, shown } = require('./host/errors');
 const { envDebug } = require('./memory/ownership-checks');
 const { checkDevice } = require('./device/checked-queues');
 const { idleMode, needsVfio, noInterrupts } = require('./device/idle');
+const { checkOptionsObject } = require('./host/option-names');
 
 // Picks the driver from the device's vendor and device IDs, initialises the device and
 // resolves once its link is up. Options go to the driver (queues, ring sizes, ...);
 // `force: true` lets it take a NIC whose kernel interface is in use (lib/host/iface.js).
+// The driver checks the option names (each has its own).
 async function open(address, options = {}) {
   pci.validateAddress(address);
+  checkOptionsObject('open()', options);
   if (options.idle !== undefined) idleMode(options.idle); // receive()'s default (lib/device/idle.js)
   const viaVfio = vfio.isVfioBound(pci.boundDriver(address));
   if (options.idle === 'interrupt' && !viaVfio) {

@@ -13,17 +13,17 @@ const MIN_FRAME = 60; // without the 4-byte FCS the NIC appends
 const MAX_FRAME = 1514;
 
 function parseMac(text) {
-  const parts = String(text).split(':');
+  const parts = typeof text === 'string' ? text.split(':') : [];
   if (parts.length !== 6 || parts.some((p) => !/^[0-9a-fA-F]{2}$/.test(p))) {
-    throw new IxyError('EINVAL', `'${text}' is not a MAC address (expected aa:bb:cc:dd:ee:ff)`);
+    throw new IxyError('EINVAL', `${typeof text === 'string' ? `'${text}'` : shown(text)} is not a MAC address (expected aa:bb:cc:dd:ee:ff)`);
   }
   return parts.map((p) => parseInt(p, 16));
 }
 
 function parseIpv4(text) {
-  const parts = String(text).split('.').map(Number);
+  const parts = typeof text === 'string' ? text.split('.').map(Number) : [];
   if (parts.length !== 4 || parts.some((p) => !Number.isInteger(p) || p < 0 || p > 255)) {
-    throw new IxyError('EINVAL', `'${text}' is not an IPv4 address (expected a.b.c.d)`);
+    throw new IxyError('EINVAL', `${typeof text === 'string' ? `'${text}'` : shown(text)} is not an IPv4 address (expected a.b.c.d)`);
   }
   return parts;
 }
@@ -105,6 +105,16 @@ const ETHERTYPE_VLAN = 0x8100;
 const IPPROTO_ICMP = 1;
 const IPPROTO_TCP = 6;
 const IPPROTO_UDP = 17;
+// TCP header flags (RFC 9293 3.1), as FrameInfo.tcpFlags and writeTcpHeader take them.
+const TCP_FIN = 0x01;
+const TCP_SYN = 0x02;
+const TCP_RST = 0x04;
+const TCP_PSH = 0x08;
+const TCP_ACK = 0x10;
+const TCP_URG = 0x20;
+const TCP_ECE = 0x40;
+const TCP_CWR = 0x80;
+const TCP_HEADER = 20;
 
 // dst, src: 'aa:bb:..' strings or arrays of 6 bytes. Returns the offset after the header.
 function writeEthernetHeader(b, dst, src, etherType = ETHERTYPE_IPV4) {
@@ -137,6 +147,47 @@ function writeUdpHeader(b, offset, srcPort, dstPort, length) {
   put16(b, offset + 4, length);
   put16(b, offset + 6, 0);
   return offset + UDP_HEADER;
+}
+
+// A 20-byte TCP header at `offset` (no options), checksum 0: fill it with
+// writeL4Checksum() once the payload is in place. Returns the offset after the header.
+function writeTcpHeader(b, offset, { srcPort, dstPort, seq = 0, ack = 0, flags = TCP_SYN, window = 65535 }) {
+  put16(b, offset, srcPort);
+  put16(b, offset + 2, dstPort);
+  put32(b, offset + 4, seq);
+  put32(b, offset + 8, ack);
+  b[offset + 12] = (TCP_HEADER / 4) << 4; // data offset in words
+  b[offset + 13] = flags;
+  put16(b, offset + 14, window);
+  put16(b, offset + 16, 0); // checksum
+  put16(b, offset + 18, 0); // urgent pointer
+  return offset + TCP_HEADER;
+}
+
+// The TCP or UDP checksum of the IPv4 packet at b[l3], over the pseudo-header (RFC 9293
+// 3.1, RFC 768) and the segment its total length says, written into the header. A UDP
+// sum of 0 is sent as 0xffff (0 means "none"). Returns the checksum.
+function writeL4Checksum(b, l3) {
+  const ihl = (b[l3] & 0x0f) * 4;
+  const protocol = b[l3 + 9];
+  const l4 = l3 + ihl;
+  const length = ((b[l3 + 2] << 8) | b[l3 + 3]) - ihl;
+  const at = protocol === IPPROTO_TCP ? l4 + 16 : protocol === IPPROTO_UDP ? l4 + 6 : -1;
+  if (at < 0) throw new IxyError('EINVAL', `writeL4Checksum() needs a TCP or UDP packet, got IP protocol ${protocol}`);
+  put16(b, at, 0);
+  let sum = protocol + length;
+  for (let i = 12; i < 20; i += 2) sum += (b[l3 + i] << 8) | b[l3 + i + 1];
+  for (let i = 0; i < length; i += 2) sum += (b[l4 + i] << 8) | (i + 1 < length ? b[l4 + i + 1] : 0);
+  while (sum > 0xffff) sum = (sum & 0xffff) + (sum >>> 16);
+  let check = ~sum & 0xffff;
+  if (check === 0 && protocol === IPPROTO_UDP) check = 0xffff;
+  put16(b, at, check);
+  return check;
+}
+
+function put32(b, offset, value) {
+  put16(b, offset, value >>> 16);
+  put16(b, offset + 2, value & 0xffff);
 }
 
 function putIp(b, offset, ip) {
@@ -175,6 +226,7 @@ class FrameInfo {
     this.dstPort = 0;
     this.payload = 0; // offset of the UDP payload (TCP: of the TCP header)
     this.payloadLength = 0;
+    this.tcpFlags = 0; // TCP only: TCP_SYN, TCP_ACK, ... (0 otherwise)
   }
 }
 
@@ -186,6 +238,7 @@ function parseFrame(b, length, info) {
   info.protocol = -1;
   info.srcPort = 0;
   info.dstPort = 0;
+  info.tcpFlags = 0;
   info.vlan = -1;
   if (length < ETH_HEADER) return -1;
   let l3 = ETH_HEADER;
@@ -210,6 +263,7 @@ function parseFrame(b, length, info) {
     info.srcPort = (b[l4] << 8) | b[l4 + 1];
     info.dstPort = (b[l4 + 2] << 8) | b[l4 + 3];
   }
+  if (protocol === IPPROTO_TCP && length >= l4 + 14) info.tcpFlags = b[l4 + 13];
   info.payload = protocol === IPPROTO_UDP ? l4 + UDP_HEADER : l4;
   const ipEnd = l3 + ((b[l3 + 2] << 8) | b[l3 + 3]);
   info.payloadLength = Math.max(0, Math.min(ipEnd, length) - info.payload);
@@ -228,10 +282,30 @@ function macToString(b, offset = 0) {
   return parts.join(':');
 }
 
+// Wrong arguments (no buffer, an options object missing) end as EINVAL naming the
+// helper, not as a TypeError from inside it. The wrapper passes five arguments through
+// (no rest parameter, no allocation); V8 inlines the helper into it, and try costs
+// nothing until something throws.
+function checked(name, fn) {
+  return function checkedHelper(a, b, c, d, e) {
+    try {
+      return fn(a, b, c, d, e);
+    } catch (err) {
+      if (err instanceof IxyError) throw err;
+      throw new IxyError('EINVAL', `packet.${name}(): wrong arguments (${err.message})`);
+    }
+  };
+}
+
+const helpers = {
+  internetChecksum, writeUdpFrame, writeSeq, readSeq, isValidUdp, writeEthernetHeader, writeIpv4Header, writeUdpHeader,
+  writeTcpHeader, writeL4Checksum, swapMacs, parseFrame, ipToString, macToString,
+};
+for (const [name, fn] of Object.entries(helpers)) helpers[name] = checked(name, fn);
+
 module.exports = {
-  ETH_HEADER, IPV4_HEADER, UDP_HEADER, SEQ_OFFSET, MIN_FRAME, MAX_FRAME,
+  ETH_HEADER, IPV4_HEADER, UDP_HEADER, TCP_HEADER, SEQ_OFFSET, MIN_FRAME, MAX_FRAME,
   ETHERTYPE_IPV4, ETHERTYPE_VLAN, IPPROTO_ICMP, IPPROTO_TCP, IPPROTO_UDP,
-  parseMac, parseIpv4, internetChecksum, writeUdpFrame, writeSeq, readSeq, isValidUdp,
-  writeEthernetHeader, writeIpv4Header, writeUdpHeader, swapMacs,
-  FrameInfo, parseFrame, ipToString, macToString,
+  TCP_FIN, TCP_SYN, TCP_RST, TCP_PSH, TCP_ACK, TCP_URG, TCP_ECE, TCP_CWR,
+  parseMac, parseIpv4, FrameInfo, ...helpers,
 };

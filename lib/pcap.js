@@ -17,6 +17,7 @@
 const fs = require('fs');
 const path = require('path');
 const { IxyError, shown } = require('./host/errors');
+const { checkOptionNames } = require('./host/option-names');
 const { sleepSync } = require('./host/register-access');
 
 const MAGIC_MICROSECONDS = 0xa1b2c3d4;
@@ -29,7 +30,9 @@ const DEFAULT_BUFFER = 1 << 20;
 
 class PcapWriter {
   // target: a file name (created or truncated) or an open file descriptor (e.g. 1, stdout).
-  constructor(target, { nanoseconds = true, snaplen = DEFAULT_SNAPLEN, bufferSize = DEFAULT_BUFFER } = {}) {
+  constructor(target, options = {}) {
+    checkOptionNames('new PcapWriter()', options, ['nanoseconds', 'snaplen', 'bufferSize']);
+    const { nanoseconds = true, snaplen = DEFAULT_SNAPLEN, bufferSize = DEFAULT_BUFFER } = options || {};
     if (!Number.isInteger(snaplen) || snaplen < 1 || snaplen > 0x3ffff) {
       throw new IxyError('EINVAL', `pcap snaplen must be 1..262143, got ${shown(snaplen)}`);
     }
@@ -43,7 +46,7 @@ class PcapWriter {
     this.frames = 0;
     this.bytes = 0; // file bytes written or buffered, header included
     this.ownsFd = typeof target !== 'number';
-    this.path = this.ownsFd ? String(target) : null;
+    this.path = typeof target === 'string' ? target : null;
     this.name = describeTarget(target);
     this.fd = this.ownsFd ? createFile(target) : checkFd(target);
     // What is on disk in whole records, to cut the file back to after a failed write.
@@ -166,7 +169,8 @@ class PcapWriter {
 
 // How messages name the output: the file name, stdout, or the descriptor.
 function describeTarget(target) {
-  if (typeof target !== 'number') return `'${target}'`;
+  if (typeof target === 'string') return `'${target}'`;
+  if (typeof target !== 'number') return shown(target);
   return target === 1 ? 'stdout' : `file descriptor ${target}`;
 }
 
@@ -262,7 +266,9 @@ class CaptureClock {
 // returns one object per frame, { sec, nsec, length (on the wire), data (a Buffer of the
 // captured bytes) }. Each costs a few hundred bytes besides its data, and a record can be
 // 16 bytes (an empty frame): past maxFrames frames it refuses (EPCAP) instead of growing
-// memory twenty times the file's size.
+// memory twenty times the file's size. Timestamps: `sec` whole seconds since 1970 (UTC)
+// and `nsec` nanoseconds within that second, whatever the file's resolution (a
+// microsecond file's fraction times 1000).
 const MAX_FRAMES = 1 << 20;
 
 function readPcap(source, { maxFrames = MAX_FRAMES } = {}) {

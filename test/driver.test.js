@@ -9,7 +9,7 @@ const os = require('os');
 const path = require('path');
 const ixy = require('../lib');
 const { Model } = require('../lib/model');
-const { runLoop } = require('../lib/apps/loop');
+const { runLoop } = require('../lib/loop');
 const { readPcap } = require('../lib/pcap');
 const { runIxy, tsharkFields, freeHugepages, hugetlbfsFiles } = require('./support/helpers');
 

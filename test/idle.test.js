@@ -8,7 +8,7 @@
 const assert = require('assert');
 const ixy = require('../lib/index');
 const { cpuShare, modelForSuite } = require('./support/helpers');
-const { runLoop } = require('../lib/apps/loop');
+const { runLoop } = require('../lib/loop');
 
 const IDLE_CPU_BOUND = 0.3; // of one core
 

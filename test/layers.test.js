@@ -21,6 +21,7 @@ const LAYERS = [
   ['intel'], // the ixgbe/igb NIC base and descriptor queues
   ['intel/ixgbe', 'intel/igb', 'virtio', 'model'], // the drivers, and the device model's API
   ['warm-up'], // an app's hot path run on stand-in queues before the device goes live
+  ['loop'], // the commands' run loop (ixy.run() offers it): slices, idle, reports
   ['.'], // the public API: open(), the driver table, packets, pcap
   ['traffic'], // what generators send: frame recipes, rates and pacing
   ['apps'], // the commands

@@ -10,7 +10,7 @@
 // closes the ports. Nothing per packet crosses threads.
 const { Worker, isMainThread, workerData } = require('worker_threads');
 const { IxyError, checkInteger } = require('../host/errors');
-const { computeRates, formatRates, formatTotals, noTraffic } = require('./stats');
+const { computeRates, formatRates, formatTotals, noTraffic } = require('../loop/rates');
 
 // Per worker and port: RX packets, RX bytes, TX packets, TX bytes, TX dropped (Float64,
 // written by the worker only; TX dropped once it stopped: frames held back for a full TX

@@ -8,10 +8,11 @@
 const { open } = require('../index');
 const { PacketBatch } = require('../memory/batch');
 const { IxyError } = require('../host/errors');
-const { runLoop } = require('./loop');
+const { runLoop } = require('../loop');
 const { idleMode } = require('../device/idle');
 const { warmUp } = require('../warm-up');
-const { formatTotals, noTraffic } = require('./stats');
+const { noTraffic } = require('../loop/rates');
+const { Report } = require('../loop/report');
 
 // Moves one batch from rx to tx. Frames the TX ring has no room for stay in the batch and
 // go first at the next step, which receives nothing until they are sent: a full TX ring
@@ -35,7 +36,9 @@ function forwardBatch(rxQueue, txQueue, batch) {
 // idle: 'backoff', 'spin' or 'interrupt' (lib/device/idle.js; default: deviceOptions.idle, else
 // the best the two ports can do). stop: an AbortSignal that stops it as SIGINT does, during
 // the link wait too (lib/apps/stop-signal.js).
-async function forward(addressA, addressB, { batchSize = 32, seconds = 0, out = process.stdout, deviceOptions = {}, idle, stop } = {}) {
+// json: the reports as JSON lines (lib/loop/report.js).
+async function forward(addressA, addressB, { batchSize = 32, seconds = 0, out = process.stdout, deviceOptions = {}, idle, stop, json = false } = {}) {
+  const report = new Report({ json, out });
   if (addressA === addressB) {
     throw new IxyError('EINVAL', 'forward needs two different ports');
   }
@@ -58,14 +61,16 @@ async function forward(addressA, addressB, { batchSize = 32, seconds = 0, out = 
     if (a) a.close();
     standIns.close();
     if (totals === null) throw err;
-    writeTotals(out, totals, 0, 0);
+    writeTotals(report, totals, 0, 0);
+    if (json) report.line('end', '', { reason: 'signal' });
     return { reason: 'signal', stats: totals, pools: [] };
   }
   const rxA = a.rxQueues[0];
   const txA = a.txQueues[0];
   const rxB = b.rxQueues[0];
   const txB = b.txQueues[0];
-  out.write(`forwarding ${a.address} (${a.mac}) <-> ${b.address} (${b.mac}), batch ${batchSize}\n`);
+  report.line('start', `forwarding ${a.address} (${a.mac}) <-> ${b.address} (${b.mac}), batch ${batchSize}`,
+    { command: 'forward', devices: [{ address: a.address, mac: a.mac }, { address: b.address, mac: b.mac }], batch: batchSize });
   try {
     // A port that went away (EDEVICELOST) ends the loop; the totals still come, the other
     // port's among them (a gone port counts nothing in hardware from then on), then the error.
@@ -76,6 +81,7 @@ async function forward(addressA, addressB, { batchSize = 32, seconds = 0, out = 
       out,
       idle: idleAs,
       stop,
+      json,
       step: () => {
         forwardBatch(rxA, txB, towardB);
         forwardBatch(rxB, txA, towardA);
@@ -92,7 +98,8 @@ async function forward(addressA, addressB, { batchSize = 32, seconds = 0, out = 
     a.stop();
     b.stop();
     const totals = { [a.address]: a.stats(), [b.address]: b.stats() };
-    writeTotals(out, totals, towardA.count, towardB.count);
+    writeTotals(report, totals, towardA.count, towardB.count);
+    if (json) report.line('end', '', { reason });
     if (lost) throw lost;
     return { reason, stats: totals, pools: [...a.pools, ...b.pools] };
   } finally {
@@ -109,7 +116,7 @@ async function forward(addressA, addressB, { batchSize = 32, seconds = 0, out = 
 
 // The totals line of each port. Frames still held back for a full TX ring when the loop
 // ended (heldA toward A, heldB toward B) are dropped too, by the port they were to leave.
-function writeTotals(out, totals, heldA, heldB) {
+function writeTotals(report, totals, heldA, heldB) {
   const [[addressA, a], [addressB, b]] = Object.entries(totals);
   for (const [s, held] of [[a, heldA], [b, heldB]]) {
     s.txUnsent = s.txDropped;
@@ -117,7 +124,7 @@ function writeTotals(out, totals, heldA, heldB) {
     s.txDropped += held;
   }
   for (const [address, s] of [[addressA, a], [addressB, b]]) {
-    out.write(`${formatTotals(address, s)} (${s.txHeldBack} held back for a full TX ring, ${s.txUnsent} unsent on the ring at a reset after a hang or at the stop)\n`);
+    report.total(address, s, {}, ` (${s.txHeldBack} held back for a full TX ring, ${s.txUnsent} unsent on the ring at a reset after a hang or at the stop)`);
   }
 }
 

@@ -4,7 +4,7 @@
 // kernels (each TAP's counters), of the device model (its truth, native/model/README.md)
 // and of the driver (the totals `ixy forward` prints), and which of them must be equal.
 
-// The totals `ixy forward` prints when it stops, by PCI address (lib/apps/stats.js formatTotals).
+// The totals `ixy forward` prints when it stops, by PCI address (lib/loop/rates.js formatTotals).
 function parseTotals(output) {
   const totals = {};
   const re = /\[([^\]]+)\] total RX (\d+) packets (\d+) bytes, TX (\d+) packets (\d+) bytes, RX missed (\d+), TX dropped (\d+)/g;

@@ -10,10 +10,11 @@
 //   pacing 'auto'      (default) 'nic' where the NIC can space the rate, else 'software'.
 const { open } = require('../index');
 const { PacketBatch } = require('../memory/batch');
-const { runLoop } = require('./loop');
+const { runLoop } = require('../loop');
 const { idleMode } = require('../device/idle');
 const { IxyError } = require('../host/errors');
-const { formatTotals, noTraffic } = require('./stats');
+const { noTraffic } = require('../loop/rates');
+const { Report } = require('../loop/report');
 const { Generator } = require('../traffic/generator');
 const { parseRate, framesPerSecond } = require('../traffic/pacing');
 const { nicPacing, softwarePacing, burstStep } = require('./paced-loop');
@@ -43,12 +44,13 @@ function choosePacing(pacing, dev, bps) {
 
 // options: batchSize, rate (0: as fast as possible; a number of frames per second or a
 // string, pacing.js), count, seconds, pacing, idle ('spin': software pacing never
-// sleeps), poolEntries, deviceOptions, out, and the frame recipe's options (frames.js:
+// sleeps), poolEntries, deviceOptions, out, json, stop, and the frame recipe's options (frames.js:
 // size, flows, srcMac, dstMac, srcIp, dstIp, srcPort, dstPort, protocol, vlan, ttl).
 async function generate(address, {
   batchSize = 32, rate = 0, count = 0, seconds = 0, out = process.stdout, deviceOptions = {}, poolEntries,
-  idle, pacing = 'auto', stop = null, ...frameOptions
+  idle, pacing = 'auto', stop = null, json = false, ...frameOptions
 } = {}) {
+  const report = new Report({ json, out }); // json: JSON lines (lib/loop/report.js)
   // Validate before touching the device.
   const idleAs = idleMode(idle, deviceOptions.idle) || 'backoff';
   if (idleAs === 'interrupt') {
@@ -69,7 +71,8 @@ async function generate(address, {
   } catch (err) {
     if (err.code !== 'EABORTED') throw err;
     const stats = noTraffic(); // stopped (SIGINT) while waiting for link: nothing sent
-    out.write(`${formatTotals(address, stats)}\n`);
+    report.total(address, stats);
+    if (json) report.line('end', '', { reason: 'signal', sent: 0 });
     return { reason: 'signal', sent: 0, stats, pacing: null, pools: [] };
   }
   let gen = null;
@@ -79,22 +82,24 @@ async function generate(address, {
     const entries = poolEntries || Math.max(4096, 2 * txQueue.size);
     gen = new Generator({ ...frameOptions, entries });
     const r = gen.recipe;
-    out.write(`generating ${r.sizes.length === 1 ? `${r.sizes[0]}-byte` : `${Math.round(meanSize)}-byte (mean)`} ${r.protocol === 6 ? 'TCP' : 'UDP'} frames` +
+    report.line('start', `generating ${r.sizes.length === 1 ? `${r.sizes[0]}-byte` : `${Math.round(meanSize)}-byte (mean)`} ${r.protocol === 6 ? 'TCP' : 'UDP'} frames` +
       `${r.flows > 1 ? ` in ${r.flows} flows` : ''} on ${dev.address} (${dev.mac})` +
-      `${paced ? ` at ${Math.round(pps)} pps, paced by ${how === 'nic' ? 'the NIC' : how}` : ''}${count ? `, ${count} frames` : ''}\n`);
+      `${paced ? ` at ${Math.round(pps)} pps, paced by ${how === 'nic' ? 'the NIC' : how}` : ''}${count ? `, ${count} frames` : ''}`,
+    { command: 'generate', devices: [{ address: dev.address, mac: dev.mac }], size: r.sizes.length === 1 ? r.sizes[0] : meanSize, rate: Math.round(pps), count, flows: r.flows, pacing: paced ? how : null });
     let reason;
     if (how === 'nic') {
       ts.limitRate(dev, 0, bps);
-      reason = await nicPacing({ dev, gen, batch, count, seconds, out, pps, stop });
+      reason = await nicPacing({ dev, gen, batch, count, seconds, report, pps, stop });
     } else if (how === 'software') {
-      reason = await softwarePacing({ dev, gen, batch, count, seconds, out, pps, spin: idleAs === 'spin', stop });
+      reason = await softwarePacing({ dev, gen, batch, count, seconds, report, pps, spin: idleAs === 'spin', stop });
     } else {
       const step = how === 'burst' ? burstStep(gen, txQueue, batch, count, pps) : fullSpeedStep(gen, txQueue, batch, count);
-      reason = await runLoop({ devices: [dev], step, seconds, out, idle: how === 'burst' ? idleAs : 'spin', stop });
+      reason = await runLoop({ devices: [dev], step, seconds, out, idle: how === 'burst' ? idleAs : 'spin', stop, json });
     }
     dev.stop(); // first: frames the NIC never sent leave the TX totals for the dropped ones
     const stats = dev.stats();
-    out.write(`${formatTotals(dev.address, stats)}\n`);
+    report.total(dev.address, stats);
+    if (json) report.line('end', '', { reason, sent: gen.seq });
     return { reason, sent: gen.seq, stats, pacing: how, pools: [gen.pool, ...dev.pools] };
   } finally {
     dev.close();

@@ -12,7 +12,7 @@ const { PacketBatch } = require('../memory/batch');
 const { Mempool } = require('../memory/mempool');
 const packet = require('../packet');
 const arena = require('../memory/arena');
-const { runLoop } = require('./loop');
+const { runLoop } = require('../loop');
 const { IxyError } = require('../host/errors');
 const ts = require('../intel/ixgbe/timesync');
 

@@ -4,7 +4,7 @@
 // signal (SIGINT, SIGTERM), `seconds`, or `count` frames sent, prints the device's rates
 // once a second, and turns the event loop between its steps, as lib/apps/loop.js does for
 // the loops at full speed.
-const { RateMeter, formatRates } = require('./stats');
+const { RateMeter } = require('../loop/rates');
 const { SoftwarePacer } = require('../traffic/pacing');
 
 const SLICE_MS = 2; // software pacing: run at most this long before the event loop's turn
@@ -22,8 +22,9 @@ function turn() {
 // Runs `tick` until it returns -1 or the run is stopped; tick returns how many ms to wait
 // before it is called again (0: at the next turn of the event loop). Resolves with the
 // reason: 'signal', 'time', 'done' or 'failed' (a device check threw: rejects with it).
-// signal: an AbortSignal that stops the run as SIGINT does (lib/apps/stop-signal.js).
-async function pacedRun({ dev, tick, seconds, out, signal = null }) {
+// report: a Report (lib/loop/report.js); signal: an AbortSignal that stops the run as
+// SIGINT does (lib/apps/stop-signal.js).
+async function pacedRun({ dev, tick, seconds, report, signal = null }) {
   let stop = null;
   let failure = null;
   const onSignal = () => { stop = 'signal'; };
@@ -36,13 +37,14 @@ async function pacedRun({ dev, tick, seconds, out, signal = null }) {
   const meter = new RateMeter(dev);
   const reporter = setInterval(() => {
     try {
-      for (const event of dev.check()) out.write(`[${dev.address}] ${event}\n`);
+      const events = typeof dev.checkEvents === 'function' ? dev.checkEvents() : dev.check().map((text) => ({ type: 'message', text }));
+      for (const event of events) report.event(dev.address, event);
     } catch (err) {
       failure = err;
       stop = 'failed';
       return;
     }
-    out.write(`${formatRates(dev.address, meter.sample())}\n`);
+    report.rates(dev.address, meter.sample());
   }, 1000);
   const end = seconds > 0 ? performance.now() + seconds * 1000 : Infinity;
   try {
@@ -72,7 +74,7 @@ async function pacedRun({ dev, tick, seconds, out, signal = null }) {
 // The NIC spaces the frames: keep queue 0 full, then sleep a quarter of the time the
 // ring lasts at this rate (1..20 ms). With `count`, the run ends when the last frame
 // has left (DD on the newest descriptor).
-function nicPacing({ dev, gen, batch, count, seconds, out, pps, stop }) {
+function nicPacing({ dev, gen, batch, count, seconds, report, pps, stop }) {
   const txQueue = dev.txQueues[0];
   const quarter = (txQueue.size / pps) * 250;
   const sleepMs = quarter < TOP_UP_MIN_MS ? TOP_UP_MIN_MS : quarter > TOP_UP_MAX_MS ? TOP_UP_MAX_MS : quarter;
@@ -87,14 +89,14 @@ function nicPacing({ dev, gen, batch, count, seconds, out, pps, stop }) {
       if (gen.send(txQueue, batch, want) < want) return sleepMs;
     }
   };
-  return pacedRun({ dev, tick, seconds, out, signal: stop });
+  return pacedRun({ dev, tick, seconds, report, signal: stop });
 }
 
 // Software spacing: frame n goes to the NIC at start + n / pps. Within a slice the pacer
 // sleeps (or, with spin, spins) until each frame's time; a gap longer than the slice
 // goes back to the event loop on a timer. Frames that fell due while the process was not
 // running go together (at most a batch at once), so the rate holds.
-function softwarePacing({ dev, gen, batch, count, seconds, out, pps, spin, stop }) {
+function softwarePacing({ dev, gen, batch, count, seconds, report, pps, spin, stop }) {
   const txQueue = dev.txQueues[0];
   const pacer = new SoftwarePacer(pps, { spin });
   const tick = () => {
@@ -119,7 +121,7 @@ function softwarePacing({ dev, gen, batch, count, seconds, out, pps, spin, stop 
       gen.send(txQueue, batch, want);
     }
   };
-  return pacedRun({ dev, tick, seconds, out, signal: stop });
+  return pacedRun({ dev, tick, seconds, report, signal: stop });
 }
 
 // 'burst' pacing, a runLoop step: what fell due since the last step, as one batch.

@@ -13,15 +13,19 @@
 const { open } = require('../index');
 const { PacketBatch } = require('../memory/batch');
 const { PcapWriter, CaptureClock } = require('../pcap');
-const { runLoop } = require('./loop');
+const { runLoop } = require('../loop');
 const { idleMode } = require('../device/idle');
-const { formatTotals, noTraffic } = require('./stats');
+const { noTraffic } = require('../loop/rates');
+const { Report } = require('../loop/report');
 const { ProgressBar } = require('./progress');
 const { compileFilter } = require('../filter');
 
 async function pcap(address, file, {
   count = 0, batchSize = 32, nanoseconds = true, seconds = 0, packetBuffered = false, err = process.stderr, deviceOptions = {}, idle, filter = '', stop,
+  json = false, jsonOut = file === '-' ? err : process.stdout,
 } = {}) {
+  // --json: the records on stdout, or on stderr while the capture itself goes to stdout.
+  const report = new Report({ json, out: json ? jsonOut : err });
   const keep = filter === '' ? null : compileFilter(filter); // EFILTER before the device is touched
   const idleAs = idleMode(idle, deviceOptions.idle); // null: the best the port can do (lib/device/idle.js)
   const batch = new PacketBatch(batchSize);
@@ -32,7 +36,8 @@ async function pcap(address, file, {
   } catch (e) {
     if (e.code !== 'EABORTED') throw e;
     const stats = noTraffic(); // stopped (SIGINT) while waiting for link: no file made
-    err.write(`${formatTotals(address, stats)}\ncaptured 0 frames (interrupted before the link came up; no file written)\n`);
+    report.total(address, stats);
+    report.line('end', 'captured 0 frames (interrupted before the link came up; no file written)', { reason: 'signal', frames: 0, bytes: 0, file: null });
     return { reason: 'signal', frames: 0, bytes: 0, stats, pools: [] };
   }
   let writer;
@@ -46,10 +51,13 @@ async function pcap(address, file, {
   const flushEachBatch = packetBuffered || writer.isPipe;
   const rxQueue = dev.rxQueues[0];
   const clock = new CaptureClock();
-  const progress = count > 0 && err.isTTY ? new ProgressBar(err, count) : null;
+  const progress = count > 0 && err.isTTY && !json ? new ProgressBar(err, count) : null;
   const ticker = progress ? setInterval(() => progress.draw(writer.frames), 100) : null;
   const what = `${count ? `, ${count} frames` : ''}${keep ? ` matching '${filter}'` : ''}`;
-  if (!progress) err.write(`capturing on ${dev.address} (${dev.mac}) to ${name}${what}; Ctrl-C stops\n`);
+  if (!progress) {
+    report.line('start', `capturing on ${dev.address} (${dev.mac}) to ${name}${what}; Ctrl-C stops`,
+      { command: 'pcap', devices: [{ address: dev.address, mac: dev.mac }], file: name, count, filter });
+  }
 
   const step = () => {
     if (rxQueue.receive(batch) === 0) return false;
@@ -72,7 +80,7 @@ async function pcap(address, file, {
   let stats;
   try {
     // The per-second rate report only when no progress bar shares the terminal.
-    reason = await captureUntilDone({ devices: [dev], step, seconds, idle: idleAs, report: progress === null && count === 0, out: err, stop }, writer);
+    reason = await captureUntilDone({ devices: [dev], step, seconds, idle: idleAs, report: progress === null && (count === 0 || json), out: report.out, stop, json }, writer);
     stats = dev.stats();
   } finally {
     if (ticker) clearInterval(ticker);
@@ -83,9 +91,9 @@ async function pcap(address, file, {
     }
   }
   if (progress) progress.finish(writer.frames);
-  err.write(`${formatTotals(dev.address, stats)}\n`);
+  report.total(dev.address, stats);
   const why = { signal: ' (interrupted)', 'pipe closed': ' (the reader closed the pipe)' }[reason] || '';
-  err.write(`captured ${writer.frames} frames (${writer.bytes} bytes) to ${name}${why}\n`);
+  report.line('end', `captured ${writer.frames} frames (${writer.bytes} bytes) to ${name}${why}`, { reason, frames: writer.frames, bytes: writer.bytes, file: name });
   return { reason, frames: writer.frames, bytes: writer.bytes, stats, pools: dev.pools };
 }
 

@@ -2,7 +2,7 @@
 
 // A one-line progress bar for a terminal: redrawn in place with a carriage return, so it
 // is only for TTYs (a log file would get every redraw). `draw` is cheap enough for a timer.
-const { formatPacketRate } = require('./stats');
+const { formatPacketRate } = require('../loop/rates');
 
 const WIDTH = 30;
 

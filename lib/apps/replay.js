@@ -17,9 +17,10 @@ const arena = require('../memory/arena');
 const { readPcap } = require('../pcap');
 const { IxyError, checkInteger } = require('../host/errors');
 const { SoftwarePacer } = require('../traffic/pacing');
-const { formatTotals, noTraffic } = require('./stats');
+const { noTraffic } = require('../loop/rates');
+const { Report } = require('../loop/report');
 const { pacedRun } = require('./paced-loop');
-const { runLoop } = require('./loop');
+const { runLoop } = require('../loop');
 
 const BUFFER_SIZE = 2048;
 const SEND_BUFFERS = 8192; // more than a TX ring holds
@@ -59,8 +60,9 @@ function fillBatch(pool, lengths, batch, from, n) {
 }
 
 async function replay(address, file, {
-  speed = 1, fast = false, loop = 1, batchSize = 32, seconds = 0, out = process.stdout, deviceOptions = {}, stop = null,
+  speed = 1, fast = false, loop = 1, batchSize = 32, seconds = 0, out = process.stdout, deviceOptions = {}, stop = null, json = false,
 } = {}) {
+  const report = new Report({ json, out });
   if (!(typeof speed === 'number' && speed > 0 && Number.isFinite(speed))) throw new IxyError('EINVAL', `--speed must be a number above 0, got ${speed}`);
   checkInteger('--loop', loop, 0, 2 ** 31 - 1, ' (0: until stopped)');
   const { frames, times } = loadCapture(file);
@@ -79,7 +81,7 @@ async function replay(address, file, {
     } catch (err) {
       if (err.code !== 'EABORTED') throw err;
       const stats = noTraffic();
-      out.write(`${formatTotals(address, stats)}\n`);
+      report.total(address, stats);
       return { reason: 'signal', sent: 0, stats };
     }
     const txQueue = dev.txQueues[0];
@@ -100,8 +102,9 @@ async function replay(address, file, {
       sent += went;
       return went;
     };
-    out.write(`replaying ${n} frames of ${file} on ${dev.address} (${dev.mac}) ${fast ? 'as fast as the NIC takes them' : `at ${speed}x the recorded timing`}` +
-      `${loop === 1 ? '' : loop === 0 ? ', looping until stopped' : `, ${loop} times`}\n`);
+    report.line('start', `replaying ${n} frames of ${file} on ${dev.address} (${dev.mac}) ${fast ? 'as fast as the NIC takes them' : `at ${speed}x the recorded timing`}` +
+      `${loop === 1 ? '' : loop === 0 ? ', looping until stopped' : `, ${loop} times`}`,
+    { command: 'replay', devices: [{ address: dev.address, mac: dev.mac }], file, frames: n, speed: fast ? null : speed, loop });
     let reason;
     const finished = () => sent >= total && txQueue.drained();
     if (fast) {
@@ -110,7 +113,7 @@ async function replay(address, file, {
         else txQueue.reclaim();
         return finished();
       };
-      reason = await runLoop({ devices: [dev], step, seconds, out, idle: 'spin', stop });
+      reason = await runLoop({ devices: [dev], step, seconds, out, idle: 'spin', stop, json });
     } else {
       const pacer = new SoftwarePacer(1);
       const dueAt = (j) => pacer.start + (Math.floor(j / n) * period + times[j % n]) / speed;
@@ -135,11 +138,12 @@ async function replay(address, file, {
           sendNext(k);
         }
       };
-      reason = await pacedRun({ dev, tick, seconds, out, signal: stop });
+      reason = await pacedRun({ dev, tick, seconds, report, signal: stop });
     }
     dev.stop(); // frames the NIC never sent leave the TX totals
     const stats = dev.stats();
-    out.write(`${formatTotals(dev.address, stats)}\n`);
+    report.total(dev.address, stats);
+    if (json) report.line('end', '', { reason, sent });
     return { reason, sent, stats };
   } finally {
     if (dev) dev.close();

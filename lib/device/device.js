@@ -3,8 +3,11 @@
 // What every ixy driver (ixgbe, igb, virtio) offers. A driver subclass sets up rxQueues
 // and txQueues (Queue below) whose receive(batch)/send(batch) do the work, and implements
 // the device-specific parts: link, MAC, promiscuous mode, hardware counters.
+const { EventEmitter } = require('events');
 const { IxyError, shown } = require('../host/errors');
 const { ReceiveIterator } = require('./receive');
+const { frames, createReadStream } = require('./frames');
+const { PacketBatch } = require('../memory/batch');
 const vfio = require('../host/vfio');
 const { needsVfio, noInterrupts } = require('./idle');
 
@@ -32,8 +35,23 @@ class Queue {
   }
 }
 
-class Device {
+// What happens to a device, as events (each also a line of check()): 'link' { up, speed,
+// text }, 'txhang' { queue, dropped, text } (a hung TX queue was reset), 'lost' (the
+// IxyError EDEVICELOST: the NIC stopped answering). While anyone listens to one of them,
+// an unref'd timer runs check() every WATCH_MS; the apps' loop calls it each second too.
+const WATCHED = new Set(['link', 'txhang', 'lost']);
+const WATCH_MS = 1000;
+
+class Device extends EventEmitter {
   constructor(address, driver) {
+    super();
+    this.watcher = null;
+    this.lostTold = false;
+    this.on('newListener', (name) => {
+      if (WATCHED.has(name) && this.watcher === null && !this.closed) {
+        this.watcher = setInterval(() => this.watchOnce(), WATCH_MS).unref();
+      }
+    });
     this.address = address;
     this.driver = driver;
     this.rxQueues = [];
@@ -49,6 +67,7 @@ class Device {
     const rxQueue = this.rxQueues[queue];
     // One compare for a wrong index and a closed device alike (close() empties the list).
     if (rxQueue === undefined) this.missingQueue('RX', queue);
+    if (!(batch instanceof PacketBatch)) throw notABatch('rxBatch', batch);
     batch.sent = 0;
     return rxQueue.receive(batch);
   }
@@ -60,6 +79,7 @@ class Device {
   txBatch(queue, batch) {
     const txQueue = this.txQueues[queue];
     if (txQueue === undefined) this.missingQueue('TX', queue);
+    if (!(batch instanceof PacketBatch)) throw notABatch('txBatch', batch);
     batch.checkForSend(this.txMinLength);
     const sent = txQueue.send(batch);
     batch.sent = sent;
@@ -72,6 +92,21 @@ class Device {
   receive(queue = 0, options = {}) {
     this.checkOpen('receive()');
     return new ReceiveIterator(this, queue, options);
+  }
+
+  // Received frames as copies, one { data, length, timestamp } at a time (lib/device/frames.js):
+  // nothing a caller keeps changes under it. Options as receive()'s.
+  frames(queue = 0, options = {}) {
+    this.checkOpen('frames()');
+    this.checkQueue('RX', queue, this.rxQueues.length);
+    return frames(this, queue, options);
+  }
+
+  // The same frames as an object-mode Readable (options: receive()'s and highWaterMark).
+  createReadStream(queue = 0, options = {}) {
+    this.checkOpen('createReadStream()');
+    this.checkQueue('RX', queue, this.rxQueues.length);
+    return createReadStream(this, queue, options);
   }
 
   // Packets and bytes are counted by the queues as they move them (exact on every NIC and
@@ -169,10 +204,45 @@ class Device {
     return 0;
   }
 
-  // For long-running loops, about once a second: lines worth telling (link changes, ...);
-  // throws when the device is gone. A driver that can tell more overrides it.
+  // For long-running loops, about once a second (cold): a line for each event worth
+  // telling (link changes, a TX hang), each also emitted as an event; throws EDEVICELOST,
+  // emitted once as 'lost', when the device is gone.
   check() {
+    return this.checkEvents().map((e) => e.text);
+  }
+
+  // check() as the events themselves: [{ type, text, ... }], each also emitted.
+  checkEvents() {
+    let events;
+    try {
+      events = this.deviceEvents();
+    } catch (err) {
+      if (err.code === 'EDEVICELOST' && !this.lostTold) {
+        this.lostTold = true;
+        this.emit('lost', err);
+      }
+      throw err;
+    }
+    for (const e of events) this.emit(e.type, e);
+    return events;
+  }
+
+  // What changed since the last look: [{ type, text, ... }]. A driver that can tell overrides it.
+  deviceEvents() {
     return [];
+  }
+
+  // The watcher's tick: stops once the device is closed or lost.
+  watchOnce() {
+    if (!this.closed) {
+      try {
+        this.check();
+        return;
+      } catch {
+        // EDEVICELOST went out as 'lost'; a device that is gone has nothing more to tell.
+      }
+    }
+    clearInterval(this.watcher);
   }
 
   get mac() {
@@ -182,6 +252,12 @@ class Device {
   get linkSpeed() {
     return 0;
   }
+}
+
+// One compare per batch, not per packet: what else would be read as a batch writes
+// buffer ids where they do not belong.
+function notABatch(method, batch) {
+  return new IxyError('EINVAL', `${method}(queue, batch) takes a PacketBatch, got ${shown(batch)}`);
 }
 
 module.exports = { Device, Queue, PACKETS, BYTES };

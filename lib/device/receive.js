@@ -20,6 +20,9 @@
 //     the rest are freed at the next step;
 //   - to keep a buffer longer, copy its id elsewhere and remove it from the batch (for all
 //     of them: batch.count = 0); you then free it yourself with batch.pool.free(id).
+// With `debug` (or a device opened with it) a batch used after its turn throws ESTALEBATCH
+// rather than showing later frames; dev.frames() and dev.createReadStream() hand out copies
+// (lib/device/frames.js).
 // Leaving the loop (break, return, throw) releases the last batch too. dev.close() ends
 // the loop at its next step, and so does aborting the AbortSignal passed as `signal` (one
 // that is already aborted ends it at once).
@@ -43,13 +46,21 @@ const { PacketBatch } = require('../memory/batch');
 const { IxyError, shown } = require('../host/errors');
 const { idleMode, bestIdle, Idler } = require('./idle');
 const { compileFilter } = require('../filter');
+const { BatchTurns } = require('./batch-turns');
+const { checkOptionNames } = require('../host/option-names');
+
+const RECEIVE_OPTIONS = ['batchSize', 'sliceMs', 'status', 'hashes', 'signal', 'idle', 'filter', 'debug'];
 
 const SLICE_MS = 1; // how long we may poll before giving the event loop a turn
 
 class ReceiveIterator {
   // status: the batch keeps each frame's descriptor status word (batch.checksumOf());
-  // hashes: each frame's RSS hash (batch.hashes).
-  constructor(dev, queue, { batchSize = 32, sliceMs = SLICE_MS, status = false, hashes = false, signal = null, idle, filter = null } = {}) {
+  // hashes: each frame's RSS hash (batch.hashes). debug: each step hands out a view of the
+  // batch that throws ESTALEBATCH once its turn is over (lib/device/batch-turns.js);
+  // default: the device's `debug` option.
+  constructor(dev, queue, options = {}) {
+    checkOptionNames('receive()', options, RECEIVE_OPTIONS);
+    const { batchSize = 32, sliceMs = SLICE_MS, status = false, hashes = false, signal = null, idle, filter = null, debug } = options || {};
     dev.checkQueue('RX', queue, dev.rxQueues.length);
     const mode = idleMode(idle, dev.options ? dev.options.idle : undefined) || bestIdle([dev]);
     if (signal !== null && (typeof signal !== 'object' || typeof signal.addEventListener !== 'function')) {
@@ -72,6 +83,8 @@ class ReceiveIterator {
       if (signal.aborted) this.finished = true;
       else signal.addEventListener('abort', this.onAbort, { once: true });
     }
+    const checked = debug === undefined ? Boolean(dev.options && dev.options.debug) : Boolean(debug);
+    this.turns = checked ? new BatchTurns(this.batch) : null;
     // One result object for every step: for-await reads it at once and keeps nothing.
     this.result = { value: this.batch, done: false };
   }
@@ -81,6 +94,7 @@ class ReceiveIterator {
   }
 
   async next() {
+    if (this.turns !== null) this.turns.end();
     if (this.batch.count > 0) this.batch.release();
     for (;;) {
       const now = performance.now();
@@ -91,7 +105,7 @@ class ReceiveIterator {
           this.sliceEnd = 0; // one poll, then sleep again unless it found frames
           if (await this.idler.sleep(() => this.poll())) {
             this.wokeUp();
-            if (this.ready > 0) return this.result;
+            if (this.ready > 0) return this.handOut();
           }
         } else {
           await yieldToEventLoop();
@@ -104,7 +118,7 @@ class ReceiveIterator {
       if (this.poll()) {
         if (this.sliceEnd === 0) this.wokeUp();
         else if (this.idler !== null) this.idler.worked(now);
-        if (this.ready > 0) return this.result;
+        if (this.ready > 0) return this.handOut();
       }
     }
   }
@@ -126,6 +140,12 @@ class ReceiveIterator {
     return this.result;
   }
 
+  // The batch, or in debug mode a view of it for this turn only.
+  handOut() {
+    if (this.turns !== null) this.result.value = this.turns.next();
+    return this.result;
+  }
+
   // Called by for-await on break, return or throw.
   async return() {
     return this.finish();
@@ -133,6 +153,7 @@ class ReceiveIterator {
 
   finish() {
     this.finished = true;
+    if (this.turns !== null) this.turns.end();
     if (this.idler !== null) this.idler.close();
     if (this.signal !== null) this.signal.removeEventListener('abort', this.onAbort);
     if (this.batch.count > 0) this.batch.release();
@@ -148,4 +169,4 @@ function filterOption(filter) {
   throw new IxyError('EINVAL', `receive()'s filter must be a filter expression or a function (bytes, length) => boolean, got ${shown(filter)}`);
 }
 
-module.exports = { ReceiveIterator, SLICE_MS };
+module.exports = { ReceiveIterator, SLICE_MS, RECEIVE_OPTIONS };

@@ -3,7 +3,7 @@
 // V8's inlining budget, raised for the forwarding loop. Call tuneJit() once, at start-up,
 // before the hot code runs; the `ixy` command and the benchmarks do.
 //
-// What it keeps: a whole forwarding step (runSlice() in lib/apps/loop.js: forwardBatch(),
+// What it keeps: a whole forwarding step (runSlice() in lib/loop/index.js: forwardBatch(),
 // receive(), touchFrames(), send() and reclaim(), both directions) is one optimised
 // function, with no call left on its usual path; test/forward.test.js checks that. By
 // Node's defaults TurboFan inlines a function of at most 460 bytes of bytecode, and at

@@ -15,6 +15,7 @@ const exitGuard = require('../host/exit-guard');
 const { Mempool } = require('../memory/mempool');
 const { RxQueue } = require('./rx-queue');
 const { TxQueue } = require('./tx-queue');
+const { checkOptionNames } = require('../host/option-names');
 const { sleepSync, sleep, setBits, clearBits, setField, getReg, setReg } = require('../host/register-access');
 
 const DEFAULTS = {
@@ -35,11 +36,15 @@ const DEFAULTS = {
   signal: null, // an AbortSignal: once aborted, the link wait gives up (EABORTED)
 };
 
+// What open() takes for ixgbe and igb: DEFAULTS, and the idle mode open() itself reads.
+const OPTION_NAMES = [...Object.keys(DEFAULTS), 'idle'];
+
 class AdvancedNic extends Device {
   // Takes the device: checks the options, unbinds the kernel driver, maps BAR0 and, from
   // then on, stops the NIC on every way out of the process (lib/host/exit-guard.js).
   constructor(address, driver, { layout, options, maxQueues, maxRingSize }) {
     super(address, driver);
+    checkOptionNames('open()', options, OPTION_NAMES);
     this.layout = layout;
     this.txMinLength = layout.TX_MIN_LENGTH;
     this.interruptCapable = true; // MSI-X receive interrupts (setupInterrupts)
@@ -83,6 +88,7 @@ class AdvancedNic extends Device {
     try {
       dev.resetAndInit();
       await dev.waitForLink(dev.options.linkTimeout, dev.options.signal);
+      dev.linkUp = true; // what check() compares with: a change from here is an event
     } catch (err) {
       dev.closeAfter(err);
     }
@@ -208,10 +214,11 @@ class AdvancedNic extends Device {
     return bytes.map((b) => b.toString(16).padStart(2, '0')).join(':');
   }
 
-  // Reads a clear-on-read register (the layout's CLEAR_ON_READ) and writes 0 back after a
-  // non-zero read. On the NIC the write finds the register already 0; it lets a device
-  // that cannot see reads (a model sharing the register file) tell that the count was
-  // taken, so each event is counted once.
+  // Takes the count in a clear-on-read register (the layout's CLEAR_ON_READ): one plain
+  // read, which clears it on the NIC. The 0 written after a non-zero value is a no-op on
+  // the NIC and tells a device that cannot see reads (the model) that the count was taken.
+  // Not one atomic exchange: a locked access to device memory is a bus lock on x86, and a
+  // PCIe endpoint may refuse the locked read it becomes.
   readClear(offset) {
     const i = offset >> 2;
     const value = this.regs[i];
@@ -242,11 +249,11 @@ class AdvancedNic extends Device {
     return this.hardwareErrors;
   }
 
-  // For long-running loops, about once a second (cold). Throws EDEVICELOST once the NIC is
-  // gone: a removed or dead PCIe device answers every read with all ones. Otherwise
-  // returns a line for each change worth telling: link down or up, and a TX queue reset
-  // after a hang (TxQueue.hung(): frames pending, no progress, link up).
-  check() {
+  // What changed since the last look (Device.check() tells it, cold). Throws EDEVICELOST
+  // once the NIC is gone: a removed or dead PCIe device answers every read with all ones.
+  // Otherwise an event for each change worth telling: link down or up, and a TX queue
+  // reset after a hang (TxQueue.hung(): frames pending, no progress, link up).
+  deviceEvents() {
     if (this.regs === null) return [];
     if (this.isLost()) {
       throw new IxyError('EDEVICELOST', `${this.address} stopped answering (its registers read all ones): the NIC was removed, powered off or reset by someone else`);
@@ -254,14 +261,16 @@ class AdvancedNic extends Device {
     const events = [];
     const speed = this.linkSpeed;
     if ((speed > 0) !== this.linkUp) {
-      if (this.linkUp !== null) events.push(speed > 0 ? `link up at ${speed} Mb/s` : 'link down');
+      if (this.linkUp !== null) {
+        events.push({ type: 'link', up: speed > 0, speed, text: speed > 0 ? `link up at ${speed} Mb/s` : 'link down' });
+      }
       this.linkUp = speed > 0;
     }
     if (speed === 0) return events;
     for (const q of this.txQueues) {
       if (!q.hung()) continue;
       const dropped = q.reset();
-      events.push(`TX queue ${q.index} hung (frames pending, none sent for 2 s with the link up): reset it, ${dropped} frames dropped`);
+      events.push({ type: 'txhang', queue: q.index, dropped, text: `TX queue ${q.index} hung (frames pending, none sent for 2 s with the link up): reset it, ${dropped} frames dropped` });
     }
     return events;
   }

@@ -5,8 +5,10 @@
 // batch belong to one mempool (`pool`), so freeing never needs a per-packet lookup.
 // ids, lengths and status are spans of the index arena (arena.js): the queues read and
 // write them at their offsets idsAt, lengthsAt and statusAt.
-const { IxyError } = require('../host/errors');
+const { IxyError, shown } = require('../host/errors');
+const { checkOptionNames } = require('../host/option-names');
 const arena = require('./arena');
+const { Mempool } = require('./mempool');
 
 // What checksumOf(i) reports, bit by bit. Neither bit of a pair: not checked (not IPv4,
 // not TCP/UDP, a UDP frame sent without a checksum, or a NIC that does not check).
@@ -21,10 +23,16 @@ class PacketBatch {
   // status: keep each received frame's descriptor status word, for checksumOf(). Off by
   // default: it costs a pass over the frames in every receive.
   // hashes: keep each received frame's RSS hash (see `hashes` below).
-  constructor(capacity = 32, pool = null, { status = false, hashes = false } = {}) {
+  constructor(capacity = 32, pool = null, options = {}) {
     if (!Number.isInteger(capacity) || capacity < 1 || capacity > MAX_BATCH) {
-      throw new IxyError('EBATCH', `batch size must be 1..${MAX_BATCH}, got ${capacity}`);
+      throw new IxyError('EBATCH', `batch size must be 1..${MAX_BATCH}, got ${shown(capacity)}`);
     }
+    if (pool !== null && !(pool instanceof Mempool)) {
+      throw new IxyError('EINVAL', `a batch's pool must be a Mempool or null, got ${shown(pool)}`);
+    }
+    checkOptionNames('new PacketBatch()', options, ['status', 'hashes']);
+    const status = Boolean(options && options.status);
+    const hashes = Boolean(options && options.hashes);
     this.capacity = capacity;
     this.ids = arena.allocWords(capacity);
     this.lengths = arena.allocWords(capacity);

@@ -17,7 +17,8 @@
 // Free buffers sit on a stack of ids (one array access per alloc or free), pushed and
 // popped only here: by Mempool's methods, and by popIds, pushIds, popId and pushId below
 // for the drivers' rings. phys and the free stack are spans of the index arena (arena.js).
-const { IxyError, fromNative } = require('../host/errors');
+const { IxyError, fromNative, shown } = require('../host/errors');
+const { checkOptionNames } = require('../host/option-names');
 const { native } = require('../host/native');
 const vfio = require('../host/vfio');
 const { words, allocWords, offsetOf } = require('./arena');
@@ -73,10 +74,12 @@ class Mempool {
   // debug: check buffer ownership (double free, use after free; see ownership-checks.js):
   // `new Mempool({ debug: true })` is a CheckedMempool. The default comes from the
   // environment: IXY_DEBUG_BUFFERS=1.
-  constructor({ entries = 4096, bufferSize = 2048, debug = envDebug() } = {}) {
+  constructor(options = {}) {
+    checkOptionNames('new Mempool()', options, ['entries', 'bufferSize', 'debug']);
+    const { entries = 4096, bufferSize = 2048, debug = envDebug() } = options || {};
     if (debug && new.target === Mempool) return new CheckedMempool({ entries, bufferSize });
     if (!Number.isInteger(entries) || entries < 1 || entries > MAX_ENTRIES) {
-      throw new IxyError('EINVAL', `mempool entries must be 1..${MAX_ENTRIES}, got ${entries}`);
+      throw new IxyError('EINVAL', `mempool entries must be 1..${MAX_ENTRIES}, got ${shown(entries)}`);
     }
     // A power of two that divides the hugepage, so no buffer straddles two pages.
     if (!Number.isInteger(bufferSize) || bufferSize < 64 || bufferSize > HUGE_PAGE || (bufferSize & (bufferSize - 1)) !== 0) {
@@ -119,12 +122,21 @@ class Mempool {
     return this.freeIds[--this.freeCount];
   }
 
+  // An id outside the pool would go onto the free stack and be handed out later as a
+  // buffer that does not exist: EINVAL instead (a compare per call; whether the caller
+  // owns the buffer is for debug mode, lib/memory/ownership-checks.js).
   free(id) {
+    if (typeof id !== 'number' || !(id >= 0 && id < this.entries) || id % 1 !== 0) {
+      throw new IxyError('EINVAL', `free() takes a buffer id of this pool (0..${this.entries - 1}), got ${shown(id)}`);
+    }
     this.freeIds[this.freeCount++] = id;
   }
 
   // Fills ids[0..n) with up to n buffers (no more than ids holds); returns how many it got.
   allocMany(ids, n) {
+    if (!(ids instanceof Uint32Array) || typeof n !== 'number') {
+      throw new IxyError('EINVAL', `allocMany(ids, n) takes a Uint32Array and a count, got ${shown(ids)} and ${shown(n)}`);
+    }
     let got = n < ids.length ? n : ids.length;
     if (this.freeCount < got) got = this.freeCount;
     let top = this.freeCount;

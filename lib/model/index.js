@@ -8,13 +8,20 @@ const childProcess = require('child_process');
 const fs = require('fs');
 const net = require('net');
 const path = require('path');
-const { IxyError } = require('../host/errors');
+const { IxyError, shown } = require('../host/errors');
+const { checkOptionNames } = require('../host/option-names');
 
 const running = new Set();
 
 // The `source` command's options besides rate, in the order they are sent.
 const SOURCE_OPTIONS = ['size', 'count', 'flows', 'dst', 'ipsum', 'udpsum', 'tcpsum', 'fcs',
   'proto', 'sip', 'dip', 'sport', 'dport', 'vary', 'zipf'];
+const START_OPTIONS = ['ports', 'config', 'binary', 'dir', 'device', 'iommu', 'args'];
+
+// A port number for a control command: a whole number (the model says whether it exists).
+function checkPort(port) {
+  if (!Number.isInteger(port) || port < 0) throw new IxyError('EINVAL', `a model port is a whole number, got ${shown(port)}`);
+}
 
 // A crashed test must not leave models (and their hugepage mappings) behind.
 process.on('exit', () => {
@@ -55,7 +62,9 @@ class Model {
 
   // Start a model; resolves when it printed its ready line. device: PCI device ID(s) in
   // hex, one per port ('10fb' or ['10fc', '10fb']); iommu: iommu_group/type to show.
-  static start({ ports = 2, config = [], binary, dir, device, iommu, args = [] } = {}) {
+  static start(options = {}) {
+    checkOptionNames('Model.start()', options, START_OPTIONS);
+    const { ports = 2, config = [], binary, dir, device, iommu, args = [] } = options || {};
     const bin = binary || Model.binaryPath();
     // --parent: the model exits when this process dies, even by SIGKILL or an unhandled
     // SIGINT, when no 'exit' handler runs.
@@ -174,7 +183,9 @@ class Model {
   // Options as the `source` command's (native/model/README.md, "Control protocol"); vary
   // may be an array of field names.
   source(port, options = {}) {
-    const { rate = 0, ...rest } = options;
+    checkOptionNames('source()', options, ['rate', ...SOURCE_OPTIONS]);
+    checkPort(port);
+    const { rate = 0, ...rest } = options || {};
     let line = `source ${port} rate=${rate}`;
     for (const name of SOURCE_OPTIONS) {
       const value = rest[name];

@@ -10,6 +10,7 @@ const C = require('./constants');
 const { Device } = require('../device/device');
 const { Mempool } = require('../memory/mempool');
 const { IxyError, shown } = require('../host/errors');
+const { checkOptionNames } = require('../host/option-names');
 const exitGuard = require('../host/exit-guard');
 const { sleep } = require('../host/register-access');
 const { LegacyTransport } = require('./legacy-transport');
@@ -50,6 +51,7 @@ const NOMINAL_SPEED = 10000;
 class VirtioDevice extends Device {
   constructor(address, options = {}) {
     super(address, 'virtio');
+    checkOptionNames('open()', options, [...Object.keys(DEFAULTS), 'idle']);
     this.options = { ...DEFAULTS, ...options };
     // One queue pair (no VIRTIO_NET_F_MQ). 0 hides a direction from the user (`ixy pcap`
     // only receives); the device still gets both virtqueues.

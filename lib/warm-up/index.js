@@ -17,6 +17,8 @@
 const { openPort, standInNic, closeQueues } = require('./stand-in');
 const { Mempool } = require('../memory/mempool');
 const ixgbeLayout = require('../intel/ixgbe/registers');
+const { IxyError, shown } = require('../host/errors');
+const { checkOptionNames } = require('../host/option-names');
 
 const RING = 64;
 // Enough for TurboFan to have optimised the per-batch function and what it calls. In
@@ -34,7 +36,10 @@ const LENGTHS = [60, 1514, 590]; // frame lengths, in turn
 // detaches its ArrayBuffer, and after the first detach in a process V8 checks on every
 // typed array access whether its buffer is gone; freeing the last ring would also make
 // the ring memory anew, no longer a constant (lib/intel/rings.js).
-function warmUp(work, { steps = STEPS, bufferSize = 2048 } = {}) {
+function warmUp(work, options = {}) {
+  if (typeof work !== 'function') throw new IxyError('EINVAL', `warmUp() needs the per-batch function work(rxQueue, txQueue), got ${shown(work)}`);
+  checkOptionNames('warmUp()', options, ['steps', 'bufferSize']);
+  const { steps = STEPS, bufferSize = 2048 } = options || {};
   const pools = [0, 1].map(() => new Mempool({ entries: 4 * RING, bufferSize }));
   let ports = null;
   for (let round = 0; round < ROUNDS; round++) {

@@ -77,6 +77,7 @@ void regs_reset(struct port *p)
 	memset(p->rss.frames, 0, sizeof p->rss.frames);
 	memset(p->rss.drops, 0, sizeof p->rss.drops);
 	memset(p->handed, 0, sizeof p->handed);
+	memset(p->takes, 0, sizeof p->takes);
 	p->stats_left = 0;
 	for (size_t i = 1; i < BAR_SIZE / 4; i++)
 		r[i] = 0;
@@ -302,13 +303,18 @@ void regs_scan(struct port *p, uint64_t now)
  * Statistics registers (8.2.3.23) are clear-on-read on the 82599.  A shared
  * file cannot see a read, so the model hands counts over instead: it keeps
  * totals since reset (p->cnt) and, per register, how much of them the
- * register already got (p->handed).  It moves what is pending into a
- * register only while that register reads 0, with a compare-and-swap
- * 0 -> value (the 36-bit GORC/GOTC: both halves at once, 64 bits), and
- * otherwise keeps it pending.  A driver that writes 0 after reading a
- * non-zero value therefore sees every event exactly once; such a write has
- * no effect on the real read-clear register, so the driver is right on
- * hardware too.  A driver that never writes 0 sees its first value forever.
+ * register already got (p->handed).  A driver takes a count by reading the
+ * register and writing 0 (on the NIC: the read clears it, the write finds
+ * nothing to do).  Into a register that reads 0 the model
+ * moves what is pending with a compare-and-swap 0 -> value.  Once a
+ * register it filled has been seen at 0 again (p->takes: this driver takes
+ * its counts), the model also adds to it while it is not 0, compare-and-swap
+ * old -> old + pending, so that one read after traffic stops holds every
+ * event.  An add that falls between the driver's read and its write of 0
+ * is lost: a window of nanoseconds, only while traffic flows (README).
+ * The 36-bit GORC/GOTC are read as two halves, so they are only filled from
+ * 0 (both halves at once, 64 bits) and otherwise wait.  A driver that never
+ * writes 0 sees its first value forever, as it did.
  */
 enum { S_GPRC, S_GORC, S_TPR, S_MPC0, S_CRCERRS, S_RUC, S_RFC,
        S_ROC, S_RJC, S_GPTC, S_TPT, S_GOTC,
@@ -367,9 +373,14 @@ void stats_publish(struct port *p)
 				pend -= v;
 			}
 		} else {
-			uint32_t v = pend < 0xffffffffull ? (uint32_t)pend : 0xffffffffu, zero = 0;
 			uint32_t *reg = (uint32_t *)&REG(p, stat_offset(i));
-			if (__atomic_compare_exchange_n(reg, &zero, v, 0, __ATOMIC_RELEASE, __ATOMIC_RELAXED)) {
+			uint32_t cur = __atomic_load_n(reg, __ATOMIC_ACQUIRE);
+			if (cur == 0 && p->handed[i])
+				p->takes[i] = 1;
+			uint64_t room = 0xffffffffull - cur;
+			uint32_t v = (uint32_t)(pend < room ? pend : room);
+			if ((cur == 0 || p->takes[i]) && v &&
+			    __atomic_compare_exchange_n(reg, &cur, cur + v, 0, __ATOMIC_RELEASE, __ATOMIC_RELAXED)) {
 				p->handed[i] += v;
 				pend -= v;
 			}

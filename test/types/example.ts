@@ -82,3 +82,53 @@ async function main(address: string): Promise<void> {
 }
 
 main('0000:03:00.0').catch((err: unknown) => console.log(err));
+
+// Frames as copies and device events (issue 35).
+async function framesAndEvents(dev: ixy.Device): Promise<number> {
+  dev.on('link', (e) => { const up: boolean = e.up; void up; });
+  dev.on('txhang', (e) => { const q: number = e.queue; void q; });
+  dev.on('lost', (err) => { const code: string = err.code; void code; });
+  let bytes = 0;
+  for await (const f of dev.frames(0, { debug: true })) {
+    bytes += f.length + f.data[0] * 0 + f.timestamp * 0;
+    break;
+  }
+  return bytes;
+}
+void framesAndEvents;
+
+// The commands' loop for a program's own per-batch function (issue 35).
+async function forwardWithRun(a: ixy.Device, b: ixy.Device): Promise<string> {
+  const batch = new ixy.PacketBatch(32);
+  const work = (rx: ixy.RxQueue | null, tx: ixy.TxQueue | null): boolean => {
+    if (rx === null || tx === null || rx.receive(batch) === 0) return false;
+    batch.freeFrom(tx.send(batch));
+    return false;
+  };
+  return ixy.run(work, { paths: [[a.rxQueues[0], b.txQueues[0]]], devices: [a, b], seconds: 1, json: true });
+}
+void forwardWithRun;
+
+// A TCP SYN built header by header, and its flags read back (issue 35).
+function tcpSyn(b: Uint8Array): number {
+  let at = ixy.packet.writeEthernetHeader(b, '02:00:00:00:00:02', '02:00:00:00:00:01');
+  const l3 = at;
+  at = ixy.packet.writeIpv4Header(b, at, { srcIp: '10.0.0.1', dstIp: '10.0.0.2', protocol: ixy.packet.IPPROTO_TCP, totalLength: 40 });
+  at = ixy.packet.writeTcpHeader(b, at, { srcPort: 1234, dstPort: 80, flags: ixy.packet.TCP_SYN });
+  ixy.packet.writeL4Checksum(b, l3);
+  const info = new ixy.packet.FrameInfo();
+  ixy.packet.parseFrame(b, at, info);
+  return info.tcpFlags & ixy.packet.TCP_SYN;
+}
+void tcpSyn;
+
+// The model's API, fully typed (issue 35).
+async function modelApi(model: ixy.Model): Promise<number> {
+  await model.source(0, { rate: 1000, count: 10, udpsum: 'bad', fcs: 'good' });
+  await model.stall(0, 10);
+  const reply = await model.command('stats 0');
+  const s = await model.stats(0);
+  const paused: number = s.sourcePausedUs;
+  return paused + s.interrupts[0] + (reply ? 0 : 1);
+}
+void modelApi;

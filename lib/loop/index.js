@@ -4,7 +4,8 @@
 // event loop a turn every couple of milliseconds so timers (the per-second report), signals
 // and I/O keep working; stop on SIGINT/SIGTERM, after `seconds`, or when step() says done.
 // When nothing moves, sleep instead (lib/device/idle.js).
-const { RateMeter, formatRates } = require('./stats');
+const { RateMeter } = require('./rates');
+const { Report } = require('./report');
 const { idleMode, bestIdle, Idler } = require('../device/idle');
 
 const SLICE_MS = 2; // how long we run before yielding
@@ -50,6 +51,13 @@ function afterMs(ms, done, chunkMs = MAX_TIMER_MS) {
   return () => clearTimeout(timer);
 }
 
+// What check() found on a device, as events; a device of its own making (tests, tools)
+// may offer check()'s lines alone.
+function eventsOf(device) {
+  if (typeof device.checkEvents === 'function') return device.checkEvents();
+  return device.check().map((text) => ({ type: 'message', text }));
+}
+
 // Packets the devices' queues have moved so far: a change says the loop had work. Read
 // once per slice, not per step, so that a step pays nothing for it.
 function packetsMoved(devices) {
@@ -68,9 +76,11 @@ function packetsMoved(devices) {
 // idle: 'backoff', 'spin' or 'interrupt' (default: the best the devices can do), see
 // lib/device/idle.js; once no queue of `devices` has moved a packet for a while the loop sleeps
 // between single steps.
-// stop: an AbortSignal that stops the loop as SIGINT does (lib/apps/stop-signal.js), even
-// when it was aborted before the loop began.
-async function runLoop({ devices, step, seconds = 0, report = true, out = process.stdout, idle, stop = null }) {
+// json: the reports as JSON lines (lib/loop/report.js). stop: an AbortSignal that stops the
+// loop as SIGINT does ('signal'; lib/apps/stop-signal.js), even when it was aborted before
+// the loop began; signal: one whose abort stops it as 'aborted' (ixy.run()'s).
+async function runLoop({ devices, step, seconds = 0, report = true, out = process.stdout, idle, json = false, stop = null, signal = null }) {
+  const lines = new Report({ json, out });
   const mode = idleMode(idle) || bestIdle(devices);
   const idler = mode === 'spin' ? null : new Idler(mode, devices); // EUNSUPPORTED: 'interrupt' without VFIO
   let stopReason = null;
@@ -82,17 +92,22 @@ async function runLoop({ devices, step, seconds = 0, report = true, out = proces
     if (stop.aborted) onSignal();
     else stop.addEventListener('abort', onSignal);
   }
+  const onAbort = () => { stopReason = stopReason || 'aborted'; };
+  if (signal !== null) {
+    if (signal.aborted) onAbort();
+    else signal.addEventListener('abort', onAbort, { once: true });
+  }
 
   const meters = devices.map((d) => new RateMeter(d));
   const reporter = setInterval(() => {
     try {
-      for (const d of devices) for (const event of d.check()) out.write(`[${d.address}] ${event}\n`);
+      for (const d of devices) for (const event of eventsOf(d)) lines.event(d.address, event);
     } catch (err) {
       failure = err;
       stopReason = 'failed';
       return;
     }
-    if (report) for (const m of meters) out.write(`${formatRates(m.device.address, m.sample())}\n`);
+    if (report) for (const m of meters) lines.rates(m.device.address, m.sample());
   }, 1000);
   const cancelTimer = seconds > 0 ? afterMs(seconds * 1000, () => { stopReason = stopReason || 'time'; }) : null;
 
@@ -156,6 +171,7 @@ async function runLoop({ devices, step, seconds = 0, report = true, out = proces
     process.removeListener('SIGINT', onSignal);
     process.removeListener('SIGTERM', onSignal);
     if (stop) stop.removeEventListener('abort', onSignal);
+    if (signal !== null) signal.removeEventListener('abort', onAbort);
   }
   if (failure) throw failure;
   return stopReason;
