@@ -73,7 +73,8 @@ async function pacedRun({ dev, tick, seconds, report, signal = null }) {
 
 // The NIC spaces the frames: keep queue 0 full, then sleep a quarter of the time the
 // ring lasts at this rate (1..20 ms). With `count`, the run ends when the last frame
-// has left (DD on the newest descriptor).
+// has left (DD on the newest descriptor); stopped otherwise, it waits for the frames
+// on the ring to leave at the rate (drain()).
 function nicPacing({ dev, gen, batch, count, seconds, report, pps, stop }) {
   const txQueue = dev.txQueues[0];
   const quarter = (txQueue.size / pps) * 250;
@@ -89,7 +90,17 @@ function nicPacing({ dev, gen, batch, count, seconds, report, pps, stop }) {
       if (gen.send(txQueue, batch, want) < want) return sleepMs;
     }
   };
-  return pacedRun({ dev, tick, seconds, report, signal: stop });
+  return pacedRun({ dev, tick, seconds, report, signal: stop }).then((reason) => drain(txQueue, quarter * 4 + 100, reason));
+}
+
+// After a run the NIC paces: the frames still on the ring leave at the rate. Waits for
+// them (at most maxMs), so that stopping the queue then drops none the NIC is sending (a
+// stop seen while a rate-limited queue still sends would race its last frames).
+async function drain(txQueue, maxMs, reason) {
+  const deadline = performance.now() + maxMs;
+  while (!txQueue.drained() && performance.now() < deadline) await sleep(1);
+  txQueue.reclaim();
+  return reason;
 }
 
 // Software spacing: frame n goes to the NIC at start + n / pps. Within a slice the pacer
