@@ -148,9 +148,10 @@ export interface TxQueue {
 
 /**
  * What a polling loop does while no frames come (lib/device/idle.js): 'backoff' sleeps on timers
- * once its queues have been empty for 5 ms, polling once per ms, and returns to full
- * polling with the first frame; 'interrupt' sleeps until the NIC's receive interrupt
- * instead (a NIC driven through VFIO only; EUNSUPPORTED otherwise); 'spin' polls without
+ * once its queues have been empty for 5 ms, longer the longer it is idle, at most half as
+ * long as the NIC holds traffic starting at `idleRate` (lib/device/idle-bound.js), and returns to
+ * full polling with the first frame; 'interrupt' sleeps until the NIC's receive interrupt
+ * instead (a NIC driven through VFIO, or the device model's; EUNSUPPORTED otherwise); 'spin' polls without
  * pause (a whole core, as benchmarks want). The default is 'interrupt' where every device
  * has interrupts, else 'backoff'.
  */
@@ -314,8 +315,13 @@ export interface OpenOptions {
    * (default false: EACTIVE).
    */
   force?: boolean;
-  /** The default idle mode of this device's receive() loops (default: 'interrupt' through VFIO, else 'backoff'). */
+  /** The default idle mode of this device's receive() loops (default: 'interrupt' through VFIO and on the model, else 'backoff'). */
   idle?: IdleMode;
+  /**
+   * Frames per second traffic may start at after idleness: bounds the sleeps of idle
+   * 'backoff' (default: the highest rate the loop has carried, at least 1,000,000).
+   */
+  idleRate?: number;
 }
 
 /**

@@ -1,10 +1,11 @@
 #!/usr/bin/env node
 'use strict';
 
-// What an idle loop costs and how fast it wakes (issue 24), per idle mode (lib/device/idle.js):
-//   node bench/idle.js [--seconds 10] [--rounds 10] [--modes spin,backoff]
-// For two loops on the model: `ixy forward` (the commands' run loop) and a
-// `for await (const batch of dev.receive(0))` loop (receive()):
+// What an idle loop costs and how fast it wakes (issues 24, 39), per idle mode (lib/device/idle.js):
+//   node bench/idle.js [--seconds 10] [--rounds 10] [--modes spin,backoff,interrupt] [--loops forward,pcap,receive]
+// For three loops on the model: `ixy forward` (the commands' run loop), `ixy pcap ADDRESS -`
+// (the same run loop, writing to a pipe) and a `for await (const batch of dev.receive(0))`
+// loop (receive()):
 //   CPU: the driver process's user + system time (/proc/PID/stat, i.e. getrusage) over
 //        --seconds with no traffic, as a share of one core.
 //   wake-up: after 1 s without traffic, one frame from the model's source: from the
@@ -12,8 +13,9 @@
 //        JavaScript (receive(): the loop body reads process.hrtime.bigint(), the same
 //        CLOCK_MONOTONIC) or leaving on the other port (forward: txLastNs, when the
 //        model took it from the TX ring; the model polls TX at once while it has had
-//        work in the last 2 ms, so this adds microseconds). --rounds frames per loop.
-// 'interrupt' needs VFIO interrupts and is not measured here. The model runs on CPU 0 and
+//        work in the last 2 ms, so this adds microseconds; pcap: when this process reads the
+//        frame's record from the pipe, which adds the pipe's way). --rounds frames per loop.
+// 'interrupt' sleeps on the model's interrupts (lib/host/model-irq.js). The model runs on CPU 0 and
 // the driver on CPU 1 (as in loss.js): on one CPU they take turns of milliseconds.
 const { spawn } = require('child_process');
 const fs = require('fs');
@@ -26,10 +28,12 @@ const { pin } = require('./loss');
 const { spread } = require('./summary');
 
 const IXY = path.join(__dirname, '..', 'bin', 'ixy.js');
-const USAGE = `usage: node bench/idle.js [--seconds S] [--rounds N] [--modes spin,backoff]
+const USAGE = `usage: node bench/idle.js [--seconds S] [--rounds N] [--modes LIST] [--loops LIST]
   --seconds S   idle seconds over which CPU is measured (default 10)
   --rounds N    frames, each after 1 s of idleness, for the wake-up (default 10)
-  --modes LIST  idle modes (default spin,backoff)`;
+  --modes LIST  idle modes (default spin,backoff,interrupt)
+  --loops LIST  loops (default forward,pcap,receive)
+  --idle-rate R idleRate of the loops (frames/s; bounds a backoff sleep, lib/device/idle-bound.js)`;
 
 // user + system CPU seconds of process `pid` so far (fields 14, 15 of /proc/PID/stat).
 function cpuSeconds(pid) {
@@ -39,9 +43,9 @@ function cpuSeconds(pid) {
 
 // The receive() loop, run as `node bench/idle.js --child-receive ADDRESS MODE`: prints
 // {"ready":true}, then per batch that follows 100 ms without one {"t":ns}.
-async function childReceive(address, idle) {
+async function childReceive(address, idle, idleRate) {
   const ixy = require('../lib/index');
-  const dev = await ixy.open(address, { idle });
+  const dev = await ixy.open(address, { idle, idleRate: idleRate ? Number(idleRate) : undefined });
   const stop = new AbortController();
   process.on('SIGTERM', () => stop.abort());
   process.stdout.write('{"ready":true}\n');
@@ -54,17 +58,35 @@ async function childReceive(address, idle) {
   dev.close();
 }
 
-// Starts a driver process for `loop` ('forward' or 'receive') in `mode`; resolves with
-// { child, lines } once it is ready (lines: an async iterator over its stdout).
-async function startDriver(model, loop, mode) {
-  const args = loop === 'forward'
-    ? [IXY, 'forward', ...model.addresses, '--idle', mode]
-    : [path.join(__dirname, 'idle.js'), '--child-receive', model.addresses[0], mode];
-  const child = spawn(process.execPath, args, { env: { ...process.env, IXY_PCI_ROOT: model.dir }, stdio: ['ignore', 'pipe', 'inherit'] });
-  const lines = readline.createInterface({ input: child.stdout })[Symbol.asyncIterator]();
-  const first = await lines.next();
+// Starts a driver process for `loop` ('forward', 'pcap' or 'receive') in `mode`; resolves
+// with { child, lines } once it is ready (lines: an async iterator over its stdout; for
+// pcap, over the times, process.hrtime.bigint(), at which its records came down the pipe).
+async function startDriver(model, loop, mode, idleRate) {
+  const rateArgs = idleRate ? ['--idle-rate', String(idleRate)] : [];
+  const args = {
+    forward: [IXY, 'forward', ...model.addresses, '--idle', mode, ...rateArgs],
+    pcap: [IXY, 'pcap', model.addresses[0], '-', '--idle', mode, ...rateArgs],
+    receive: [path.join(__dirname, 'idle.js'), '--child-receive', model.addresses[0], mode, ...(idleRate ? [String(idleRate)] : [])],
+  }[loop];
+  const child = spawn(process.execPath, args, { env: { ...process.env, IXY_PCI_ROOT: model.dir }, stdio: ['ignore', 'pipe', loop === 'pcap' ? 'ignore' : 'inherit'] });
+  const lines = loop === 'pcap' ? chunkTimes(child.stdout) : readline.createInterface({ input: child.stdout })[Symbol.asyncIterator]();
+  const first = await lines.next(); // pcap: the file header, written once the port is up
   if (first.done) throw new Error(`the ${loop} driver exited before it was ready`);
   return { child, lines };
+}
+
+// An async iterator over when each chunk came from `stream`: {"t":ns} lines, as the receive
+// child prints them.
+function chunkTimes(stream) {
+  const waiting = [];
+  const times = [];
+  stream.on('data', () => {
+    const t = `{"t":"${process.hrtime.bigint()}"}`;
+    if (waiting.length > 0) waiting.shift()({ value: t, done: false });
+    else times.push(t);
+  });
+  stream.on('end', () => { while (waiting.length > 0) waiting.shift()({ value: undefined, done: true }); });
+  return { next: () => (times.length > 0 ? Promise.resolve({ value: times.shift(), done: false }) : new Promise((resolve) => waiting.push(resolve))) };
 }
 
 async function measure(loop, mode, o) {
@@ -72,7 +94,7 @@ async function measure(loop, mode, o) {
   let driver = null;
   try {
     pin(model.pid, 0);
-    driver = await startDriver(model, loop, mode);
+    driver = await startDriver(model, loop, mode, o.idleRate);
     const pid = driver.child.pid;
     pin(pid, 1);
     await sleep(1500); // past the start-up (compilation) and into idleness
@@ -87,7 +109,7 @@ async function measure(loop, mode, o) {
       const before = await model.stats();
       await model.command('source 0 count=1');
       let deliveredNs;
-      if (loop === 'receive') {
+      if (loop !== 'forward') {
         const line = await driver.lines.next();
         if (line.done) throw new Error('the receive loop ended');
         deliveredNs = BigInt(JSON.parse(line.value).t);
@@ -109,26 +131,31 @@ async function measure(loop, mode, o) {
 }
 
 async function main(argv) {
-  if (argv[0] === '--child-receive') return childReceive(argv[1], argv[2]);
-  const o = { seconds: 10, rounds: 10, modes: ['spin', 'backoff'] };
+  if (argv[0] === '--child-receive') return childReceive(argv[1], argv[2], argv[3]);
+  const o = { seconds: 10, rounds: 10, modes: ['spin', 'backoff', 'interrupt'], loops: ['forward', 'pcap', 'receive'] };
   eachOption(argv, USAGE, (a, next) => {
     if (a === '--seconds') o.seconds = Number(next());
     else if (a === '--rounds') o.rounds = Number(next());
     else if (a === '--modes') o.modes = next().split(',');
+    else if (a === '--loops') o.loops = next().split(',');
+    else if (a === '--idle-rate') o.idleRate = Number(next());
     else return false;
     return true;
   });
   if (!(o.seconds > 0) || !(o.rounds >= 1)) throw new Error('--seconds and --rounds must be positive');
   process.stdout.write(`idle loops on the model: CPU over ${o.seconds} s without traffic, wake-up after 1 s idle (${o.rounds} frames)\n`);
   const results = {};
-  for (const loop of ['forward', 'receive']) {
+  const lines = ['| loop | idle | CPU (share of a core) | wake-up p50 us | wake-up max us |', '|---|---|---|---|---|'];
+  for (const loop of o.loops) {
     for (const mode of o.modes) {
       const r = await measure(loop, mode, o);
       results[`${loop}/${mode}`] = r;
       process.stdout.write(`  ${loop.padEnd(8)} ${mode.padEnd(8)} CPU ${(r.cpu * 100).toFixed(1).padStart(5)}% of a core` +
         `   wake-up median ${spread(r.wakeUs).median.toFixed(0).padStart(5)} us  max ${Math.max(...r.wakeUs).toFixed(0).padStart(5)} us\n`);
+      lines.push(`| ${loop} | ${mode} | ${(r.cpu * 100).toFixed(2)}% | ${spread(r.wakeUs).median.toFixed(0)} | ${Math.max(...r.wakeUs).toFixed(0)} |`);
     }
   }
+  process.stdout.write(`\n${lines.join('\n')}\n`);
   return results;
 }
 

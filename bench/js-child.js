@@ -66,9 +66,11 @@ async function main() {
   // Run a little past the window so the runner's last sample falls inside the run.
   const seconds = cfg.warmup + cfg.seconds + 0.5;
   // The same RX and TX ring size as the C yardstick's --ring.
-  const deviceOptions = { rxRingSize: cfg.ring, txRingSize: cfg.ring };
+  const deviceOptions = { rxRingSize: cfg.ring, txRingSize: cfg.ring, idleRate: cfg.idleRate };
   // Benchmarks spin (lib/device/idle.js) unless the runner asks for another idle mode.
-  const options = { batchSize: cfg.batch, seconds, out, deviceOptions, idle: cfg.idleMode || 'spin' };
+  // 'default': what the app does without an idle option (lib/device/idle.js bestIdle()).
+  const idle = cfg.idleMode === 'default' ? undefined : cfg.idleMode || 'spin';
+  const options = { batchSize: cfg.batch, seconds, out, deviceOptions, idle };
   let packets;
   if (cfg.mode === 'generate') {
     const r = await generate(cfg.addresses[0], options);

@@ -43,13 +43,13 @@ async function port0(model) {
 
 // One run: { drops (per interval), dropsFirstSecond, dropsAfter, offered, delivered }.
 // rate 0 is the source unlimited: then the run measures the forwarder's maximum instead.
-async function lossRun({ lang, rate, idle, idleMode = 'spin', seconds, intervalMs, batch, ring, helpers, cForward }) {
+async function lossRun({ lang, rate, idle, idleMode = 'spin', idleRate, seconds, intervalMs, batch, ring, helpers, cForward }) {
   // unlimited lines: the loss at rates above 10 Gb/s is the driver's, not the wire's
   const model = await Model.start({ ports: 2, config: ['sink 0', 'sink 1', 'wire 0 unlimited', 'wire 1 unlimited'] });
   let driver = null;
   try {
     pin(model.pid, 0);
-    const cfg = { mode: 'forward', batch, warmup: 0, seconds: idle + seconds + 1, ring, dir: model.dir, addresses: model.addresses, idleMode };
+    const cfg = { mode: 'forward', batch, warmup: 0, seconds: idle + seconds + 1, ring, dir: model.dir, addresses: model.addresses, idleMode, idleRate };
     driver = await startDriver(lang, cfg, cForward);
     pinDriver(driver.child.pid, helpers);
     await sleep(idle * 1000);
@@ -155,7 +155,10 @@ const USAGE = `usage: npm run bench -- --loss [options]
                       one way (default 0.1,1,5,half)
   --runs N            runs per rate and driver (default 5)
   --idle S            seconds the driver is idle before the traffic starts (default 1)
-  --idle-mode M       the JS forwarder's idle mode meanwhile: spin (default) or backoff (lib/device/idle.js)
+  --idle-mode M       the JS forwarder's idle mode meanwhile: spin (default), backoff, interrupt, or
+                      default (what ixy forward does without --idle: interrupt on the model)
+                      (lib/device/idle.js)
+  --idle-rate PPS     the JS forwarder's idleRate (the rate that bounds a backoff sleep)
   --seconds S         seconds of traffic (default 5)
   --interval MS       drops are sampled this often (default 250)
   --batch N           RX batch size of both drivers (default 32)
@@ -181,6 +184,7 @@ function parseLossArgs(argv) {
     else if (a === '--runs') o.runs = Number(next());
     else if (a === '--idle') o.idle = Number(next());
     else if (a === '--idle-mode') o.idleMode = next();
+    else if (a === '--idle-rate') o.idleRate = Number(next());
     else if (a === '--seconds') o.seconds = Number(next());
     else if (a === '--interval') o.intervalMs = Number(next());
     else if (a === '--batch') o.batch = Number(next());

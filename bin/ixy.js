@@ -34,6 +34,13 @@ function idleOption() {
     .choices(['backoff', 'spin', 'interrupt']);
 }
 
+// --idle-rate: the rate traffic may start at after idleness, which bounds a backoff sleep
+// (lib/idle-bound.js).
+function idleRateOption() {
+  return new Option('--idle-rate <pps>', "idle 'backoff' sleeps at most half as long as the RX ring and packet buffer hold traffic that starts at this many frames/s (default: the highest rate carried, at least 1000000)")
+    .argParser(integer('--idle-rate', 1, 1e9));
+}
+
 // generate's --idle: it sends on its own clock, so there is no interrupt to wait for.
 function sendIdleOption() {
   return new Option('--idle <mode>', "software pacing: 'backoff' sleeps until just before each frame is due, 'spin' never sleeps (a whole core)")
@@ -73,6 +80,7 @@ program
   .option('-w, --workers <n>', 'one worker thread per queue pair, RSS over n RX queues (ixgbe, igb; 1..16)', integer('--workers', 1, 16))
   .option('--json', 'report as JSON, one object per line (start, rates each second, events, totals, end)')
   .addOption(idleOption())
+  .addOption(idleRateOption())
   .action(action(async (pci1, pci2, opts) => {
     if (opts.workers !== undefined) {
       if (opts.json) throw new InvalidArgumentError('--json does not go with --workers yet: the workers\' report is text only');
@@ -81,7 +89,7 @@ program
       return;
     }
     const { forward } = require('../lib/apps/forward');
-    await forward(pci1, pci2, { batchSize: opts.batch, seconds: opts.seconds, idle: opts.idle, stop, json: Boolean(opts.json), deviceOptions: { linkTimeout: opts.linkTimeout, force: Boolean(opts.force) } });
+    await forward(pci1, pci2, { batchSize: opts.batch, seconds: opts.seconds, idle: opts.idle, stop, json: Boolean(opts.json), deviceOptions: { linkTimeout: opts.linkTimeout, force: Boolean(opts.force), idleRate: opts.idleRate } });
   }));
 
 program
@@ -177,6 +185,7 @@ program
   .option('--force', "take the NIC even if the kernel's interface of it is up or has addresses or routes")
   .option('--json', 'report as JSON, one object per line (start, rates each second, totals, end), on stdout unless the capture goes there')
   .addOption(idleOption())
+  .addOption(idleRateOption())
   .action(action(async (pci, file, n, expression, opts) => {
     if (opts.ns && opts.us) throw new InvalidArgumentError('--ns and --us exclude each other');
     // `ixy pcap PCI f.pcap udp` as tcpdump users write it: no count, the expression.
@@ -186,7 +195,7 @@ program
     await pcap(pci, file, {
       count: counted ? integer('n', 0, 2 ** 32 - 1)(n) : 0,
       filter: words.join(' '), batchSize: opts.batch, nanoseconds: !opts.us, seconds: opts.seconds, packetBuffered: Boolean(opts.packetBuffered), idle: opts.idle, stop, json: Boolean(opts.json),
-      deviceOptions: { linkTimeout: opts.linkTimeout, rxRingSize: opts.ring, force: Boolean(opts.force) },
+      deviceOptions: { linkTimeout: opts.linkTimeout, rxRingSize: opts.ring, force: Boolean(opts.force), idleRate: opts.idleRate },
     });
   }));
 

@@ -7,7 +7,8 @@ const { driverFor, describeId } = require('./driver-table');
 const { IxyError, shown } = require('./host/errors');
 const { envDebug } = require('./memory/ownership-checks');
 const { checkDevice } = require('./device/checked-queues');
-const { idleMode, needsVfio, noInterrupts } = require('./device/idle');
+const modelIrq = require('./host/model-irq');
+const { idleMode, needsVfio, noInterrupts, namedRate } = require('./device/idle');
 const { checkOptionsObject } = require('./host/option-names');
 
 // Picks the driver from the device's vendor and device IDs, initialises the device and
@@ -18,8 +19,9 @@ async function open(address, options = {}) {
   pci.validateAddress(address);
   checkOptionsObject('open()', options);
   if (options.idle !== undefined) idleMode(options.idle); // receive()'s default (lib/device/idle.js)
+  namedRate([{ options }]); // EINVAL for a bad idleRate
   const viaVfio = vfio.isVfioBound(pci.boundDriver(address));
-  if (options.idle === 'interrupt' && !viaVfio) {
+  if (options.idle === 'interrupt' && !viaVfio && !modelIrq.available(address, pci.deviceDir(address))) {
     throw needsVfio(address);
   }
   requireRoot(address, viaVfio);

@@ -11,6 +11,8 @@
 //   guardDevice(bar, config, stopBits) / unguardDevice(id) / armSignals()
 //                      the fatal-signal guard: stop registered devices from a signal
 //                      handler, where no JavaScript can run (guard.cc)
+//   eventFd() / sendFdLine(path, line, fd)
+//                      an eventfd handed to the device model for its interrupts (unix-fd.cc)
 //   lockFile(fd) / captureStderr(fn)
 //                      a device lock for one owner per NIC (lib/host/claim.js) and hearing what
 //                      V8 prints on stderr (lib/host/jit.js), in process.cc
@@ -325,6 +327,7 @@ Napi::Object Init(Napi::Env env, Napi::Object exports) {
   exports.Set("free", Napi::Function::New(env, Free));
   ixy::InitGuard(env, exports);
   ixy::InitProcess(env, exports);
+  ixy::InitUnixFd(env, exports);
   exports.Set("HUGE_PAGE_SIZE", Napi::Number::New(env, kHugePageSize));
   return exports;
 }

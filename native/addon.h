@@ -26,4 +26,7 @@ void InitVfio(Napi::Env env, Napi::Object exports);
 // Adds lockFile and captureStderr (process.cc) to the addon's exports.
 void InitProcess(Napi::Env env, Napi::Object exports);
 
+// Adds eventFd and sendFdLine (unix-fd.cc) to the addon's exports.
+void InitUnixFd(Napi::Env env, Napi::Object exports);
+
 }  // namespace ixy

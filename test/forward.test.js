@@ -181,8 +181,7 @@ describe('ixy forward, from its first frame', function () {
   // order they happened, and what follows the offset at which the traffic started is what
   // the traffic caused. (Deoptimisations while idle are harmless: V8 compiles early and
   // corrects itself before any frame waits.) The forwarder spins while idle, as the loss
-  // benchmark's does: with idle 'backoff' runSlice() does not run at all until the traffic
-  // comes, and test/idle.test.js checks that no frame is lost on the way back.
+  // benchmark's does; test/cold-start.test.js runs it with its default idle mode.
   before(async function () {
     const model = await Model.start({ ports: 2, config: ['sink 0', 'sink 1 check=1'] });
     try {

@@ -1,8 +1,8 @@
 'use strict';
 
 // The model's interrupts (native/model/intr.c; 82599 datasheet 7.3 and 8.2.3.5), driven by
-// writing the registers directly as a driver would. The model cannot raise an interrupt:
-// it counts, per vector, those the NIC would have sent (stats().interrupts).
+// writing the registers directly as a driver would. The model counts, per vector, those it
+// sends (stats().interrupts); test/idle.test.js has them delivered through an eventfd.
 const assert = require('assert');
 const d = require('./support/model-driver');
 
@@ -198,8 +198,8 @@ describe('model interrupts (82599 7.3)', function () {
 
 // The ixgbe driver's side (setupInterrupts in lib/intel/nic.js, MSI-X as 7.3 sets it
 // up), checked against the model's interrupts: every RX queue's cause on vector 0, which clears its cause and masks
-// itself when sent; armInterrupt() unmasks it, disarmInterrupt() masks it. (The model
-// cannot deliver the interrupt: that is VFIO's part, tested in the VM.)
+// itself when sent; armInterrupt() unmasks it, disarmInterrupt() masks it. (Delivery, the
+// model's eventfd or VFIO's, is in test/idle.test.js and the VM's tests.)
 describe('ixgbe interrupt programming, on the model', function () {
   this.timeout(20000);
   const ixy = require('../lib/index');
@@ -211,7 +211,7 @@ describe('ixgbe interrupt programming, on the model', function () {
     const dev = await ixy.open(model().addresses[0]);
     const read = (off) => dev.regs[off >> 2] >>> 0;
     try {
-      // Through VFIO, Device.interrupts() calls it when a loop first sleeps on interrupts.
+      // Device.interrupts() calls it when a loop first sleeps on interrupts.
       dev.setupInterrupts();
       await d.sleep(SCAN_MS);
       assert.strictEqual(read(GPIE) & (GPIE_MULTIPLE_MSIX | GPIE_EIAME), (GPIE_MULTIPLE_MSIX | GPIE_EIAME) >>> 0, 'GPIE');

@@ -9,6 +9,8 @@ const { ReceiveIterator } = require('./receive');
 const { frames, createReadStream } = require('./frames');
 const { PacketBatch } = require('../memory/batch');
 const vfio = require('../host/vfio');
+const modelIrq = require('../host/model-irq');
+const pci = require('../host/pci');
 const { needsVfio, noInterrupts } = require('./idle');
 
 // What every driver's RX and TX queue counts as it moves frames, for stats(): packets and
@@ -60,6 +62,7 @@ class Device extends EventEmitter {
     this.closed = false;
     this.txMinLength = 14; // the shortest frame txBatch() takes: an Ethernet header
     this.interruptCapable = false; // the driver programs receive interrupts (setupInterrupts)
+    this.rxPacketBufferBytes = 0; // where frames wait while the RX ring is full (lib/device/idle-bound.js)
   }
 
   // Receives up to batch.capacity frames from RX queue `queue` into `batch`.
@@ -169,13 +172,15 @@ class Device extends EventEmitter {
   }
 
   // idle 'interrupt' (lib/device/idle.js): the line a loop with nothing to do sleeps on, set up on
-  // first use. Only a device driven through VFIO has one: sysfs gives user space no
-  // interrupts. A driver implements setupInterrupts() (its receive queues raise vector 0),
-  // armInterrupt() (the next received frame interrupts) and disarmInterrupt().
+  // first use. Only a device driven through VFIO has one (sysfs gives user space no
+  // interrupts), or one of the device model (lib/host/model-irq.js). A driver implements
+  // setupInterrupts() (its receive queues raise vector 0), armInterrupt() (the next received
+  // frame interrupts) and disarmInterrupt().
   interrupts() {
     this.checkOpen("idle 'interrupt'");
     if (!this.interruptCapable) throw noInterrupts(this);
-    const line = vfio.interruptLine(this.address, () => this.setupInterrupts());
+    const setup = () => this.setupInterrupts();
+    const line = vfio.interruptLine(this.address, setup) || modelIrq.interruptLine(this.address, pci.deviceDir(this.address), setup);
     if (line === null) {
       throw needsVfio(this.address);
     }
@@ -184,7 +189,7 @@ class Device extends EventEmitter {
 
   // Whether idle 'interrupt' works here (the default then, lib/device/idle.js bestIdle()).
   hasInterrupts() {
-    return this.interruptCapable && !this.closed && vfio.deviceOf(this.address) !== undefined;
+    return this.interruptCapable && !this.closed && (vfio.deviceOf(this.address) !== undefined || modelIrq.available(this.address, pci.deviceDir(this.address)));
   }
 
   setupInterrupts() {}

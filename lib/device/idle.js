@@ -4,32 +4,32 @@
 // receive() and the commands):
 //   'spin'      poll without pause, as a benchmark wants: a whole core, always.
 //   'backoff'   poll while frames come; once the queues have stayed empty for
-//               IDLE_AFTER_MS, sleep in the event loop for SLEEP_MS between single polls;
-//               the first frame returns the loop to full polling.
+//               IDLE_AFTER_MS, sleep in the event loop between single polls, the longer
+//               the longer the loop has been idle (a SLEEP_RAMP-th of that), at most as
+//               long as the devices hold the traffic that may come (lib/device/idle-bound.js): at
+//               the rate the user named (open()'s `idleRate`, frames/s), else at the
+//               highest rate the loop has carried, and at least 1 Mpps. The first frame
+//               returns the loop to full polling.
 //   'interrupt' once the queues have stayed empty for IDLE_AFTER_MS, arm the NIC's receive
 //               interrupt, poll once more (a frame that came just before arming raised
 //               none), then sleep in the event loop until the interrupt (lib/host/interrupts.js)
 //               or INTERRUPT_SAFETY_MS; the first frame returns the loop to full polling
-//               with the interrupt masked. Only devices driven through VFIO have interrupts:
-//               others refuse the mode (EUNSUPPORTED, Device.interrupts()).
-//
-// The bound: while the loop sleeps, arriving frames wait in the RX ring and the NIC's RX
-// packet buffer: on ixgbe PACKET_BUFFER_FRAMES frames of 64 bytes
-// (lib/intel/ixgbe/device.js), plus the ring's armed descriptors (at least ringSize -
-// rxFreeThreshold when idle); at 1 Mpps each frame held is a microsecond the loop may
-// sleep. A timer asked for SLEEP_MS fires a little late, so the loop is back a
-// millisecond or a few after the first frame (bench/idle.js measures it;
-// the README's Idle section has the figures): traffic that starts at a few Mpps of 64-byte
-// frames loses nothing. In bytes the buffer is 0.4 ms of a 10 Gb/s line: a burst at line
-// rate after idleness loses its start.
-// A longer bound would cost less CPU when idle and lose more of a fast burst.
+//               with the interrupt masked. Only devices driven through VFIO, and the
+//               device model's (lib/host/model-irq.js), have interrupts: others refuse the
+//               mode (EUNSUPPORTED, Device.interrupts()).
+// A longer sleep costs less CPU when idle and loses more of traffic that starts faster
+// than the bound's rate (bench/idle.js measures both).
 const { IxyError, shown } = require('../host/errors');
+const { longestSleepMs, DEFAULT_START_RATE } = require('./idle-bound');
 
 const IDLE_MODES = ['spin', 'backoff', 'interrupt'];
 const IDLE_AFTER_MS = 5; // empty polls for this long before the first sleep
-// setTimeout's granularity (shorter asks wait 1 ms too), and the longest sleep the bound
-// above allows.
+// setTimeout's granularity (shorter asks wait 1 ms too): the first sleeps, and the shortest.
 const SLEEP_MS = 1;
+// A backoff sleep is this fraction of the time the loop has been idle (within the bound).
+const SLEEP_RAMP = 8;
+// The loop's rate is measured over windows of at least this long while it works.
+const RATE_WINDOW_MS = 10;
 // How long an interrupt-waiting loop sleeps at most: should a frame slip in between the
 // last poll and the arming without raising the interrupt, it waits no longer than this.
 // One wake-up per second of idleness costs next to nothing.
@@ -57,10 +57,23 @@ function noInterrupts(dev) {
   return new IxyError('EUNSUPPORTED', `idle 'interrupt': the ${dev.driver} driver has no interrupts for ${dev.address}; use 'backoff'`);
 }
 
-// The default: 'interrupt' when every device can interrupt (driven through VFIO by a
-// driver that programs its interrupts), 'backoff' otherwise.
+// The default: 'interrupt' when every device can interrupt (driven through VFIO, or the
+// device model's, by a driver that programs its interrupts), 'backoff' otherwise.
 function bestIdle(devices) {
   return devices.length > 0 && devices.every((d) => typeof d.hasInterrupts === 'function' && d.hasInterrupts()) ? 'interrupt' : 'backoff';
+}
+
+// The traffic rate the user named for the devices' idle bound (open()'s `idleRate`,
+// frames/s): the lowest of them, or 0 for none. EINVAL for anything but a positive number.
+function namedRate(devices) {
+  let rate = 0;
+  for (const d of devices) {
+    const r = d.options ? d.options.idleRate : undefined;
+    if (r === undefined || r === null) continue;
+    if (typeof r !== 'number' || !(r > 0) || !Number.isFinite(r)) throw new IxyError('EINVAL', `idleRate must be a positive number of frames per second, got ${shown(r)}`);
+    if (rate === 0 || r < rate) rate = r;
+  }
+  return rate;
 }
 
 // The idleness of one polling loop over `devices`, in mode 'backoff' or 'interrupt' (a
@@ -69,14 +82,47 @@ function bestIdle(devices) {
 class Idler {
   constructor(mode, devices) {
     this.devices = devices;
-    this.lines = mode === 'interrupt' ? devices.map((d) => d.interrupts()) : null; // EUNSUPPORTED without VFIO
+    this.lines = mode === 'interrupt' ? devices.map((d) => d.interrupts()) : null; // EUNSUPPORTED without any
     this.workedAt = performance.now();
     this.endSleep = null; // ends the sleep in progress at once
+    this.armed = false; // the devices' interrupts are unmasked
+    this.seen = this.lines === null ? null : this.lines.map((line) => line.count); // interrupts, per line
+    this.namedRate = namedRate(devices); // frames/s, or 0
+    this.peakRate = 0; // the highest rate the loop has carried, frames/s
+    this.rateAt = 0; // when the current rate window began (0: none yet)
+    this.rateFrames = 0; // frames received by then
   }
 
-  // A poll found work: the loop polls at full speed again.
+  // A poll found work: the loop polls at full speed again, with the interrupts masked.
   worked(now) {
     this.workedAt = now;
+    if (this.armed) this.disarm();
+    if (now - this.rateAt >= RATE_WINDOW_MS) this.sampleRate(now);
+  }
+
+  // The rate of the window that ends now, into peakRate; a window that spans a sleep longer
+  // than a second says little and is dropped.
+  sampleRate(now) {
+    let frames = 0;
+    for (const d of this.devices) for (const q of d.rxQueues) frames += q.packets;
+    if (this.rateAt > 0 && now - this.rateAt < 1000) {
+      const rate = ((frames - this.rateFrames) * 1000) / (now - this.rateAt);
+      if (rate > this.peakRate) this.peakRate = rate;
+    }
+    this.rateAt = now;
+    this.rateFrames = frames;
+  }
+
+  // The next backoff sleep, in whole ms (setTimeout's unit).
+  sleepMs(now) {
+    const rate = this.namedRate > 0 ? this.namedRate : Math.max(DEFAULT_START_RATE, this.peakRate);
+    const ms = Math.min((now - this.workedAt) / SLEEP_RAMP, longestSleepMs(this.devices, rate));
+    return ms > SLEEP_MS ? Math.floor(ms) : SLEEP_MS;
+  }
+
+  disarm() {
+    this.armed = false;
+    for (const d of this.devices) if (!d.closed) d.disarmInterrupt(); // a closed device's registers are unmapped
   }
 
   // True once nothing has come for IDLE_AFTER_MS.
@@ -84,26 +130,36 @@ class Idler {
     return now - this.workedAt >= IDLE_AFTER_MS;
   }
 
-  // One sleep, after which the loop polls once: 'backoff' a timer of SLEEP_MS;
+  // One sleep, after which the loop polls once: 'backoff' a timer of sleepMs();
   // 'interrupt' arms every device and calls pollOnce() first (a frame that came just
   // before the arming raised no interrupt): when that found work (true) it disarms and
   // resolves true at once, else it sleeps until an interrupt or INTERRUPT_SAFETY_MS.
   async sleep(pollOnce) {
     if (this.lines === null) {
       await new Promise((resolve) => {
-        const timer = setTimeout(resolve, SLEEP_MS);
+        const timer = setTimeout(resolve, this.sleepMs(performance.now()));
         this.endSleep = () => { clearTimeout(timer); resolve(); };
       });
     } else {
       for (const d of this.devices) d.armInterrupt();
+      this.armed = true;
       if (pollOnce()) {
-        for (const d of this.devices) d.disarmInterrupt();
+        this.disarm();
         return true;
       }
       this.endSleep = () => { for (const line of this.lines) line.cancel(); };
       await Promise.race(this.lines.map((line) => line.wait(INTERRUPT_SAFETY_MS)));
       this.endSleep(); // the lines that did not fire stop waiting too
-      for (const d of this.devices) if (!d.closed) d.disarmInterrupt(); // a closed device's registers are unmapped
+      // A device that interrupted is masked (a NIC's vector has masked itself, EIAM). The
+      // others, and all after the safety timeout, stay armed while the loop polls once and,
+      // finding nothing, arms them again: masking an armed vector only to unmask it
+      // microseconds later is a pair of writes the device model cannot tell from none
+      // (native/model/README.md, Interrupts), which left it masked and the loop asleep.
+      // worked() masks them all when the loop goes back to full polling.
+      for (let i = 0; i < this.lines.length; i++) {
+        if (this.lines[i].count !== this.seen[i] && !this.devices[i].closed) this.devices[i].disarmInterrupt();
+        this.seen[i] = this.lines[i].count;
+      }
     }
     this.endSleep = null;
     return false;
@@ -116,4 +172,4 @@ class Idler {
   }
 }
 
-module.exports = { idleMode, bestIdle, needsVfio, noInterrupts, Idler };
+module.exports = { idleMode, bestIdle, needsVfio, noInterrupts, namedRate, Idler };

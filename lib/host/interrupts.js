@@ -5,7 +5,8 @@
 // with nothing to do awaits wait() and costs nothing until the NIC interrupts: the
 // NAPI pattern, where the interrupt only says "poll now" and the driver polls until the
 // queues are empty before it re-arms (lib/device/idle.js).
-// Only a device driven through VFIO can do this: sysfs gives user space no interrupts.
+// Only a device driven through VFIO can do this (sysfs gives user space no interrupts), or
+// the device model, which signals an eventfd as VFIO does (lib/host/model-irq.js).
 const fs = require('fs');
 const { IxyError } = require('./errors');
 const { native } = require('./native');
@@ -13,23 +14,39 @@ const { native } = require('./native');
 const VFIO_PCI_MSI_IRQ_INDEX = 1;
 const VFIO_PCI_MSIX_IRQ_INDEX = 2;
 
-class InterruptLine {
-  // vfioDevice: lib/host/vfio.js's VfioDevice. Enables one vector.
-  constructor(vfioDevice) {
-    const addon = native();
-    const fd = vfioDevice.fd;
-    const msix = addon.vfioIrqCount(fd, VFIO_PCI_MSIX_IRQ_INDEX) > 0;
-    this.index = msix ? VFIO_PCI_MSIX_IRQ_INDEX : VFIO_PCI_MSI_IRQ_INDEX;
-    if (!msix && addon.vfioIrqCount(fd, VFIO_PCI_MSI_IRQ_INDEX) === 0) {
-      throw new IxyError('EUNSUPPORTED', `${vfioDevice.address} has neither MSI-X nor MSI: ixy does not use its legacy interrupt`);
+// Routes the VFIO device's first vector (MSI-X, else MSI) to a new eventfd: the source of an
+// InterruptLine, { eventFd, release() }.
+function vfioVector(vfioDevice) {
+  const addon = native();
+  const fd = vfioDevice.fd;
+  const msix = addon.vfioIrqCount(fd, VFIO_PCI_MSIX_IRQ_INDEX) > 0;
+  const index = msix ? VFIO_PCI_MSIX_IRQ_INDEX : VFIO_PCI_MSI_IRQ_INDEX;
+  if (!msix && addon.vfioIrqCount(fd, VFIO_PCI_MSI_IRQ_INDEX) === 0) {
+    throw new IxyError('EUNSUPPORTED', `${vfioDevice.address} has neither MSI-X nor MSI: ixy does not use its legacy interrupt`);
+  }
+  const [eventFd] = addon.vfioEnableIrqs(fd, index, 1);
+  const release = () => {
+    try {
+      native().vfioDisableIrqs(fd, index);
+    } catch {
+      // the device fd may be closed already; its interrupts went with it
     }
-    this.deviceFd = fd;
-    [this.eventFd] = addon.vfioEnableIrqs(fd, this.index, 1);
+  };
+  return { eventFd, release };
+}
+
+class InterruptLine {
+  // source: lib/host/vfio.js's VfioDevice (its first vector is enabled here), or an eventfd
+  // another host backend signals, { eventFd, release() } (lib/host/model-irq.js).
+  constructor(source) {
+    const { eventFd, release } = source.eventFd === undefined ? vfioVector(source) : source;
+    this.eventFd = eventFd;
+    this.release = release;
     this.count = 0; // interrupts seen
     this.waiting = null; // the pending wait() every caller shares, or null
     this.resolve = null;
     this.timer = null;
-    this.watcher = new addon.FdWatcher(this.eventFd, () => this.fired());
+    this.watcher = new (native().FdWatcher)(this.eventFd, () => this.fired());
   }
 
   // The eventfd was signalled: the device interrupted.
@@ -74,11 +91,7 @@ class InterruptLine {
     this.cancel();
     this.watcher.close();
     this.watcher = null;
-    try {
-      native().vfioDisableIrqs(this.deviceFd, this.index);
-    } catch {
-      // the device fd may be closed already; its interrupts went with it
-    }
+    this.release();
     fs.closeSync(this.eventFd);
   }
 }

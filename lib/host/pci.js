@@ -10,6 +10,7 @@ const iface = require('./iface');
 const { IxyError, fromNative, shown } = require('./errors');
 const { native } = require('./native');
 const vfio = require('./vfio');
+const modelIrq = require('./model-irq');
 
 const ADDRESS_FORMAT = /^[0-9a-f]{4}:[0-9a-f]{2}:[0-9a-f]{2}\.[0-7]$/;
 
@@ -84,6 +85,7 @@ function deviceDir(address) {
 // and its resolved directory, which the next open resolves again.
 function forgetDevice(address) {
   vfio.close(address);
+  modelIrq.close(address);
   resolvedDirs.delete(`${pciRoot()}\0${validateAddress(address)}`);
 }
 

@@ -36,8 +36,8 @@ const DEFAULTS = {
   signal: null, // an AbortSignal: once aborted, the link wait gives up (EABORTED)
 };
 
-// What open() takes for ixgbe and igb: DEFAULTS, and the idle mode open() itself reads.
-const OPTION_NAMES = [...Object.keys(DEFAULTS), 'idle'];
+// What open() takes for ixgbe and igb: DEFAULTS, and the idle mode and rate open() itself reads.
+const OPTION_NAMES = [...Object.keys(DEFAULTS), 'idle', 'idleRate'];
 
 class AdvancedNic extends Device {
   // Takes the device: checks the options, unbinds the kernel driver, maps BAR0 and, from

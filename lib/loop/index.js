@@ -15,21 +15,43 @@ const SLICE_MS = 2; // how long we run before yielding
 // long a step takes, within [1, MAX_STEPS_PER_READ].
 const CLOCK_READS_PER_SLICE = 8;
 const MAX_STEPS_PER_READ = 4096;
+// The loop sleeps only once it has polled this many steps, in at least this many slices,
+// at full speed (about 0.1 s of a CPU, once): V8 marks runSlice() hot within the first
+// slice, but may compile it at once, before its first call has left feedback for its
+// first lines; that code deoptimises at its next call and is compiled again only after
+// more calls. An idle loop calls it once a millisecond ('backoff') or a second
+// ('interrupt'): the compilation would then begin at the first frame after idleness
+// (bench/LOG.md, 2026-11-27). Slices here give V8 those calls before the first sleep.
+const WARM_STEPS = 200000;
+const WARM_SLICES = 50;
+// And before the first slice, this many single-step calls: V8 gives a function its
+// feedback vector only after some of its bytecode has run, so the first call's first lines
+// leave no feedback; a runSlice() made hot within its first (busy) call was then compiled
+// with none for them and deoptimised at its next call. After these calls it has some.
+const WARM_CALLS = 100;
 
-// Runs step() for about SLICE_MS; returns true as soon as step() says it is done.
-// A plain function (not async), so that V8 optimises it with step() inlined.
-function runSlice(step, pace) {
+// Runs step() for about `sliceMs` (at least one clock read's worth of steps); returns true
+// as soon as step() says it is done. A plain function (not async), so that V8 optimises it
+// with step() inlined. The idle loop's single polls come through here too (sliceMs 0, one
+// step per read): one compiled loop for both, compiled before the first sleep (WARM_SLICES)
+// and kept warm by the idle polls. Were only the busy loop to call it, its compilation (the
+// whole forwarding step inlined: tens of ms of a CPU, more on a loaded machine) would begin
+// at the first frame after idleness and compete with the loop just as traffic begins.
+function runSlice(step, pace, sliceMs) {
   const start = performance.now();
-  const end = start + SLICE_MS;
+  const end = start + sliceMs;
   let steps = 0;
   let now = start;
-  while (now < end) {
+  do {
     for (let i = pace.stepsPerRead; i > 0; i--) if (step()) return true;
     steps += pace.stepsPerRead;
     now = performance.now();
-  }
+  } while (now < end);
+  pace.total += steps;
+  pace.slices++;
+  if (sliceMs === 0) return false; // an idle poll: its pace stays one step
   const perStep = (now - start) / steps;
-  const want = Math.floor(SLICE_MS / CLOCK_READS_PER_SLICE / (perStep > 0 ? perStep : 1e-6));
+  const want = Math.floor(sliceMs / CLOCK_READS_PER_SLICE / (perStep > 0 ? perStep : 1e-6));
   pace.stepsPerRead = want < 1 ? 1 : want > MAX_STEPS_PER_READ ? MAX_STEPS_PER_READ : want;
   return false;
 }
@@ -113,7 +135,8 @@ async function runLoop({ devices, step, seconds = 0, report = true, out = proces
 
   try {
     await new Promise((resolve, reject) => {
-      const pace = { stepsPerRead: 16 };
+      const pace = { stepsPerRead: 16, total: 0, slices: 0 };
+      const idlePace = { stepsPerRead: 1, total: 0, slices: 0 };
       let moved = packetsMoved(devices);
       // After each slice (or, while idle, each single step): resolve when stopped, else
       // the next slice at once or, once idle, a single step after a sleep.
@@ -128,7 +151,7 @@ async function runLoop({ devices, step, seconds = 0, report = true, out = proces
           if (n !== moved) {
             moved = n;
             idler.worked(now);
-          } else if (idler.idle(now)) {
+          } else if (idler.idle(now) && pace.total >= WARM_STEPS && pace.slices >= WARM_SLICES) {
             idler.sleep(stepOnce).then((worked) => (worked ? schedule() : wake()), reject);
             return;
           }
@@ -140,16 +163,17 @@ async function runLoop({ devices, step, seconds = 0, report = true, out = proces
       // young-generation collection pauses this thread.
       const turn = () => {
         try {
-          if (stopReason === null && runSlice(step, pace)) stopReason = 'done';
+          if (stopReason === null && runSlice(step, pace, SLICE_MS)) stopReason = 'done';
         } catch (err) {
           reject(err);
           return;
         }
         schedule();
       };
-      // One step; true when the loop is to stop or the step moved packets.
+      // One step (through runSlice(), see there); true when the loop is to stop or the
+      // step moved packets.
       const stepOnce = () => {
-        if (stopReason === null && step()) stopReason = 'done';
+        if (stopReason === null && runSlice(step, idlePace, 0)) stopReason = 'done';
         return stopReason !== null || packetsMoved(devices) !== moved;
       };
       // After a sleep: one step, then sleep again unless it moved packets.
@@ -162,6 +186,7 @@ async function runLoop({ devices, step, seconds = 0, report = true, out = proces
         }
         schedule();
       };
+      for (let k = 0; k < WARM_CALLS && stopReason === null; k++) stepOnce();
       setImmediate(turn);
     });
   } finally {

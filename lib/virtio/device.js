@@ -51,7 +51,7 @@ const NOMINAL_SPEED = 10000;
 class VirtioDevice extends Device {
   constructor(address, options = {}) {
     super(address, 'virtio');
-    checkOptionNames('open()', options, [...Object.keys(DEFAULTS), 'idle']);
+    checkOptionNames('open()', options, [...Object.keys(DEFAULTS), 'idle', 'idleRate']);
     this.options = { ...DEFAULTS, ...options };
     // One queue pair (no VIRTIO_NET_F_MQ). 0 hides a direction from the user (`ixy pcap`
     // only receives); the device still gets both virtqueues.

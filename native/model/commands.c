@@ -14,6 +14,9 @@
 
 #define MAXTOK 16
 
+int control_take_fd(void);                                            /* control.c */
+int irqfd_command(char **tok, int nt, int passed, char *reply, size_t n);   /* irqfd.c */
+
 static int fail(char *reply, size_t n, const char *msg, const char *arg)
 {
 	char m[256];
@@ -252,6 +255,8 @@ int command_exec(char *line, char *reply, size_t n)
 		snprintf(reply + o, n - o, "}");
 		return 0;
 	}
+	if (!strcmp(c, "irqfd"))    /* by address, with an fd (irqfd.c) */
+		return irqfd_command(tok, nt, control_take_fd(), reply, n);
 	if (!strcmp(c, "wire") || !strcmp(c, "latency"))
 		return wire_command(tok, nt, reply, n);
 	long long pi = nt > 1 ? num(tok[1]) : -1;

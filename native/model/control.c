@@ -16,6 +16,7 @@
 #include "model.h"
 
 int command_exec(char *line, char *reply, size_t n);   /* commands.c */
+ssize_t irqfd_recv(int sock, char *buf, size_t len, int *passed);   /* irqfd.c */
 
 #define REPLY_MAX 16384
 
@@ -24,6 +25,16 @@ static pthread_mutex_t box_mx = PTHREAD_MUTEX_INITIALIZER;
 static pthread_cond_t box_cv = PTHREAD_COND_INITIALIZER;
 static int box_state;        /* 0 free, 1 submitted, 2 answered */
 static char *box_line, *box_reply;
+static int box_fd = -1;      /* an fd that came with the line (SCM_RIGHTS), or -1 */
+
+/* For the command being run: the fd that came with its line, now the
+ * caller's to keep or close; -1 when none did. */
+int control_take_fd(void)
+{
+	int fd = box_fd;
+	box_fd = -1;
+	return fd;
+}
 
 /* Data thread, slow scan: run a submitted command, if any. */
 void control_poll(void)
@@ -40,16 +51,21 @@ void control_poll(void)
 }
 
 /* Connection thread: submit a line and wait for the data thread's answer. */
-static void submit(char *line, char *reply)
+static void submit(char *line, char *reply, int *passed)
 {
 	pthread_mutex_lock(&box_mx);
 	while (box_state != 0)
 		pthread_cond_wait(&box_cv, &box_mx);
 	box_line = line;
 	box_reply = reply;
+	box_fd = *passed;
+	*passed = -1;
 	__atomic_store_n(&box_state, 1, __ATOMIC_RELEASE);
 	while (box_state == 1)
 		pthread_cond_wait(&box_cv, &box_mx);
+	if (box_fd >= 0)
+		close(box_fd);      /* the command did not take it */
+	box_fd = -1;
 	box_state = 0;
 	pthread_cond_broadcast(&box_cv);
 	pthread_mutex_unlock(&box_mx);
@@ -74,8 +90,9 @@ static void *conn_thread(void *arg)
 	int fd = (int)(intptr_t)arg;
 	char buf[4096], *reply = malloc(REPLY_MAX + 2);
 	size_t have = 0;
+	int passed = -1;
 	for (;;) {
-		ssize_t r = read(fd, buf + have, sizeof buf - 1 - have);
+		ssize_t r = irqfd_recv(fd, buf + have, sizeof buf - 1 - have, &passed);
 		if (r < 0 && errno == EINTR)
 			continue;
 		if (r <= 0)
@@ -86,7 +103,7 @@ static void *conn_thread(void *arg)
 			*nl = 0;
 			if (nl > buf && nl[-1] == '\r')
 				nl[-1] = 0;
-			submit(buf, reply);
+			submit(buf, reply, &passed);
 			size_t len = strlen(reply);
 			reply[len++] = '\n';
 			if (write_all(fd, reply, len) < 0)
@@ -101,6 +118,8 @@ static void *conn_thread(void *arg)
 		}
 	}
 out:
+	if (passed >= 0)
+		close(passed);
 	free(reply);
 	close(fd);
 	return NULL;

@@ -1,18 +1,21 @@
 /*
  * intr.c - interrupt causes, masks and moderation (82599 datasheet 7.3,
- * registers 8.2.3.5).  The model cannot raise an interrupt: it keeps the
- * registers as the NIC does and counts, per vector, the interrupts it would
- * have sent (truth irq[], stats "interrupts").
+ * registers 8.2.3.5).  The model keeps the registers as the NIC does,
+ * counts per vector the interrupts it sends (truth irq[], stats
+ * "interrupts"), and delivers them to a driver that handed it an eventfd for
+ * the vector (irqfd.c), as VFIO delivers MSI-X vectors.
  *
  * What is modelled, how writes to the write-1 registers (EIMS, EIMC, EICS,
  * EICR) are seen in a shared register file, and what is not modelled:
- * README.md, "Interrupts: counted, not raised".  In short: queue causes go
+ * README.md, "Interrupts".  In short: queue causes go
  * through IVAR to an EICR bit; with GPIE.Multiple_MSIX each entry is an
  * MSI-X vector, gated by EIMS, moderated by EITR, auto-cleared by EIAC and
  * auto-masked by EIAM under GPIE.EIAME; otherwise one interrupt, vector 0.
  */
 #include "model.h"
 #include "regs.h"
+
+void irqfd_signal(struct port *p, int v);   /* irqfd.c: to the driver's eventfd */
 
 void intr_reset(struct port *p)
 {
@@ -84,19 +87,22 @@ static void intr_config(struct port *p)
 	}
 }
 
-/* Send what may be sent now (see the top). */
-static void intr_fire(struct port *p, uint64_t now)
+/* Send what may be sent now (see the top); returns the vectors sent, for
+ * irqfd_signal() once their EIMS and EICR are published. */
+static uint32_t intr_fire(struct port *p, uint64_t now)
 {
 	struct irq *q = &p->irq;
+	uint32_t sent = 0;
 	if (!q->unsignalled)
-		return;
+		return 0;
 	if (!(q->gpie & GPIE_MULTIPLE_MSIX)) {
 		if ((q->eicr & q->eims & IRQ_CAUSES) && now - q->last_ns[0] >= q->itr_ns[0]) {
 			q->last_ns[0] = now;
 			q->unsignalled = 0;
 			p->t.irq[0]++;
+			sent = 1;
 		}
-		return;
+		return sent;
 	}
 	for (uint32_t ready = q->unsignalled & q->eims; ready; ready &= ready - 1) {
 		int v = __builtin_ctz(ready);
@@ -106,11 +112,22 @@ static void intr_fire(struct port *p, uint64_t now)
 		q->last_ns[v] = now;
 		q->unsignalled &= ~bit;
 		p->t.irq[v]++;
+		sent |= bit;
 		if (q->eiac & bit)
 			q->eicr &= ~bit;                                  /* auto-clear */
 		if ((q->gpie & GPIE_EIAME) && (q->eiam & bit))
 			q->eims &= ~bit;                                  /* auto-mask */
 	}
+	return sent;
+}
+
+/* To the driver's eventfds, after the registers show what sending did: a
+ * driver woken by it then reads EIMS masked, and its EIMC and EIMS writes
+ * that follow are seen. */
+static void intr_signal(struct port *p, uint32_t sent)
+{
+	for (; sent; sent &= sent - 1)
+		irqfd_signal(p, __builtin_ctz(sent));
 }
 
 /* Slow scan (regs.c): the driver's writes, the configuration, held causes. */
@@ -118,8 +135,9 @@ void intr_scan(struct port *p, uint64_t now)
 {
 	intr_sync(p);
 	intr_config(p);
-	intr_fire(p, now);
+	uint32_t sent = intr_fire(p, now);
 	intr_sync(p);   /* publish what sending changed */
+	intr_signal(p, sent);
 }
 
 /* Data path: a queue event whose IVAR entry is `vec` (>= 0). */
@@ -130,6 +148,7 @@ void intr_cause(struct port *p, int vec)
 	intr_sync(p);
 	q->eicr |= bit;
 	q->unsignalled |= bit;
-	intr_fire(p, now_ns());
+	uint32_t sent = intr_fire(p, now_ns());
 	intr_sync(p);   /* publish the cause and what sending changed */
+	intr_signal(p, sent);
 }

@@ -14,11 +14,6 @@ const { setupRss } = require('./rss');
 
 const MAX_QUEUES = 64;
 
-// How many 64-byte frames (60 in the buffer, CRC stripped) the RX packet buffer holds while
-// the ring is full: initRx() gives buffer 0 all of it, and a frame takes about 24 bytes
-// more there (as the device model counts it: native/model/rx.c packet_buffer_frames()).
-const PACKET_BUFFER_FRAMES = Math.floor(R.RXPBSIZE_512KB / (60 + 24));
-
 class IxgbeDevice extends AdvancedNic {
   // Takes the device; IxgbeDevice.open() also initialises it and waits for link.
   constructor(address, options = {}) {
@@ -78,8 +73,9 @@ class IxgbeDevice extends AdvancedNic {
     // 4.6.11.3.4 (no DCB, no virtualisation): one packet buffer, the rest 0. It gets the whole
     // 512 KiB (its reset value; Linux's ixgbe does the same): frames wait there while the
     // ring is full, so the bigger it is, the longer a pause it absorbs (a loop asleep in
-    // idle 'backoff': PACKET_BUFFER_FRAMES frames of 64 bytes).
+    // idle 'backoff', lib/device/idle-bound.js).
     setReg(regs, R.RXPBSIZE(0), R.RXPBSIZE_512KB);
+    this.rxPacketBufferBytes = R.RXPBSIZE_512KB;
     for (let i = 1; i < 8; i++) setReg(regs, R.RXPBSIZE(i), 0);
     // Strip the Ethernet CRC: buffers then hold the frame as sent (8.2.3.22.8, 8.2.3.8.8).
     setBits(regs, R.HLREG0, R.HLREG0_RXCRCSTRP);
@@ -115,4 +111,4 @@ class IxgbeDevice extends AdvancedNic {
   }
 }
 
-module.exports = { IxgbeDevice, PACKET_BUFFER_FRAMES };
+module.exports = { IxgbeDevice };

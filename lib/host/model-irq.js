@@ -1,0 +1,76 @@
+'use strict';
+
+// Interrupts from the device model (native/model/irqfd.c), the host backend beside VFIO's
+// (lib/host/vfio.js): as VFIO_DEVICE_SET_IRQS takes an eventfd per MSI-X vector, the model
+// takes one over its control socket (SCM_RIGHTS, the addon's sendFdLine) and adds 1 to it
+// whenever it sends that vector, after EIMS, EITR, EIAC and EIAM have had their say. The
+// InterruptLine (lib/host/interrupts.js) watches it as it watches VFIO's; the drivers program
+// the same registers and do not know which backend delivers.
+// A device is the model's when its directory sits beside the model's control socket
+// (IXY_PCI_ROOT = the model's directory).
+const fs = require('fs');
+const path = require('path');
+const { IxyError } = require('./errors');
+const { native } = require('./native');
+const { InterruptLine } = require('./interrupts');
+
+const VECTOR = 0; // the drivers' receive queues raise vector 0 (Device.setupInterrupts())
+const lines = new Map(); // address -> InterruptLine
+
+// The control socket of the model whose device directory (lib/host/pci.js deviceDir()) is
+// `dir`, or null when it is no model's.
+function socketOf(dir) {
+  try {
+    const socket = path.join(path.dirname(dir), 'control.sock');
+    return fs.statSync(socket).isSocket() ? socket : null;
+  } catch {
+    return null;
+  }
+}
+
+// Whether `address` (device directory `dir`) is a device of the model, which can interrupt.
+function available(address, dir) {
+  return lines.has(address) || socketOf(dir) !== null;
+}
+
+// The interrupt line of `address` (device directory `dir`), made on first use after
+// `setup()` (the driver's register programming); null when the device is not the model's.
+function interruptLine(address, dir, setup) {
+  const known = lines.get(address);
+  if (known !== undefined) return known;
+  const socket = socketOf(dir);
+  if (socket === null) return null;
+  setup();
+  const addon = native();
+  const eventFd = addon.eventFd();
+  let reply;
+  try {
+    reply = JSON.parse(addon.sendFdLine(socket, `irqfd ${address} ${VECTOR}`, eventFd));
+  } catch (err) {
+    reply = { ok: false, error: err.message };
+  }
+  if (!reply.ok) {
+    fs.closeSync(eventFd);
+    throw new IxyError('EUNSUPPORTED', `idle 'interrupt': the device model of ${address} took no interrupt line (${reply.error}); use 'backoff'`);
+  }
+  const release = () => {
+    try {
+      addon.sendFdLine(socket, `irqfd ${address} ${VECTOR} off`, -1);
+    } catch {
+      // the model has gone, and its copy of the eventfd with it
+    }
+  };
+  const line = new InterruptLine({ eventFd, release });
+  lines.set(address, line);
+  return line;
+}
+
+// When the device is let go (lib/host/pci.js forgetDevice()).
+function close(address) {
+  const line = lines.get(address);
+  if (line === undefined) return;
+  lines.delete(address);
+  line.close();
+}
+
+module.exports = { available, interruptLine, close };

@@ -1,0 +1,120 @@
+// Handing an eventfd to another process, as the device model takes its interrupt lines
+// (native/model/irqfd.c; lib/model-irq.js). Node cannot pass a file descriptor over a UNIX
+// socket by itself:
+//   eventFd()                 a new eventfd (non-blocking, close-on-exec)
+//   sendFdLine(path, line, fd)  connect to the UNIX stream socket at `path`, send `line`
+//                      (ending in a newline) with `fd` attached (SCM_RIGHTS), and return the
+//                      one line the peer answers, without its newline (fd -1: no fd)
+// The exchange blocks: the model answers within a millisecond or two.
+
+#include <napi.h>
+
+#include <cerrno>
+#include <cstring>
+#include <string>
+
+#include <fcntl.h>
+#include <sys/eventfd.h>
+#include <sys/socket.h>
+#include <sys/un.h>
+#include <unistd.h>
+
+#include "addon.h"
+
+namespace {
+
+using ixy::ThrowErrno;
+
+Napi::Value EventFd(const Napi::CallbackInfo& info) {
+  int fd = eventfd(0, EFD_NONBLOCK | EFD_CLOEXEC);
+  if (fd < 0) {
+    ThrowErrno(info.Env(), "cannot create an eventfd", errno);
+    return info.Env().Undefined();
+  }
+  return Napi::Number::New(info.Env(), fd);
+}
+
+Napi::Value SendFdLine(const Napi::CallbackInfo& info) {
+  Napi::Env env = info.Env();
+  if (info.Length() < 3 || !info[0].IsString() || !info[1].IsString() || !info[2].IsNumber()) {
+    Napi::TypeError::New(env, "sendFdLine(path, line, fd)").ThrowAsJavaScriptException();
+    return env.Undefined();
+  }
+  const std::string path = info[0].As<Napi::String>().Utf8Value();
+  const std::string line = info[1].As<Napi::String>().Utf8Value() + "\n";
+  const int passed = info[2].As<Napi::Number>().Int32Value();
+  sockaddr_un addr = {};
+  addr.sun_family = AF_UNIX;
+  if (path.size() >= sizeof(addr.sun_path)) {
+    ThrowErrno(env, "socket path too long: " + path, ENAMETOOLONG);
+    return env.Undefined();
+  }
+  memcpy(addr.sun_path, path.c_str(), path.size() + 1);
+  int sock = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
+  if (sock < 0 || connect(sock, reinterpret_cast<sockaddr*>(&addr), sizeof(addr)) != 0) {
+    int err = errno;
+    if (sock >= 0) close(sock);
+    ThrowErrno(env, "cannot connect to " + path, err);
+    return env.Undefined();
+  }
+  union {
+    cmsghdr header;
+    char space[CMSG_SPACE(sizeof(int))];
+  } control = {};
+  iovec iov = {const_cast<char*>(line.data()), line.size()};
+  msghdr msg = {};
+  msg.msg_iov = &iov;
+  msg.msg_iovlen = 1;
+  msg.msg_control = control.space;
+  msg.msg_controllen = sizeof(control.space);
+  if (passed >= 0) {
+    cmsghdr* c = CMSG_FIRSTHDR(&msg);
+    c->cmsg_level = SOL_SOCKET;
+    c->cmsg_type = SCM_RIGHTS;
+    c->cmsg_len = CMSG_LEN(sizeof(int));
+    memcpy(CMSG_DATA(c), &passed, sizeof(int));
+  } else {
+    msg.msg_control = nullptr;  // fd -1: the line alone
+    msg.msg_controllen = 0;
+  }
+  ssize_t sent;
+  do sent = sendmsg(sock, &msg, MSG_NOSIGNAL);
+  while (sent < 0 && errno == EINTR);
+  // The rest of a line longer than one send (it is not: the model's lines are short).
+  size_t at = sent > 0 ? static_cast<size_t>(sent) : 0;
+  while (sent >= 0 && at < line.size()) {
+    sent = send(sock, line.data() + at, line.size() - at, MSG_NOSIGNAL);
+    if (sent > 0) at += static_cast<size_t>(sent);
+    else if (sent < 0 && errno == EINTR) sent = 0;
+  }
+  std::string reply;
+  char buf[512];
+  while (sent >= 0 && reply.find('\n') == std::string::npos) {
+    ssize_t r = read(sock, buf, sizeof(buf));
+    if (r < 0 && errno == EINTR) continue;
+    if (r <= 0) {
+      sent = -1;
+      if (r == 0) errno = ECONNRESET;
+      break;
+    }
+    reply.append(buf, static_cast<size_t>(r));
+  }
+  int err = errno;
+  close(sock);
+  if (sent < 0) {
+    ThrowErrno(env, "no answer from " + path, err);
+    return env.Undefined();
+  }
+  return Napi::String::New(env, reply.substr(0, reply.find('\n')));
+}
+
+}  // namespace
+
+namespace ixy {
+
+void InitUnixFd(Napi::Env env, Napi::Object exports) {
+  exports.Set("eventFd", Napi::Function::New(env, EventFd));
+  exports.Set("sendFdLine", Napi::Function::New(env, SendFdLine));
+}
+
+}  // namespace ixy
