@@ -74,6 +74,11 @@ describe('npm run bench (--quick)', function () {
     checkMeasurement(r.generate.js, 'generate.js');
     checkMeasurement(r.generate.c, 'generate.c');
     checkSideBySide(r.generate.sideBySide, 'generate side by side');
+    // generate's own cost: two run pairs, CPU ns per packet of each language.
+    const gen = r.generate.standIn;
+    assert.strictEqual(gen.pairs.length, 2);
+    for (const p of gen.pairs) assert.ok(p.c > 0 && p.js > 0 && Math.abs(p.ratio - p.js / p.c) < 1e-9, JSON.stringify(p));
+    assert.match(stdout, /own cost \(stand-in\), CPU +JavaScript [0-9.]+ ns\/pkt, C [0-9.]+ ns\/pkt/);
     checkMeasurement(r.ceiling[0].c, 'ceiling');
     // The drivers against their stand-in NICs, without the model: batch 32 in --quick,
     // two run pairs, the ratio their median.
@@ -109,9 +114,9 @@ describe('npm run bench -- --node', function () {
     assert.strictEqual(calls[0], '--version');
     const children = (script) => calls.filter((c) => c.includes(`bench/${script}`));
     // forward and generate runs, and one side-by-side session each, with js-child.js;
-    // the drivers' own cost with stand-in.js.
+    // the drivers' own cost with stand-in.js, forwarding and generating.
     assert.strictEqual(children('js-child.js').length, 4, calls.join('\n'));
-    assert.strictEqual(children('stand-in.js').length, 1, calls.join('\n'));
+    assert.strictEqual(children('stand-in.js').length, 2, calls.join('\n'));
     assert.strictEqual(results.machine.node, process.version);
     assert.match(stdout, new RegExp(`^bench: JavaScript under Node ${process.version.replace(/\./g, '\\.')};`));
   });

@@ -23,7 +23,7 @@
  *
  * Build: gcc -O2 -o build/c-forward bench/c-forward.c
  * Usage: c-forward DIR [--seconds S] [--warmup S] [--batch N] [--touch 0|1]
- *                      [--ring N] [--rx-free N] [--mode forward|generate|stand-in]
+ *                      [--ring N] [--rx-free N] [--mode forward|generate|stand-in|stand-in-generate]
  *                      [--first-port N]
  * DIR is the model's directory (ports DIR/0000:ff:00.N and .N+1, N = 0 unless
  * --first-port says otherwise: the side-by-side bench runs this driver on ports
@@ -32,7 +32,7 @@
  * frames with a sequence number (like `ixy generate`).  stand-in: forwarding
  * without the model (DIR is not used), against a NIC played in this process
  * (c-forward-init.h): the driver's own cost, as bench/stand-in.js measures
- * it for JavaScript.
+ * it for JavaScript; stand-in-generate: generate against the stand-in NIC.
  */
 #define _GNU_SOURCE
 #include <fcntl.h>
@@ -61,6 +61,12 @@ struct txq { volatile uint32_t *ring, *tail; uint32_t *ids, head, clean, mask; s
 struct batch { uint32_t ids[MAX_BATCH], lens[MAX_BATCH], count; struct pool *pool; };
 
 static void die(const char *m) { fprintf(stderr, "c-forward: %s\n", m); exit(1); }
+static uint64_t cpu_ns(void)
+{
+	struct timespec t;
+	clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &t);
+	return (uint64_t)t.tv_sec * 1000000000ull + (uint64_t)t.tv_nsec;
+}
 static uint64_t now_ns(void)
 {
 	struct timespec t;
@@ -233,7 +239,7 @@ static uint64_t forward_batch(struct rxq *rx, struct txq *tx, struct batch *b, u
 int main(int argc, char **argv)
 {
 	if (argc < 2)
-		die("usage: c-forward DIR [--seconds S] [--warmup S] [--batch N] [--touch 0|1] [--ring N] [--rx-free N] [--mode forward|generate|stand-in] [--first-port N]");
+		die("usage: c-forward DIR [--seconds S] [--warmup S] [--batch N] [--touch 0|1] [--ring N] [--rx-free N] [--mode forward|generate|stand-in|stand-in-generate] [--first-port N]");
 	double seconds = 3, warmup = 1;
 	uint32_t batch = 32, ring = 512, rx_free = 0;
 	int touch = 1, generate = 0, stand_in = 0, first_port = 0;
@@ -246,10 +252,10 @@ int main(int argc, char **argv)
 		else if (!strcmp(k, "--ring")) ring = (uint32_t)atoi(v);
 		else if (!strcmp(k, "--rx-free")) rx_free = (uint32_t)atoi(v);
 		else if (!strcmp(k, "--mode")) {
-			generate = !strcmp(v, "generate");
-			stand_in = !strcmp(v, "stand-in");
+			generate = !strcmp(v, "generate") || !strcmp(v, "stand-in-generate");
+			stand_in = !strcmp(v, "stand-in") || !strcmp(v, "stand-in-generate");
 			if (!generate && !stand_in && strcmp(v, "forward"))
-				die("--mode must be forward, generate or stand-in");
+				die("--mode must be forward, generate, stand-in or stand-in-generate");
 		}
 		else if (!strcmp(k, "--first-port")) first_port = atoi(v);
 		else die("unknown option");
@@ -277,7 +283,7 @@ int main(int argc, char **argv)
 	printf("{\"ready\":true}\n");
 	fflush(stdout);
 
-	uint64_t moved = 0, base = 0, seq = 0, t0 = now_ns(), tw = 0;
+	uint64_t moved = 0, base = 0, seq = 0, t0 = now_ns(), tw = 0, cw = 0;
 	uint64_t end = t0 + (uint64_t)((warmup + seconds) * 1e9), warm = t0 + (uint64_t)(warmup * 1e9);
 	if (generate) {
 		pool_init(&pools[2]);
@@ -286,6 +292,8 @@ int main(int argc, char **argv)
 	}
 	for (uint64_t it = 0;; it++) {
 		if (generate) {
+			if (stand_in)
+				stand_in_nic(&nic[0], &rx[0], &tx[0]);
 			b.count = pools[2].count < batch ? pools[2].count : batch;
 			b.pool = &pools[2];
 			for (uint32_t k = 0; k < b.count; k++) {
@@ -313,6 +321,7 @@ int main(int argc, char **argv)
 			uint64_t t = now_ns();
 			if (!tw && t >= warm) {
 				tw = t;
+				cw = cpu_ns();
 				base = moved;
 				rx_calls = rx_frames = 0;
 			}
@@ -322,8 +331,9 @@ int main(int argc, char **argv)
 	}
 	double s = (now_ns() - tw) / 1e9;
 	double mpps = (moved - base) / s / 1e6;
-	printf("{\"packets\":%llu,\"seconds\":%.3f,\"mpps\":%.3f,\"nsPerPacket\":%.2f,\"batch\":%u,\"touch\":%d,\"mode\":\"%s\",\"ring\":%u,\"rxPerCall\":%.2f}\n",
-	       (unsigned long long)(moved - base), s, mpps, mpps > 0 ? 1e3 / mpps : 0, batch, touch,
-	       generate ? "generate" : stand_in ? "stand-in" : "forward", ring, rx_calls ? (double)rx_frames / rx_calls : 0.0);
+	double cpu = (double)(cpu_ns() - cw);
+	printf("{\"packets\":%llu,\"seconds\":%.3f,\"mpps\":%.3f,\"nsPerPacket\":%.2f,\"cpuNsPerPacket\":%.2f,\"batch\":%u,\"touch\":%d,\"mode\":\"%s\",\"ring\":%u,\"rxPerCall\":%.2f}\n",
+	       (unsigned long long)(moved - base), s, mpps, mpps > 0 ? 1e3 / mpps : 0, moved > base ? cpu / (moved - base) : 0, batch, touch,
+	       generate ? (stand_in ? "stand-in-generate" : "generate") : stand_in ? "stand-in" : "forward", ring, rx_calls ? (double)rx_frames / rx_calls : 0.0);
 	return 0;
 }

@@ -42,13 +42,15 @@ async function sample(model, only = null) {
 // The command of a driver process: the C yardstick, or the JS app run by `node` (a
 // Node.js binary; `npm run bench -- --node PATH` compares Node lines on the same host).
 function childCommand(lang, cfg, cForward, node = process.execPath) {
+  const standIn = cfg.mode === 'stand-in' || cfg.mode === 'stand-in-generate';
   if (lang === 'c') {
-    const margin = cfg.mode === 'stand-in' ? 0 : 0.5; // keep running past the runner's last sample
+    const margin = standIn ? 0 : 0.5; // keep running past the runner's last sample
     return [cForward, [cfg.dir || '-', '--mode', cfg.mode, '--batch', String(cfg.batch), '--touch', cfg.touch === false ? '0' : '1',
       '--warmup', String(cfg.warmup), '--seconds', String(cfg.seconds + margin), '--ring', String(cfg.ring),
       '--first-port', String(cfg.firstPort || 0)]];
   }
-  return [node, [cfg.mode === 'stand-in' ? JS_STAND_IN : JS_CHILD, JSON.stringify(cfg)]];
+  if (standIn) return [node, [JS_STAND_IN, JSON.stringify({ ...cfg, mode: cfg.mode === 'stand-in' ? 'forward' : 'generate' })]];
+  return [node, [JS_CHILD, JSON.stringify(cfg)]];
 }
 
 // Starts one driver process (the JS app or the C yardstick) on the model in cfg.dir and
@@ -109,8 +111,9 @@ async function runOne({ lang, mode = 'forward', batch, warmup, seconds, touch = 
 
 // One run of a driver against its stand-in NIC, without the model (stand-in.js and
 // c-forward --mode stand-in): resolves with what it printed last, { mpps, nsPerPacket, ... }.
-async function runStandIn({ lang, batch, warmup, seconds, ring = 512, cForward, node }) {
-  const driver = await startDriver(lang, { mode: 'stand-in', batch, warmup, seconds, ring }, cForward, node);
+// mode: 'stand-in' (forwarding) or 'stand-in-generate'.
+async function runStandIn({ lang, batch, warmup, seconds, ring = 512, cForward, node, mode = 'stand-in' }) {
+  const driver = await startDriver(lang, { mode, batch, warmup, seconds, ring }, cForward, node);
   const { code, signal } = await driver.exited;
   if (code !== 0) throw new Error(`${lang} stand-in run exited with ${code ?? signal}: ${driver.stderr().trim()}`);
   return driver.lines[driver.lines.length - 1];

@@ -6,6 +6,7 @@
 //                [--latest | --no-latest] [--node PATH]
 // npm run bench -- --loss [options]: loss at fixed rates instead (loss.js, --loss --help).
 // npm run bench -- --latency [options]: forwarding latency at fixed rates (latency.js).
+// npm run bench -- --pacing [options]: how evenly generate spaces frames at a rate (pacing.js).
 // Bidirectional forwarding on the model (64-byte frames, sources unlimited, sinks without
 // check), for each batch size: runs of the JS driver and of the C yardstick, one driver
 // process per run, alternating (the JS/C ratio of each run pair); then both side by side
@@ -31,6 +32,10 @@ const USAGE = `usage: npm run bench [-- options]
                       npm run bench -- --loss --help lists its options)
   --latency           forwarding latency at fixed rates, JS and C, from the model's
                       latency truth (latency.js; --latency --help lists its options)
+  --pacing            how evenly \`ixy generate --rate\` spaces its frames on the model's
+                      wire, and its CPU (pacing.js; --pacing --help lists its options)
+  --generate          only generate (TX only, batch 32): runs and side by side; does not
+                      replace latest.json / latest.svg
   --quick             a short run: batches 1,32,256, 1 run of 0.5+1 s, 2 window rounds;
                       does not replace latest.json / latest.svg
   --batches 1,2,..    batch sizes (default ${ALL_BATCHES.join(',')})
@@ -52,6 +57,7 @@ function parseArgs(argv) {
   };
   eachOption(argv, USAGE, (a, next) => {
     if (a === '--quick') o.quick = true;
+    else if (a === '--generate') o.generateOnly = true;
     else if (a === '--seconds') o.seconds = Number(next());
     else if (a === '--warmup') o.warmup = Number(next());
     else if (a === '--runs') o.runs = Number(next());
@@ -75,7 +81,8 @@ function parseArgs(argv) {
     if (!argv.includes('--rounds')) o.rounds = 2;
     if (!argv.includes('--window')) o.window = 150;
   }
-  if (o.latest === null) o.latest = !o.quick; // a smoke test must not replace the published figures
+  if (o.generateOnly) o.batches = [];
+  if (o.latest === null) o.latest = !o.quick && !o.generateOnly; // a partial run must not replace the published figures
   for (const b of o.batches) if (!Number.isInteger(b) || b < 1 || b > 4096) throw new Error(`bad batch size ${b}`);
   if (!Number.isInteger(o.ring) || o.ring < 64 || o.ring > 4096 || (o.ring & (o.ring - 1)) !== 0) throw new Error(`--ring must be a power of two from 64 to 4096, got ${o.ring}`);
   if (!(o.seconds > 0) || !(o.warmup >= 0) || !(o.runs >= 1)) throw new Error('--seconds, --warmup and --runs must be positive');
@@ -168,6 +175,24 @@ async function measureStandIn(o, batch, cForward) {
   return row;
 }
 
+// generate's own cost without the model (stand-in.js generate, c-forward --mode
+// stand-in-generate), in CPU ns per packet: the process's CPU time, which the host's
+// share of CPU for it does not change. C and JavaScript alternate; the ratio is the
+// median of the run pairs'.
+async function measureGenerateStandIn(o, cForward) {
+  const pairs = [];
+  for (let r = 0; r < o.runs; r++) {
+    const spec = { batch: 32, warmup: o.warmup, seconds: o.seconds, ring: o.ring, cForward, node: o.node, mode: 'stand-in-generate' };
+    const c = await runStandIn({ ...spec, lang: 'c' });
+    const js = await runStandIn({ ...spec, lang: 'js' });
+    pairs.push({ c: c.cpuNsPerPacket, js: js.cpuNsPerPacket, ratio: js.cpuNsPerPacket / c.cpuNsPerPacket });
+  }
+  const row = { c: spread(pairs.map((p) => p.c)), js: spread(pairs.map((p) => p.js)), ratios: spread(pairs.map((p) => p.ratio)), pairs };
+  process.stdout.write(`  ${'own cost (stand-in), CPU'.padEnd(28)} JavaScript ${fmt(row.js.median, 2)} ns/pkt, C ${fmt(row.c.median, 2)} ns/pkt, ` +
+    `JavaScript / C ${fmt(row.ratios.median)} [${fmt(row.ratios.min)}..${fmt(row.ratios.max)}] (${pairs.length} run pairs)\n`);
+  return row;
+}
+
 // Both drivers on one model, taking turns in windows (side-by-side.js): the JS/C ratio
 // with both languages on the same host, window pair by window pair.
 async function measureSideBySide(o, batch, cForward, probe, mode = 'forward') {
@@ -218,9 +243,10 @@ async function main() {
   if (o.c) {
     result.generate.c = await measure(o, { lang: 'c', mode: 'generate', batch: 32, cForward }, 'C');
     result.generate.sideBySide = await measureSideBySide(o, 32, cForward, probe, 'generate');
+    result.generate.standIn = await measureGenerateStandIn(o, cForward);
   }
 
-  if (o.c) {
+  if (o.c && !o.generateOnly) {
     process.stdout.write('the drivers\' own cost: forwarding against a stand-in NIC, no model\n');
     result.standIn = [];
     for (const batch of o.quick ? [32] : [1, 32, 256]) result.standIn.push(await measureStandIn(o, batch, cForward));
@@ -248,7 +274,7 @@ async function main() {
 }
 
 const argv = process.argv.slice(2);
-const other = ['--loss', '--latency'].find((a) => argv.includes(a));
+const other = ['--loss', '--latency', '--pacing'].find((a) => argv.includes(a));
 const run = other ? () => require(`./${other.slice(2)}`).main(argv.filter((a) => a !== other)) : main;
 run().catch((err) => {
   process.stderr.write(`bench: ${err.message}\n`);

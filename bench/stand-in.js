@@ -4,7 +4,8 @@
 // played in this process, so that no cache line travels between cores and the host's
 // phases (see summary.js, byPhase()) do not enter. The C yardstick has the same mode
 // (`c-forward --mode stand-in`, c-forward-init.h), and run.js gives the ratio of the two.
-//   node stand-in.js '{"batch":32,"warmup":1,"seconds":3,"ring":512}'
+//   node stand-in.js '{"batch":32,"warmup":1,"seconds":3,"ring":512}'  (add "mode":"generate"
+//   for the generator, as c-forward --mode stand-in-generate)
 // stdout: {"ready":true}, then one JSON line: { packets, seconds, mpps, nsPerPacket }.
 //
 // Two ports, each an RX and a TX queue on a register file in plain memory and a mempool
@@ -17,6 +18,7 @@
 const { openPort, standInNic, closeQueues } = require('../lib/warm-up/stand-in');
 const { PacketBatch } = require('../lib/memory/batch');
 const { forwardBatch } = require('../lib/apps/forward');
+const { Generator } = require('../lib/traffic/generator');
 const { tuneJit } = require('../lib/host/jit');
 const ixgbeLayout = require('../lib/intel/ixgbe/registers');
 
@@ -35,9 +37,46 @@ function forwardFor(a, b, batches, ms) {
   return a.tx.packets + b.tx.packets - before;
 }
 
+// generate against the stand-in: the generator's send() of a batch per step, the stand-in
+// completing every TX descriptor between steps (c-forward --mode stand-in-generate).
+function generateFor(port, gen, batch, ms) {
+  const before = port.tx.packets;
+  const end = performance.now() + ms;
+  const n = batch.capacity;
+  do {
+    for (let i = 0; i < 1024; i++) {
+      standInNic(port, 60, 0);
+      gen.send(port.tx, batch, n);
+    }
+  } while (performance.now() < end);
+  return port.tx.packets - before;
+}
+
+function measureGenerate(cfg) {
+  const port = openPort(ixgbeLayout, cfg.ring);
+  const gen = new Generator();
+  const batch = new PacketBatch(cfg.batch);
+  process.stdout.write('{"ready":true}\n');
+  generateFor(port, gen, batch, cfg.warmup * 1000);
+  const start = performance.now();
+  const cpu = process.cpuUsage();
+  const packets = generateFor(port, gen, batch, cfg.seconds * 1000);
+  const { user, system } = process.cpuUsage(cpu);
+  const seconds = (performance.now() - start) / 1000;
+  const mpps = packets / seconds / 1e6;
+  process.stdout.write(`${JSON.stringify({ packets, seconds, mpps, nsPerPacket: 1000 / mpps, cpuNsPerPacket: ((user + system) * 1000) / packets })}\n`);
+  closeQueues(port);
+  port.pool.close();
+  gen.close();
+}
+
 function main() {
   tuneJit(); // as the ixy command does (bin/ixy.js)
   const cfg = JSON.parse(process.argv[2]);
+  if (cfg.mode === 'generate') {
+    measureGenerate(cfg);
+    return;
+  }
   const a = openPort(ixgbeLayout, cfg.ring);
   const b = openPort(ixgbeLayout, cfg.ring);
   const batches = [new PacketBatch(cfg.batch), new PacketBatch(cfg.batch)]; // one per direction

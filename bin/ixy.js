@@ -6,7 +6,7 @@
 
 // First of all: from here on SIGINT and SIGTERM stop these commands with their totals
 // (lib/apps/stop-signal.js), during start-up too.
-const STOPPABLE = ['forward', 'generate', 'pcap'];
+const STOPPABLE = ['forward', 'generate', 'pcap', 'replay'];
 const stop = STOPPABLE.includes(process.argv[2]) ? require('../lib/apps/stop-signal').watchStopSignals() : undefined;
 
 const { Command, Option, InvalidArgumentError } = require('commander');
@@ -43,7 +43,7 @@ function idleRateOption() {
 
 // generate's --idle: it sends on its own clock, so there is no interrupt to wait for.
 function sendIdleOption() {
-  return new Option('--idle <mode>', "between the sends of a slow --rate: 'backoff' sleeps on timers and sends what fell due as one burst, 'spin' keeps the spacing (a whole core)")
+  return new Option('--idle <mode>', "software pacing: 'backoff' sleeps until just before each frame is due, 'spin' never sleeps (a whole core)")
     .choices(['backoff', 'spin']).default('backoff');
 }
 
@@ -94,11 +94,21 @@ program
 
 program
   .command('generate')
-  .description('send IPv4/UDP frames with sequence numbers, printing rates every second')
+  .description('send IPv4 UDP or TCP frames with sequence numbers (flows, sizes, VLAN), evenly paced at a rate, printing rates every second')
   .argument('<pci>', 'PCI address of the port')
   .option('-b, --batch <n>', 'packets per batch (1..512)', integer('--batch', 1, 512), 32)
-  .option('-s, --size <bytes>', 'frame size without FCS (60..1514)', integer('--size', 60, 1514), 60)
-  .option('-r, --rate <pps>', 'packets per second (0: as fast as the NIC takes them)', integer('--rate', 0, 1e9), 0)
+  .option('-s, --size <bytes>', "frame size without FCS: N (60..1514), a range A-B, or 'imix' (7:4:1 of 60, 590, 1514)", '60')
+  .option('-r, --rate <rate>', 'frames per second (10000, 10k, 100kpps, 1Mpps) or bits per second of frames with FCS (500Mbit, 1Gbit/s); 0: as fast as the NIC takes them', '0')
+  .option('--pacing <how>', "how frames are spaced at a rate: 'nic' (the 82599's per-queue rate limiter, the driver sleeps), 'software', 'burst' (what fell due, on timers); 'auto': nic where it can, else software", 'auto')
+  .option('--src-mac <mac>', 'source MAC, or a range aa:..:01-aa:..:ff', '02:00:00:00:00:01')
+  .option('--dst-mac <mac>', 'destination MAC, or a range', 'ff:ff:ff:ff:ff:ff')
+  .option('--src-ip <ip>', 'source IPv4 address, or a range a.b.c.d-a.b.c.e', '10.0.0.1')
+  .option('--dst-ip <ip>', 'destination IPv4 address, or a range', '10.1.0.1')
+  .option('--src-port <port>', 'source UDP/TCP port, or a range N-M', '1024')
+  .option('--dst-port <port>', 'destination UDP/TCP port, or a range', '5000')
+  .option('--tcp', 'TCP frames (PSH ACK, with checksum) instead of UDP')
+  .option('--flows <n>', 'flows, varying 5-tuples: flow k takes the k-th value of each range (default: the longest range); without ranges, source IP and port count up', integer('--flows', 1, 65536))
+  .option('--vlan <id>', 'an 802.1Q tag with this VLAN id (0..4095)', integer('--vlan', 0, 4095))
   .option('-n, --count <n>', 'stop after sending this many frames (0: no limit)', integer('--count', 0, 2 ** 32 - 1), 0)
   .option('-t, --seconds <s>', 'stop after this many seconds (0: run until Ctrl-C)', integer('--seconds', 0, 1e9), 0)
   .option('--link-timeout <ms>', 'how long to wait for link', integer('--link-timeout', 1, 600000), 10000)
@@ -107,8 +117,33 @@ program
   .addOption(sendIdleOption())
   .action(action(async (pci, opts) => {
     const { generate } = require('../lib/apps/generate');
+    const size = /^[0-9]+$/.test(opts.size) ? Number(opts.size) : opts.size;
+    const rate = /^[0-9]+$/.test(opts.rate) ? Number(opts.rate) : opts.rate;
     await generate(pci, {
-      batchSize: opts.batch, size: opts.size, rate: opts.rate, count: opts.count, seconds: opts.seconds, idle: opts.idle, stop, json: Boolean(opts.json),
+      batchSize: opts.batch, size, rate, count: opts.count, seconds: opts.seconds, idle: opts.idle, pacing: opts.pacing, stop, json: Boolean(opts.json),
+      srcMac: opts.srcMac, dstMac: opts.dstMac, srcIp: opts.srcIp, dstIp: opts.dstIp, srcPort: opts.srcPort, dstPort: opts.dstPort,
+      protocol: opts.tcp ? 'tcp' : 'udp', flows: opts.flows, vlan: opts.vlan === undefined ? null : opts.vlan,
+      deviceOptions: { linkTimeout: opts.linkTimeout, force: Boolean(opts.force) },
+    });
+  }));
+
+program
+  .command('replay')
+  .description('send the frames of a pcap file byte for byte, at their recorded times (scaled) or as fast as the NIC takes them, once or in a loop')
+  .argument('<pci>', 'PCI address of the port')
+  .argument('<file>', 'classic pcap file (microsecond or nanosecond timestamps), frames of 17..1514 bytes captured whole')
+  .option('--speed <x>', 'play the recorded timing x times as fast (0.5: half speed)', '1')
+  .option('--fast', 'ignore the timestamps: as fast as the NIC takes the frames')
+  .option('--loop <n>', 'play the file n times (0: until Ctrl-C)', integer('--loop', 0, 2 ** 31 - 1), 1)
+  .option('-b, --batch <n>', 'packets per batch (1..512)', integer('--batch', 1, 512), 32)
+  .option('-t, --seconds <s>', 'stop after this many seconds (0: when the file has been played)', integer('--seconds', 0, 1e9), 0)
+  .option('--link-timeout <ms>', 'how long to wait for link', integer('--link-timeout', 1, 600000), 10000)
+  .option('--force', "take the NIC even if the kernel's interface of it is up or has addresses or routes")
+  .option('--json', 'report as JSON, one object per line (start, rates each second, events, totals, end)')
+  .action(action(async (pci, file, opts) => {
+    const { replay } = require('../lib/apps/replay');
+    await replay(pci, file, {
+      speed: Number(opts.speed), fast: Boolean(opts.fast), loop: opts.loop, batchSize: opts.batch, seconds: opts.seconds, stop, json: Boolean(opts.json),
       deviceOptions: { linkTimeout: opts.linkTimeout, force: Boolean(opts.force) },
     });
   }));

@@ -81,8 +81,8 @@ describe('ixy command', function () {
   it('rejects out-of-range batch and frame sizes', async function () {
     await failsWith(['forward', model.addresses[0], model.addresses[1], '--batch', '0'], /--batch must be 1\.\.512/, env);
     await failsWith(['forward', model.addresses[0], model.addresses[1], '--batch', '9999'], /--batch must be 1\.\.512/, env);
-    await failsWith(['generate', model.addresses[0], '--size', '59'], /--size must be 60\.\.1514/, env);
-    await failsWith(['generate', model.addresses[0], '--size', 'big'], /--size must be a whole number/, env);
+    await failsWith(['generate', model.addresses[0], '--size', '59'], /frame size must be 60\.\.1514/, env);
+    await failsWith(['generate', model.addresses[0], '--size', 'big'], /frame size must be a whole number/, env);
   });
 
   it('help shows each default once and says where 0 means no limit', function () {

@@ -1,45 +1,45 @@
 'use strict';
 
-// The library's generate(): stampFrames(), its per-packet work (what it writes into each
+// The library's generate(): the generator's per-packet work (what it writes into each
 // frame), and what it leaves behind when it fails.
 const assert = require('assert');
-const { Mempool } = require('../lib/memory/mempool');
 const { PacketBatch } = require('../lib/memory/batch');
-const { stampFrames } = require('../lib/apps/generate');
+const { Generator } = require('../lib/traffic/generator');
 const { SEQ_OFFSET } = require('../lib/packet');
 const { DmaMemory } = require('../lib/memory/mempool');
 const { freeHugepages, hugepageMappings, modelForSuite } = require('./support/helpers');
 
-describe('stampFrames', function () {
-  let pool;
+describe('Generator.fill (default frames: only the sequence number changes)', function () {
+  let gen;
   before(function () {
-    pool = new Mempool({ entries: 64 });
+    gen = new Generator({ entries: 64, size: 100 });
   });
   after(function () {
-    pool.close();
+    gen.close();
   });
 
   it('writes consecutive 32-bit sequence numbers big-endian, wrapping at 2^32, and sets the lengths', function () {
-    const batch = new PacketBatch(4, pool);
-    const got = pool.allocMany(batch.ids, 3);
+    const pool = gen.pool;
+    const batch = new PacketBatch(4);
+    gen.seq = 2 ** 32 - 2 + 2 ** 33; // a count of sent frames far past 2^32
+    const got = gen.fill(batch, 3);
     assert.strictEqual(got, 3);
-    for (let i = 0; i < got; i++) pool.buffers[batch.ids[i]].fill(0xaa, 0, 128);
-    const seq = 2 ** 32 - 2 + 2 ** 33; // a count of sent frames far past 2^32, as generate passes it
-    stampFrames(batch, got, seq | 0, 100);
     const fields = [];
     for (let i = 0; i < got; i++) {
       const b = pool.buffers[batch.ids[i]];
       fields.push(Array.from(b.subarray(SEQ_OFFSET, SEQ_OFFSET + 4)));
       assert.strictEqual(batch.lengths[i], 100);
-      assert.strictEqual(b[SEQ_OFFSET - 1], 0xaa, 'the byte before the field is untouched');
-      assert.strictEqual(b[SEQ_OFFSET + 4], 0xaa, 'the byte after the field is untouched');
+      assert.strictEqual(b[SEQ_OFFSET - 1], 0, 'the byte before the field (UDP checksum) is untouched');
+      assert.strictEqual(b[SEQ_OFFSET + 4], (SEQ_OFFSET + 4) & 0xff, 'the byte after the field is untouched');
     }
     assert.deepStrictEqual(fields, [[0xff, 0xff, 0xff, 0xfe], [0xff, 0xff, 0xff, 0xff], [0, 0, 0, 0]]);
-    stampFrames(batch, 2, 0x010203ff, 60);
+    batch.freeFrom(0);
+    gen.seq = 0x010203ff;
+    gen.fill(batch, 2);
     assert.deepStrictEqual(Array.from(pool.buffers[batch.ids[0]].subarray(SEQ_OFFSET, SEQ_OFFSET + 4)), [1, 2, 3, 0xff]);
     assert.deepStrictEqual(Array.from(pool.buffers[batch.ids[1]].subarray(SEQ_OFFSET, SEQ_OFFSET + 4)), [1, 2, 4, 0]);
-    assert.strictEqual(batch.lengths[1], 60);
-    pool.freeMany(batch.ids, 0, got);
+    batch.freeFrom(0);
+    assert.strictEqual(pool.freeCount, 64);
   });
 });
 
@@ -63,5 +63,32 @@ describe('generate() on the device model', function () {
     }
     // The model's truth: bus mastering off and no queue left enabled.
     await model().waitFor(0, (s) => !s.busMaster && !s.rxQueueActive && s.txQueuesActive === 0, 2000);
+  });
+});
+
+describe('TxQueue.room(): what send() would take now', function () {
+  const { openPort, standInNic, closeQueues } = require('../lib/warm-up/stand-in');
+  const layout = require('../lib/intel/ixgbe/registers');
+
+  it('is the ring less one on an empty ring, 0 on a full one, and counts what the NIC completed (reclaiming first)', function () {
+    const port = openPort(layout, 64, { entries: 256 });
+    const gen = new Generator({ entries: 256 });
+    const batch = new PacketBatch(32);
+    try {
+      const tx = port.tx;
+      assert.strictEqual(tx.room(), 63);
+      assert.strictEqual(gen.send(tx, batch, 32), 32);
+      assert.strictEqual(gen.send(tx, batch, 32), 31, 'one slot stays empty');
+      assert.strictEqual(tx.room(), 0);
+      assert.strictEqual(gen.send(tx, batch, 32), 0);
+      assert.strictEqual(gen.pool.freeCount, 256 - 63, 'nothing stamped for a full ring stays taken');
+      standInNic(port, 60, 0); // the NIC sends all 63
+      assert.strictEqual(tx.room(), 32, 'one group of 32 reclaimed (the rest waits for its group)');
+      assert.strictEqual(gen.seq, 63);
+    } finally {
+      closeQueues(port);
+      port.pool.close();
+      gen.close();
+    }
   });
 });

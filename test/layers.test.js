@@ -23,6 +23,7 @@ const LAYERS = [
   ['warm-up'], // an app's hot path run on stand-in queues before the device goes live
   ['loop'], // the commands' run loop (ixy.run() offers it): slices, idle, reports
   ['.'], // the public API: open(), the driver table, packets, pcap
+  ['traffic'], // what generators send: frame recipes, rates and pacing
   ['apps'], // the commands
 ];
 

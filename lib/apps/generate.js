@@ -1,60 +1,70 @@
 'use strict';
 
-// Packet generator, like ixy's ixy-pktgen: IPv4/UDP frames with a correct header checksum
-// and a 32-bit sequence number, sent as fast as the NIC takes them or at a given rate.
-// Every buffer of its own mempool is filled with the frame once; per packet only the
-// sequence number is written.
+// Packet generator, like ixy's ixy-pktgen and MoonGen's: frames of a recipe (flows, sizes,
+// UDP or TCP, VLAN; lib/traffic/frames.js) with a 32-bit sequence number, sent as fast as
+// the NIC takes them or at a rate, evenly spaced (lib/traffic/pacing.js):
+//   pacing 'nic'       the 82599's per-queue rate limiter spaces the frames; the driver
+//                      keeps the queue full and sleeps between top-ups;
+//   pacing 'software'  each frame goes to the NIC when it falls due;
+//   pacing 'burst'     sleep on timers and send what fell due meanwhile as one burst;
+//   pacing 'auto'      (default) 'nic' where the NIC can space the rate, else 'software'.
 const { open } = require('../index');
 const { PacketBatch } = require('../memory/batch');
-const { Mempool } = require('../memory/mempool');
-const packet = require('../packet');
 const { runLoop } = require('../loop');
 const { idleMode } = require('../device/idle');
 const { IxyError } = require('../host/errors');
 const { noTraffic } = require('../loop/rates');
 const { Report } = require('../loop/report');
+const { Generator } = require('../traffic/generator');
+const { parseRate, framesPerSecond } = require('../traffic/pacing');
+const { nicPacing, softwarePacing, burstStep } = require('./paced-loop');
+const ts = require('../intel/ixgbe/timesync');
 
-// Writes the sequence numbers seq, seq + 1, ... into the batch's first n frames and sets
-// their lengths. It indexes one view over the whole pool (batch.frameAt(i)) instead of
-// loading one Uint8Array per packet. seq is an int32 (the caller passes `seq | 0`): the
-// field is 32 bits on the wire, and a count past 2^31 stays a small integer.
-function stampFrames(batch, n, seq, size) {
-  const bytes = batch.pool.bytes;
-  const lengths = batch.lengths;
-  for (let i = 0; i < n; i++) {
-    packet.writeSeq(bytes, (seq + i) | 0, batch.frameAt(i));
-    lengths[i] = size;
+const PACINGS = ['auto', 'nic', 'software', 'burst'];
+const PACED_RING = 4096; // TX descriptors with pacing 'nic': 4 ms of 1 Mpps while the driver sleeps
+
+// Which pacing a run gets; throws for a 'nic' the device or the rate cannot have.
+function choosePacing(pacing, dev, bps) {
+  if (!PACINGS.includes(pacing)) throw new IxyError('EINVAL', `pacing must be one of ${PACINGS.join(', ')}, got '${pacing}'`);
+  if (pacing !== 'nic' && pacing !== 'auto') return pacing;
+  let why = null;
+  if (dev.driver !== 'ixgbe') {
+    why = `${dev.driver} has no per-queue rate limiter (the 82599's)`;
+  } else {
+    try {
+      ts.rateFactor(bps);
+    } catch (err) {
+      why = err.message;
+    }
   }
+  if (why === null) return 'nic';
+  if (pacing === 'nic') throw new IxyError('EUNSUPPORTED', `pacing 'nic': ${why}; use --pacing software`);
+  return 'software';
 }
 
-// The generator's own buffers (poolEntries of them), each holding the frame once. A pool
-// that cannot be made (no hugepages left) closes the device again: nothing is left open.
-function framePool(dev, entries, frame) {
-  try {
-    const pool = new Mempool({ entries, bufferSize: 2048 });
-    for (const b of pool.buffers) b.set(frame);
-    return pool;
-  } catch (err) {
-    dev.close();
-    throw err;
-  }
-}
-
+// options: batchSize, rate (0: as fast as possible; a number of frames per second or a
+// string, pacing.js), count, seconds, pacing, idle ('spin': software pacing never
+// sleeps), poolEntries, deviceOptions, out, json, stop, and the frame recipe's options (frames.js:
+// size, flows, srcMac, dstMac, srcIp, dstIp, srcPort, dstPort, protocol, vlan, ttl).
 async function generate(address, {
-  batchSize = 32, size = 60, rate = 0, count = 0, seconds = 0, out = process.stdout, deviceOptions = {}, frame = {},
-  poolEntries = 4096, idle, stop, json = false,
+  batchSize = 32, rate = 0, count = 0, seconds = 0, out = process.stdout, deviceOptions = {}, poolEntries,
+  idle, pacing = 'auto', stop = null, json = false, ...frameOptions
 } = {}) {
   const report = new Report({ json, out }); // json: JSON lines (lib/loop/report.js)
   // Validate before touching the device.
-  // idle: with a rate, 'backoff' (default) sleeps between the sends of a slow rate and
-  // sends what fell due meanwhile as one burst; 'spin' keeps the spacing (lib/device/idle.js).
   const idleAs = idleMode(idle, deviceOptions.idle) || 'backoff';
   if (idleAs === 'interrupt') {
     throw new IxyError('EINVAL', "generate sends on its own clock: idle 'interrupt' (waiting for received frames) does not apply; use 'backoff' or 'spin'");
   }
-  const template = new Uint8Array(packet.MAX_FRAME);
-  packet.writeUdpFrame(template, { size, ...frame });
+  const parsed = parseRate(rate);
   const batch = new PacketBatch(batchSize);
+  const probe = new Generator({ ...frameOptions, entries: 1 }); // checks the recipe
+  const meanSize = probe.meanSize;
+  probe.close();
+  const pps = framesPerSecond(parsed, meanSize);
+  const bps = pps * (meanSize + 4) * 8;
+  const paced = pps > 0;
+  if (paced && (pacing === 'nic' || pacing === 'auto') && !(deviceOptions.txRingSize > 0)) deviceOptions = { txRingSize: PACED_RING, ...deviceOptions };
   let dev;
   try {
     dev = await open(address, { rxQueues: 1, ...deviceOptions, signal: stop });
@@ -63,47 +73,53 @@ async function generate(address, {
     const stats = noTraffic(); // stopped (SIGINT) while waiting for link: nothing sent
     report.total(address, stats);
     if (json) report.line('end', '', { reason: 'signal', sent: 0 });
-    return { reason: 'signal', sent: 0, stats, pools: [] };
+    return { reason: 'signal', sent: 0, stats, pacing: null, pools: [] };
   }
-  const pool = framePool(dev, poolEntries, template.subarray(0, size));
-  const txQueue = dev.txQueues[0];
-  let seq = 0;
-  const start = performance.now();
-
-  const step = () => {
-    let want = batchSize;
-    if (count > 0 && count - seq < want) want = count - seq;
-    if (rate > 0) {
-      const allowed = Math.floor(((performance.now() - start) / 1000) * rate) - seq;
-      if (allowed < want) want = allowed;
-    }
-    if (want <= 0) {
-      txQueue.reclaim();
-      return count > 0 && seq >= count;
-    }
-    const got = pool.allocMany(batch.ids, want);
-    batch.count = got;
-    batch.pool = pool;
-    stampFrames(batch, got, seq | 0, size);
-    const sent = txQueue.send(batch);
-    if (sent < got) batch.freeFrom(sent); // ring full: those sequence numbers are reused
-    seq += sent;
-    return count > 0 && seq >= count;
-  };
-
+  let gen = null;
   try {
-    report.line('start', `generating ${size}-byte frames on ${dev.address} (${dev.mac})${rate ? ` at ${rate} pps` : ''}${count ? `, ${count} frames` : ''}`,
-      { command: 'generate', devices: [{ address: dev.address, mac: dev.mac }], size, rate, count });
-    const reason = await runLoop({ devices: [dev], step, seconds, out, idle: idleAs, stop, json });
+    const how = paced ? choosePacing(pacing, dev, bps) : 'none';
+    const txQueue = dev.txQueues[0];
+    const entries = poolEntries || Math.max(4096, 2 * txQueue.size);
+    gen = new Generator({ ...frameOptions, entries });
+    const r = gen.recipe;
+    report.line('start', `generating ${r.sizes.length === 1 ? `${r.sizes[0]}-byte` : `${Math.round(meanSize)}-byte (mean)`} ${r.protocol === 6 ? 'TCP' : 'UDP'} frames` +
+      `${r.flows > 1 ? ` in ${r.flows} flows` : ''} on ${dev.address} (${dev.mac})` +
+      `${paced ? ` at ${Math.round(pps)} pps, paced by ${how === 'nic' ? 'the NIC' : how}` : ''}${count ? `, ${count} frames` : ''}`,
+    { command: 'generate', devices: [{ address: dev.address, mac: dev.mac }], size: r.sizes.length === 1 ? r.sizes[0] : meanSize, rate: Math.round(pps), count, flows: r.flows, pacing: paced ? how : null });
+    let reason;
+    if (how === 'nic') {
+      ts.limitRate(dev, 0, bps);
+      reason = await nicPacing({ dev, gen, batch, count, seconds, report, pps, stop });
+    } else if (how === 'software') {
+      reason = await softwarePacing({ dev, gen, batch, count, seconds, report, pps, spin: idleAs === 'spin', stop });
+    } else {
+      const step = how === 'burst' ? burstStep(gen, txQueue, batch, count, pps) : fullSpeedStep(gen, txQueue, batch, count);
+      reason = await runLoop({ devices: [dev], step, seconds, out, idle: how === 'burst' ? idleAs : 'spin', stop, json });
+    }
     dev.stop(); // first: frames the NIC never sent leave the TX totals for the dropped ones
     const stats = dev.stats();
     report.total(dev.address, stats);
-    if (json) report.line('end', '', { reason, sent: seq });
-    return { reason, sent: seq, stats, pools: [pool, ...dev.pools] };
+    if (json) report.line('end', '', { reason, sent: gen.seq });
+    return { reason, sent: gen.seq, stats, pacing: how, pools: [gen.pool, ...dev.pools] };
   } finally {
     dev.close();
-    pool.close();
+    if (gen) gen.close();
   }
 }
 
-module.exports = { generate, stampFrames };
+// As fast as the queue takes frames: one batch per step. With `count`, done once the
+// last frame has left (DD on the newest descriptor), so that closing drops none.
+function fullSpeedStep(gen, txQueue, batch, count) {
+  const batchSize = batch.capacity;
+  return () => {
+    let want = batchSize;
+    if (count > 0 && count - gen.seq < want) want = count - gen.seq;
+    if (want > 0) {
+      gen.send(txQueue, batch, want);
+      return false;
+    }
+    return count > 0 && txQueue.drained();
+  };
+}
+
+module.exports = { generate, choosePacing };

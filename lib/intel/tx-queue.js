@@ -187,6 +187,14 @@ class TxQueue extends Queue {
     return n;
   }
 
+  // How many frames send() would take now, after the reclaim send() would do first: a
+  // sender that fills frames before it sends (a generator) asks, so that it fills none
+  // while the ring is full.
+  room() {
+    if (this.inFlight >= this.reclaimAt) this.reclaim();
+    return this.mask - ((this.tail - this.clean) & this.mask);
+  }
+
   get inFlight() {
     return (this.tail - this.clean) & this.mask;
   }

@@ -39,7 +39,7 @@ function runIxy(args, { env = {}, onStart = null, timeoutMs = 60000 } = {}) {
 // checksums are verified (ip.checksum.status, udp.checksum.status: 'Good' or 1 when
 // correct, 'Bad' or 0 when wrong, 2 when there is none to verify).
 function tsharkFields(file, fields) {
-  const args = ['-r', file, '-o', 'ip.check_checksum:TRUE', '-o', 'udp.check_checksum:TRUE', '-T', 'fields', '-E', 'separator=|'];
+  const args = ['-r', file, '-o', 'ip.check_checksum:TRUE', '-o', 'udp.check_checksum:TRUE', '-o', 'tcp.check_checksum:TRUE', '-T', 'fields', '-E', 'separator=|'];
   for (const f of fields) args.push('-e', f);
   const out = execFileSync('tshark', args, { encoding: 'utf8', maxBuffer: 256 << 20, stdio: ['ignore', 'pipe', 'pipe'] });
   return out.split('\n').filter((l) => l.length > 0).map((l) => l.split('|'));

@@ -1,0 +1,153 @@
+'use strict';
+
+// The generator's loops at a rate (pacing.js says which is which). Each runs until a
+// signal (SIGINT, SIGTERM), `seconds`, or `count` frames sent, prints the device's rates
+// once a second, and turns the event loop between its steps, as lib/apps/loop.js does for
+// the loops at full speed.
+const { RateMeter } = require('../loop/rates');
+const { SoftwarePacer } = require('../traffic/pacing');
+
+const SLICE_MS = 2; // software pacing: run at most this long before the event loop's turn
+const TOP_UP_MIN_MS = 1;
+const TOP_UP_MAX_MS = 20;
+
+function sleep(ms) {
+  return new Promise((resolve) => { setTimeout(resolve, ms); });
+}
+
+function turn() {
+  return new Promise((resolve) => { setImmediate(resolve); });
+}
+
+// Runs `tick` until it returns -1 or the run is stopped; tick returns how many ms to wait
+// before it is called again (0: at the next turn of the event loop). Resolves with the
+// reason: 'signal', 'time', 'done' or 'failed' (a device check threw: rejects with it).
+// report: a Report (lib/loop/report.js); signal: an AbortSignal that stops the run as
+// SIGINT does (lib/apps/stop-signal.js).
+async function pacedRun({ dev, tick, seconds, report, signal = null }) {
+  let stop = null;
+  let failure = null;
+  const onSignal = () => { stop = 'signal'; };
+  process.on('SIGINT', onSignal);
+  process.on('SIGTERM', onSignal);
+  if (signal) {
+    if (signal.aborted) onSignal();
+    else signal.addEventListener('abort', onSignal);
+  }
+  const meter = new RateMeter(dev);
+  const reporter = setInterval(() => {
+    try {
+      const events = typeof dev.checkEvents === 'function' ? dev.checkEvents() : dev.check().map((text) => ({ type: 'message', text }));
+      for (const event of events) report.event(dev.address, event);
+    } catch (err) {
+      failure = err;
+      stop = 'failed';
+      return;
+    }
+    report.rates(dev.address, meter.sample());
+  }, 1000);
+  const end = seconds > 0 ? performance.now() + seconds * 1000 : Infinity;
+  try {
+    while (stop === null) {
+      const wait = tick();
+      if (wait < 0) {
+        stop = 'done';
+        break;
+      }
+      const left = end - performance.now();
+      if (left <= 0) {
+        stop = 'time';
+        break;
+      }
+      await (wait >= 1 ? sleep(Math.min(wait, left)) : turn());
+    }
+  } finally {
+    clearInterval(reporter);
+    process.removeListener('SIGINT', onSignal);
+    process.removeListener('SIGTERM', onSignal);
+    if (signal) signal.removeEventListener('abort', onSignal);
+  }
+  if (failure) throw failure;
+  return stop;
+}
+
+// The NIC spaces the frames: keep queue 0 full, then sleep a quarter of the time the
+// ring lasts at this rate (1..20 ms). With `count`, the run ends when the last frame
+// has left (DD on the newest descriptor); stopped otherwise, it waits for the frames
+// on the ring to leave at the rate (drain()).
+function nicPacing({ dev, gen, batch, count, seconds, report, pps, stop }) {
+  const txQueue = dev.txQueues[0];
+  const quarter = (txQueue.size / pps) * 250;
+  const sleepMs = quarter < TOP_UP_MIN_MS ? TOP_UP_MIN_MS : quarter > TOP_UP_MAX_MS ? TOP_UP_MAX_MS : quarter;
+  const tick = () => {
+    for (;;) {
+      let want = batch.capacity;
+      if (count > 0 && count - gen.seq < want) want = count - gen.seq;
+      if (want <= 0) {
+        txQueue.reclaim();
+        return txQueue.drained() ? -1 : sleepMs;
+      }
+      if (gen.send(txQueue, batch, want) < want) return sleepMs;
+    }
+  };
+  return pacedRun({ dev, tick, seconds, report, signal: stop }).then((reason) => drain(txQueue, quarter * 4 + 100, reason));
+}
+
+// After a run the NIC paces: the frames still on the ring leave at the rate. Waits for
+// them (at most maxMs), so that stopping the queue then drops none the NIC is sending (a
+// stop seen while a rate-limited queue still sends would race its last frames).
+async function drain(txQueue, maxMs, reason) {
+  const deadline = performance.now() + maxMs;
+  while (!txQueue.drained() && performance.now() < deadline) await sleep(1);
+  txQueue.reclaim();
+  return reason;
+}
+
+// Software spacing: frame n goes to the NIC at start + n / pps. Within a slice the pacer
+// sleeps (or, with spin, spins) until each frame's time; a gap longer than the slice
+// goes back to the event loop on a timer. Frames that fell due while the process was not
+// running go together (at most a batch at once), so the rate holds.
+function softwarePacing({ dev, gen, batch, count, seconds, report, pps, spin, stop }) {
+  const txQueue = dev.txQueues[0];
+  const pacer = new SoftwarePacer(pps, { spin });
+  const tick = () => {
+    const sliceEnd = performance.now() + SLICE_MS;
+    for (;;) {
+      if (count > 0 && gen.seq >= count) {
+        txQueue.reclaim();
+        return txQueue.drained() ? -1 : 1;
+      }
+      const due = pacer.dueAt(gen.seq);
+      let now = performance.now();
+      if (due - now > SLICE_MS) {
+        txQueue.reclaim();
+        return due - now - SLICE_MS / 2; // wake within the slice before it
+      }
+      if (now >= sliceEnd) return 0;
+      now = pacer.waitFor(gen.seq, sliceEnd);
+      if (now < due) return 0;
+      let want = Math.floor((now - pacer.start) / pacer.gapMs) + 1 - gen.seq;
+      if (want > batch.capacity) want = batch.capacity;
+      if (count > 0 && count - gen.seq < want) want = count - gen.seq;
+      gen.send(txQueue, batch, want);
+    }
+  };
+  return pacedRun({ dev, tick, seconds, report, signal: stop });
+}
+
+// 'burst' pacing, a runLoop step: what fell due since the last step, as one batch.
+function burstStep(gen, txQueue, batch, count, pps) {
+  const start = performance.now();
+  return () => {
+    let want = batch.capacity;
+    if (count > 0 && count - gen.seq < want) want = count - gen.seq;
+    const allowed = Math.floor(((performance.now() - start) / 1000) * pps) - gen.seq;
+    if (allowed < want) want = allowed;
+    if (count > 0 && gen.seq >= count) return txQueue.drained();
+    if (want > 0) gen.send(txQueue, batch, want);
+    else txQueue.reclaim();
+    return false;
+  };
+}
+
+module.exports = { nicPacing, softwarePacing, burstStep, pacedRun };

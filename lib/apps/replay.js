@@ -1,0 +1,154 @@
+'use strict';
+
+// `ixy replay PCI file.pcap`: sends the frames of a pcap file, byte for byte, at the times
+// they were recorded (scaled by `speed`), or as fast as the NIC takes them (`fast`), `loop`
+// times over, as tcpreplay does.
+//
+// The file is read once into one mempool: buffer i holds frame i and is never handed to
+// the NIC itself; a frame is sent from a buffer of the same pool's free stack that it is
+// copied into (copyWithin, inside the pool's one view: no allocation), so that a frame can
+// be on the ring twice (a short file looped) without its buffer going home twice.
+// Frames go out when due as software pacing places them (lib/traffic/pacing.js); several
+// that fell due together go as one batch.
+const { open } = require('../index');
+const { PacketBatch } = require('../memory/batch');
+const { Mempool } = require('../memory/mempool');
+const arena = require('../memory/arena');
+const { readPcap } = require('../pcap');
+const { IxyError, checkInteger } = require('../host/errors');
+const { SoftwarePacer } = require('../traffic/pacing');
+const { noTraffic } = require('../loop/rates');
+const { Report } = require('../loop/report');
+const { pacedRun } = require('./paced-loop');
+const { runLoop } = require('../loop');
+
+const BUFFER_SIZE = 2048;
+const SEND_BUFFERS = 8192; // more than a TX ring holds
+const MAX_LENGTH = 1514; // without FCS, as the NIC sends without jumbo frames
+const MIN_LENGTH = 17; // the 82599 sends no shorter frame (Linux pads to this)
+
+// The frames of `file` and their times in ms after the first; checks every frame first.
+function loadCapture(file) {
+  const { frames } = readPcap(file);
+  if (frames.length === 0) throw new IxyError('EINVAL', `'${file}' holds no frames`);
+  const t0 = frames[0].sec * 1e3 + frames[0].nsec / 1e6;
+  const times = new Float64Array(frames.length);
+  frames.forEach((f, i) => {
+    if (f.data.length !== f.length) throw new IxyError('EINVAL', `frame ${i + 1} of '${file}' was cut to ${f.data.length} of its ${f.length} bytes when captured (snaplen): it cannot be replayed byte for byte`);
+    if (f.length < MIN_LENGTH || f.length > MAX_LENGTH) throw new IxyError('EINVAL', `frame ${i + 1} of '${file}' is ${f.length} bytes; the NIC sends ${MIN_LENGTH}..${MAX_LENGTH} (without FCS)`);
+    times[i] = f.sec * 1e3 + f.nsec / 1e6 - t0;
+  });
+  return { frames, times };
+}
+
+// Copies frames [from, from + n) (their stored buffers are ids from..) into fresh buffers
+// of the pool, as a batch; returns how many it took (the free stack may run short).
+function fillBatch(pool, lengths, batch, from, n) {
+  const words = arena.words;
+  const bytes = pool.bytes;
+  const shift = pool.bufferShift;
+  const got = pool.allocMany(batch.ids, n);
+  for (let k = 0; k < got; k++) {
+    const i = from + k;
+    const to = words[batch.idsAt + k] << shift;
+    bytes.copyWithin(to, i << shift, (i << shift) + lengths[i]);
+    words[batch.lengthsAt + k] = lengths[i];
+  }
+  batch.count = got;
+  batch.pool = pool;
+  return got;
+}
+
+async function replay(address, file, {
+  speed = 1, fast = false, loop = 1, batchSize = 32, seconds = 0, out = process.stdout, deviceOptions = {}, stop = null, json = false,
+} = {}) {
+  const report = new Report({ json, out });
+  if (!(typeof speed === 'number' && speed > 0 && Number.isFinite(speed))) throw new IxyError('EINVAL', `--speed must be a number above 0, got ${speed}`);
+  checkInteger('--loop', loop, 0, 2 ** 31 - 1, ' (0: until stopped)');
+  const { frames, times } = loadCapture(file);
+  const n = frames.length;
+  const pool = new Mempool({ entries: n + SEND_BUFFERS, bufferSize: BUFFER_SIZE });
+  const lengths = new Uint16Array(n);
+  let dev = null;
+  try {
+    for (let i = 0; i < n; i++) {
+      if (pool.alloc() !== i) throw new IxyError('EINVAL', 'replay: the pool hands out its buffers out of order');
+      pool.buffers[i].set(frames[i].data);
+      lengths[i] = frames[i].length;
+    }
+    try {
+      dev = await open(address, { rxQueues: 1, ...deviceOptions, signal: stop });
+    } catch (err) {
+      if (err.code !== 'EABORTED') throw err;
+      const stats = noTraffic();
+      report.total(address, stats);
+      return { reason: 'signal', sent: 0, stats };
+    }
+    const txQueue = dev.txQueues[0];
+    const batch = new PacketBatch(batchSize);
+    // One loop lasts the capture's span and one mean gap more, so the next starts as the
+    // capture would have gone on.
+    const period = n > 1 ? (times[n - 1] * n) / (n - 1) : 0;
+    const total = loop === 0 ? Infinity : n * loop;
+    let sent = 0;
+    // Sends up to `want` of the next frames (not past a loop's end); returns how many went.
+    const sendNext = (want) => {
+      const i = sent % n;
+      let k = want < n - i ? want : n - i;
+      if (total - sent < k) k = total - sent;
+      const got = fillBatch(pool, lengths, batch, i, k);
+      const went = txQueue.send(batch);
+      if (went < got) batch.freeFrom(went);
+      sent += went;
+      return went;
+    };
+    report.line('start', `replaying ${n} frames of ${file} on ${dev.address} (${dev.mac}) ${fast ? 'as fast as the NIC takes them' : `at ${speed}x the recorded timing`}` +
+      `${loop === 1 ? '' : loop === 0 ? ', looping until stopped' : `, ${loop} times`}`,
+    { command: 'replay', devices: [{ address: dev.address, mac: dev.mac }], file, frames: n, speed: fast ? null : speed, loop });
+    let reason;
+    const finished = () => sent >= total && txQueue.drained();
+    if (fast) {
+      const step = () => {
+        if (sent < total) sendNext(batchSize);
+        else txQueue.reclaim();
+        return finished();
+      };
+      reason = await runLoop({ devices: [dev], step, seconds, out, idle: 'spin', stop, json });
+    } else {
+      const pacer = new SoftwarePacer(1);
+      const dueAt = (j) => pacer.start + (Math.floor(j / n) * period + times[j % n]) / speed;
+      const tick = () => {
+        const sliceEnd = performance.now() + 2;
+        for (;;) {
+          if (sent >= total) {
+            txQueue.reclaim();
+            return finished() ? -1 : 1;
+          }
+          const due = dueAt(sent);
+          const now = performance.now();
+          if (due - now > 2) {
+            txQueue.reclaim();
+            return due - now - 1;
+          }
+          if (now >= sliceEnd) return 0;
+          if (pacer.waitUntil(due, sliceEnd) < due) return 0;
+          let k = 1; // and every later frame already due
+          const later = performance.now();
+          while (k < batchSize && sent + k < total && dueAt(sent + k) <= later) k++;
+          sendNext(k);
+        }
+      };
+      reason = await pacedRun({ dev, tick, seconds, report, signal: stop });
+    }
+    dev.stop(); // frames the NIC never sent leave the TX totals
+    const stats = dev.stats();
+    report.total(dev.address, stats);
+    if (json) report.line('end', '', { reason, sent });
+    return { reason, sent, stats };
+  } finally {
+    if (dev) dev.close();
+    pool.close();
+  }
+}
+
+module.exports = { replay, loadCapture };
