@@ -1,0 +1,82 @@
+'use strict';
+
+// The options open() takes for ixgbe and igb, their defaults, and the checks that turn a
+// wrong one into one EINVAL line before anything touches the device (lib/intel/nic.js).
+const { IxyError, shown, checkInteger } = require('../host/errors');
+const { checkOptionNames } = require('../host/option-names');
+
+const DEFAULTS = {
+  force: false, // take the NIC even while its kernel interface is in use (lib/host/iface.js)
+  rxQueues: 1,
+  txQueues: 1,
+  rxRingSize: 512,
+  rxFreeThreshold: null, // descriptors per RDT write; null: a quarter of the RX ring
+  txRingSize: 512,
+  mempoolEntries: null, // per RX queue; null: 4096, or twice the RX ring if that is more
+  bufferSize: 2048,
+  promiscuous: true,
+  linkTimeout: 10000, // ms
+  debug: undefined, // buffer ownership checks in its pools (lib/memory/ownership-checks.js); undefined: IXY_DEBUG_BUFFERS
+  // The queues belong to worker threads (lib/queue-pair.js): the device does the
+  // global init and RSS, each worker attaches its queue pair with workerHandle().
+  workers: false,
+  signal: null, // an AbortSignal: once aborted, the link wait gives up (EABORTED)
+};
+
+// What open() takes for ixgbe and igb: DEFAULTS, and the idle mode and rate open() itself reads.
+const OPTION_NAMES = [...Object.keys(DEFAULTS), 'idle', 'idleRate'];
+
+// The options, checked, with every one left out (or given as undefined) set to its
+// default. maxQueues and maxRingSize are the NIC's.
+function nicOptions(options, maxQueues, maxRingSize) {
+  checkOptionNames('open()', options, OPTION_NAMES);
+  const o = withDefaults(DEFAULTS, options);
+  checkOptions(o, maxQueues, maxRingSize);
+  return o;
+}
+
+function withDefaults(defaults, options) {
+  const o = { ...defaults };
+  for (const [key, value] of Object.entries(options)) if (value !== undefined) o[key] = value;
+  return o;
+}
+
+function checkOptions(o, maxQueues, maxRingSize) {
+  for (const key of ['rxQueues', 'txQueues']) checkInteger(key, o[key], 0, maxQueues);
+  for (const key of ['rxRingSize', 'txRingSize']) {
+    const n = o[key];
+    checkInteger(key, n, 64, maxRingSize);
+    // Ring lengths must be multiples of 128 bytes (8 descriptors); powers of two also let
+    // indices wrap with a mask.
+    if ((n & (n - 1)) !== 0) {
+      throw new IxyError('EINVAL', `${key} must be a power of two from 64 to ${maxRingSize}, got ${n}`);
+    }
+  }
+  // SRRCTL.BSIZEPACKET gives the receive buffer size in KiB, 1..16 (0 is not allowed:
+  // 82599 8.2.3.8.7, and likewise on the 82576); mempool buffers are powers of two.
+  const size = o.bufferSize;
+  if (!Number.isInteger(size) || size < 1024 || size > 16384 || (size & (size - 1)) !== 0) {
+    throw new IxyError('EINVAL', `bufferSize must be 1024, 2048, 4096, 8192 or 16384 bytes (the NIC's receive buffer sizes), got ${shown(size)}`);
+  }
+  checkInteger('linkTimeout (ms)', o.linkTimeout, 0, 2 ** 31 - 1);
+  if (typeof o.workers !== 'boolean') {
+    throw new IxyError('EINVAL', `workers must be true or false, got ${shown(o.workers)}`);
+  }
+  if (typeof o.promiscuous !== 'boolean') {
+    throw new IxyError('EINVAL', `promiscuous must be true or false, got ${shown(o.promiscuous)}`);
+  }
+  // Every RX descriptor holds a buffer of the queue's pool, and receive() hands out a frame
+  // only when it has a fresh buffer to put in its place: a pool no bigger than the ring
+  // would receive one ring's worth and then nothing, ever. Half the pool for the ring, the
+  // rest for frames in flight (a forwarder's other TX ring, the application's batches).
+  if (o.mempoolEntries === null || o.mempoolEntries === undefined) o.mempoolEntries = Math.max(4096, 2 * o.rxRingSize);
+  if (!Number.isInteger(o.mempoolEntries) || o.mempoolEntries < 2 * o.rxRingSize) {
+    throw new IxyError('EINVAL', `mempoolEntries must be at least twice rxRingSize (${2 * o.rxRingSize}): the ring holds ${o.rxRingSize} buffers, and as many must be free for frames in flight; got ${shown(o.mempoolEntries)}`);
+  }
+  // See RxQueue: the NIC keeps at least half the ring whatever the threshold.
+  const half = o.rxRingSize / 2;
+  if (o.rxFreeThreshold === null || o.rxFreeThreshold === undefined) o.rxFreeThreshold = o.rxRingSize / 4;
+  checkInteger('rxFreeThreshold', o.rxFreeThreshold, 1, half, ' (half the RX ring)');
+}
+
+module.exports = { nicOptions };
