@@ -33,11 +33,23 @@ async function* frames(dev, queue, options) {
   }
 }
 
-// An object-mode Readable of frames; destroying it ends the receive loop.
+// An object-mode Readable of frames; destroying it ends the receive loop. Readable.from()
+// ends its generator with return(), which waits for the generator's pending step, and a
+// receive() with nothing to receive never finishes one: so destroying the stream first
+// aborts the receive loop through its signal.
 function createReadStream(dev, queue, options = {}) {
   checkOptionNames('createReadStream()', options, [...RECEIVE_OPTIONS, 'highWaterMark']);
-  const { highWaterMark = 256, ...receiveOptions } = options || {};
-  return Readable.from(frames(dev, queue, receiveOptions), { objectMode: true, highWaterMark });
+  const { highWaterMark = 256, signal, ...receiveOptions } = options || {};
+  const stop = new AbortController();
+  // A signal that is not an AbortSignal goes on to receive(), which refuses it (EINVAL).
+  const both = signal instanceof AbortSignal ? AbortSignal.any([signal, stop.signal]) : (signal ?? stop.signal);
+  const stream = Readable.from(frames(dev, queue, { ...receiveOptions, signal: both }), { objectMode: true, highWaterMark });
+  const destroy = stream._destroy;
+  stream._destroy = function (err, callback) {
+    stop.abort();
+    destroy.call(this, err, callback);
+  };
+  return stream;
 }
 
 module.exports = { frames, createReadStream };
