@@ -22,6 +22,12 @@ describe('frames as Node expects them', function () {
     if (model) await model.stop();
   });
 
+  // A test that ends before its source has sent everything must not leave frames for the
+  // next one, whose checks start from the first sequence number it sees.
+  afterEach(async function () {
+    if (model) await model.sourceOff(0);
+  });
+
   const openPort = (options = {}) => ixy.open(model.addresses[0], { rxRingSize: 4096, mempoolEntries: 8192, ...options });
 
   // A Writable that records each frame's sequence number after a turn of the event loop,
