@@ -260,11 +260,13 @@ describe('ixy command', function () {
     it(`ixy model starts ports with a config, says where they are, and leaves nothing behind on ${signal}`, async function () {
       let printed = '';
       let attached = null;
+      let signalled = false; // set before the first await: a later chunk of stdout must not signal twice
       const run = await runIxy(['model', '--ports', '3', '--config', 'source 0 rate=1000; sink 1'], {
         onStart: (child) => {
           child.stdout.on('data', async (d) => {
             printed += d;
-            if (attached !== null || !/Ctrl-C stops the model/.test(printed)) return;
+            if (signalled || !/Ctrl-C stops the model/.test(printed)) return;
+            signalled = true;
             const dir = /^ {2}export IXY_PCI_ROOT=(\S+)$/m.exec(printed)[1];
             attached = await Model.attach(dir);
             await attached.waitFor(0, (s) => s.rxOffered > 0, 5000); // the config's source runs
