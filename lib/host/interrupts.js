@@ -1,45 +1,20 @@
 'use strict';
 
-// Interrupts through VFIO: the device's first interrupt vector (MSI-X, or MSI when it has
-// none) signals an eventfd, and the addon's FdWatcher hands that to the event loop. A loop
-// with nothing to do awaits wait() and costs nothing until the NIC interrupts: the
-// NAPI pattern, where the interrupt only says "poll now" and the driver polls until the
-// queues are empty before it re-arms (lib/device/idle.js).
-// Only a device driven through VFIO can do this (sysfs gives user space no interrupts), or
-// the device model, which signals an eventfd as VFIO does (lib/host/model-irq.js).
+// A device's interrupt as the event loop sees it: a host backend routes the device's vector
+// to an eventfd and signals it there, VFIO through VFIO_DEVICE_SET_IRQS (lib/host/vfio.js),
+// the device model over its control socket (lib/host/model-irq.js); the addon's FdWatcher
+// hands the eventfd to the event loop. A loop with nothing to do awaits wait() and costs
+// nothing until the NIC interrupts: the NAPI pattern, where the interrupt only says "poll
+// now" and the driver polls until the queues are empty before it re-arms
+// (lib/device/idle.js). A device driven through sysfs has none: sysfs gives user space no
+// interrupts.
 const fs = require('fs');
-const { IxyError } = require('./errors');
 const { native } = require('./native');
 
-const VFIO_PCI_MSI_IRQ_INDEX = 1;
-const VFIO_PCI_MSIX_IRQ_INDEX = 2;
-
-// Routes the VFIO device's first vector (MSI-X, else MSI) to a new eventfd: the source of an
-// InterruptLine, { eventFd, release() }.
-function vfioVector(vfioDevice) {
-  const addon = native();
-  const fd = vfioDevice.fd;
-  const msix = addon.vfioIrqCount(fd, VFIO_PCI_MSIX_IRQ_INDEX) > 0;
-  const index = msix ? VFIO_PCI_MSIX_IRQ_INDEX : VFIO_PCI_MSI_IRQ_INDEX;
-  if (!msix && addon.vfioIrqCount(fd, VFIO_PCI_MSI_IRQ_INDEX) === 0) {
-    throw new IxyError('EUNSUPPORTED', `${vfioDevice.address} has neither MSI-X nor MSI: ixy does not use its legacy interrupt`);
-  }
-  const [eventFd] = addon.vfioEnableIrqs(fd, index, 1);
-  const release = () => {
-    try {
-      native().vfioDisableIrqs(fd, index);
-    } catch {
-      // the device fd may be closed already; its interrupts went with it
-    }
-  };
-  return { eventFd, release };
-}
-
 class InterruptLine {
-  // source: lib/host/vfio.js's VfioDevice (its first vector is enabled here), or an eventfd
-  // another host backend signals, { eventFd, release() } (lib/host/model-irq.js).
-  constructor(source) {
-    const { eventFd, release } = source.eventFd === undefined ? vfioVector(source) : source;
+  // eventFd: the eventfd the backend signals, which the line closes; release(): tells the
+  // backend to stop signalling it.
+  constructor({ eventFd, release }) {
     this.eventFd = eventFd;
     this.release = release;
     this.count = 0; // interrupts seen

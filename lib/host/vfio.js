@@ -22,6 +22,8 @@ const { InterruptLine } = require('./interrupts');
 const VFIO_DRIVER = 'vfio-pci';
 const CONFIG_REGION = 7; // VFIO_PCI_CONFIG_REGION_INDEX
 const FIRST_IOVA = 2 ** 32; // clear of the low 4 GiB, where interrupt windows live
+const VFIO_PCI_MSI_IRQ_INDEX = 1;
+const VFIO_PCI_MSIX_IRQ_INDEX = 2;
 
 const devices = new Map(); // address -> VfioDevice
 const memories = new Set(); // every live DmaMemory: each is mapped while a device is open
@@ -146,9 +148,30 @@ function interruptLine(address, setup) {
   if (device === undefined) return null;
   if (!device.interrupts) {
     setup();
-    device.interrupts = new InterruptLine(device);
+    device.interrupts = new InterruptLine(firstVector(device));
   }
   return device.interrupts;
+}
+
+// Routes the device's first vector (MSI-X, else MSI) to a new eventfd: an InterruptLine's
+// { eventFd, release() }.
+function firstVector(device) {
+  const addon = native();
+  const fd = device.fd;
+  const msix = addon.vfioIrqCount(fd, VFIO_PCI_MSIX_IRQ_INDEX) > 0;
+  const index = msix ? VFIO_PCI_MSIX_IRQ_INDEX : VFIO_PCI_MSI_IRQ_INDEX;
+  if (!msix && addon.vfioIrqCount(fd, VFIO_PCI_MSI_IRQ_INDEX) === 0) {
+    throw new IxyError('EUNSUPPORTED', `${device.address} has neither MSI-X nor MSI: ixy does not use its legacy interrupt`);
+  }
+  const [eventFd] = addon.vfioEnableIrqs(fd, index, 1);
+  const release = () => {
+    try {
+      native().vfioDisableIrqs(fd, index);
+    } catch {
+      // the device fd may be closed already; its interrupts went with it
+    }
+  };
+  return { eventFd, release };
 }
 
 // Closes the device, and lets its IOMMU group go once no device of it is open.
