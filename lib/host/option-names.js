@@ -6,14 +6,16 @@
 const { IxyError, shown } = require('./errors');
 
 // Throws EINVAL unless `options` is undefined or a plain object whose own keys are all in
-// `known`. `what` names the call, e.g. "open()".
+// `known`. `what` names the call, e.g. "open()". Returns the options to destructure ({} for
+// undefined).
 function checkOptionNames(what, options, known) {
-  if (!checkOptionsObject(what, options)) return;
+  if (!checkOptionsObject(what, options)) return {};
   for (const key of Object.keys(options)) {
     if (known.includes(key)) continue;
     const near = nearest(key, known);
     throw new IxyError('EINVAL', `${what} has no option '${key}'${near ? `: did you mean '${near}'?` : ''} (options: ${known.join(', ')})`);
   }
+  return options;
 }
 
 // Throws EINVAL unless `options` is undefined or an object; true for an object.
@@ -53,4 +55,4 @@ function editDistance(a, b) {
   return prev[b.length];
 }
 
-module.exports = { checkOptionNames, checkOptionsObject, nearest };
+module.exports = { checkOptionNames, checkOptionsObject };

@@ -62,9 +62,8 @@ class Model {
 
   // Start a model; resolves when it printed its ready line. device: PCI device ID(s) in
   // hex, one per port ('10fb' or ['10fc', '10fb']); iommu: iommu_group/type to show.
-  static start(options = {}) {
-    checkOptionNames('Model.start()', options, START_OPTIONS);
-    const { ports = 2, config = [], binary, dir, device, iommu, args = [] } = options || {};
+  static start(options) {
+    const { ports = 2, config = [], binary, dir, device, iommu, args = [] } = checkOptionNames('Model.start()', options, START_OPTIONS);
     const bin = binary || Model.binaryPath();
     // --parent: the model exits when this process dies, even by SIGKILL or an unhandled
     // SIGINT, when no 'exit' handler runs.
@@ -182,10 +181,9 @@ class Model {
 
   // Options as the `source` command's (native/model/README.md, "Control protocol"); vary
   // may be an array of field names.
-  source(port, options = {}) {
-    checkOptionNames('source()', options, ['rate', ...SOURCE_OPTIONS]);
+  source(port, options) {
+    const { rate = 0, ...rest } = checkOptionNames('source()', options, ['rate', ...SOURCE_OPTIONS]);
     checkPort(port);
-    const { rate = 0, ...rest } = options || {};
     let line = `source ${port} rate=${rate}`;
     for (const name of SOURCE_OPTIONS) {
       const value = rest[name];
@@ -219,8 +217,9 @@ class Model {
   latencyOn() { return this.command('latency on'); }
   latencyOff() { return this.command('latency off'); }
   async latency(port) {
-    const { ok, ...histogram } = await this.command(`latency ${port}`);
-    return ok && histogram;
+    const histogram = await this.command(`latency ${port}`); // a reply that is not ok rejects
+    delete histogram.ok;
+    return histogram;
   }
 
   pcapIn(port, file, { loop = false, rate = 0 } = {}) {
