@@ -16,7 +16,7 @@
 // group for one process at a time; and a normal user cannot drive a device that is not
 // bound to vfio-pci, so root's ixy need not look at config's lock.
 //
-// flock locks belong to an open file, not to a process: a second open() of config in the
+// flock locks belong to an open file, not to a process: a second open() of the file in the
 // same process cannot take the lock either, so one check covers both cases. Who holds it
 // comes from /proc/locks, whose FLOCK lines give the pid that took the lock and the file's
 // device and inode.
@@ -29,14 +29,13 @@ const { printable } = require('./printable');
 const CLAIM_FILES = ['resource0', 'config']; // in order of preference, see above
 
 // This process's claims, taken before the first register write and ended by close()
-// (releaseDevice): key -> the open config file whose lock is the claim.
+// (releaseDevice): pci.deviceKey -> the open file whose lock is the claim.
 const claims = new Map();
-const claimKey = (address) => `${pci.pciRoot()}\0${pci.validateAddress(address)}`;
 
 // Makes this process the device's one owner, or throws EBUSY naming the owner there is.
 // Returns the claim's key, for releaseDevice().
 function claimDevice(address) {
-  const key = claimKey(address);
+  const key = pci.deviceKey(address);
   if (claims.has(key)) {
     throw new IxyError('EBUSY', `${address} is already open in this process (pid ${process.pid}): close() that Device first`);
   }
@@ -85,7 +84,7 @@ function deviceHolder(address, locks = readLocks()) {
   return null;
 }
 
-// Takes the lock on fd (the device's config file, open) or throws EBUSY naming the holder.
+// Takes the lock on fd (the device's claim file, open) or throws EBUSY naming the holder.
 function lockDevice(fd, address) {
   if (native().lockFile(fd)) return;
   const holder = holderOf(fd);

@@ -51,16 +51,21 @@ function validateAddress(address) {
   return address;
 }
 
+// A device as this process names it in maps: its address under the current root, since
+// tests point IXY_PCI_ROOT at several models in one process.
+function deviceKey(address) {
+  return `${pciRoot()}\0${validateAddress(address)}`;
+}
+
 // Device directories, resolved once. In sysfs /sys/bus/pci/devices/X is itself a link into
 // /sys/devices/...; resolving it once and opening every file inside the result without
 // following a link in the last component means that a link planted in the directory
 // (config -> /etc/shadow, resource0 -> some file) is refused instead of written to as root.
-// Keyed by root as well: tests point IXY_PCI_ROOT at several models in one process.
-const resolvedDirs = new Map();
+const resolvedDirs = new Map(); // deviceKey -> the resolved directory
 const { O_RDONLY, O_RDWR, O_WRONLY, O_NOFOLLOW, O_NONBLOCK } = fs.constants;
 
 function deviceDir(address) {
-  const key = `${pciRoot()}\0${validateAddress(address)}`;
+  const key = deviceKey(address);
   let dir = resolvedDirs.get(key);
   if (dir === undefined) {
     try {
@@ -86,7 +91,7 @@ function deviceDir(address) {
 function forgetDevice(address) {
   vfio.close(address);
   modelIrq.close(address);
-  resolvedDirs.delete(`${pciRoot()}\0${validateAddress(address)}`);
+  resolvedDirs.delete(deviceKey(address));
 }
 
 // The path of file `name` in the device's resolved directory.
@@ -364,6 +369,7 @@ module.exports = {
   pciRoot,
   busDir,
   validateAddress,
+  deviceKey,
   deviceDir,
   deviceFile,
   forgetDevice,
