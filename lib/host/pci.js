@@ -175,11 +175,9 @@ function boundDriver(address) {
 }
 
 // Where the device's `driver` entry leads, or null when no driver is bound. In sysfs it is
-// a link to /sys/bus/pci/drivers/NAME; the device model makes it a plain directory inside
-// the device directory. Anything else (a link to /tmp, to /etc, ...) is refused: the unbind
-// file inside it is written as root.
-const SYSFS_PCI_DRIVERS = '/sys/bus/pci/drivers';
-
+// a link to /sys/bus/pci/drivers/NAME (in a fake tree, the drivers/ beside IXY_PCI_ROOT);
+// the device model makes it a plain directory inside the device directory. Anything else (a
+// link to /tmp, to /etc, ...) is refused: the unbind file inside it is written as root.
 function driverDir(address) {
   const dir = deviceDir(address);
   const link = path.join(dir, 'driver');
@@ -196,7 +194,7 @@ function driverDir(address) {
     throw new IxyError('EDEVFILE', `${link} leads nowhere (${err.code}): refusing to unbind through it; check what created ${dir}`);
   }
   confine(target, link);
-  const drivers = process.env.IXY_PCI_ROOT ? path.join(fs.realpathSync(busDir()), 'drivers') : SYSFS_PCI_DRIVERS;
+  const drivers = path.join(fs.realpathSync(busDir()), 'drivers');
   const inBus = path.dirname(target) === drivers;
   const inDevice = target.startsWith(`${dir}${path.sep}`) && fs.statSync(target).isDirectory();
   if (!inBus && !inDevice) {
