@@ -24,7 +24,6 @@ const fs = require('fs');
 const { IxyError, fromNative } = require('./errors');
 const { native } = require('./native');
 const pci = require('./pci');
-const { printable } = require('./printable');
 
 const CLAIM_FILES = ['resource0', 'config']; // in order of preference, see above
 
@@ -125,7 +124,8 @@ function holderOf(fdOrStat, locks = readLocks()) {
 }
 
 // A process's command line, shortened for one line of text. The pid that took a lock can
-// have exited while a child it forked with the file open still holds it.
+// have exited while a child it forked with the file open still holds it. Its control
+// characters stay as they are: what prints it escapes them (IxyError, `ixy list`).
 function commandOf(pid) {
   let argv;
   try {
@@ -134,7 +134,7 @@ function commandOf(pid) {
     return 'exited; a process it started may hold the lock';
   }
   const text = argv.join(' ').replace(/\s+/g, ' ');
-  return printable(text.length > 100 ? `${text.slice(0, 97)}...` : text);
+  return text.length > 100 ? `${text.slice(0, 97)}...` : text;
 }
 
 module.exports = { claimDevice, releaseDevice, deviceHolder, lockDevice, readLocks };
