@@ -1,5 +1,5 @@
 // Handing an eventfd to another process, as the device model takes its interrupt lines
-// (native/model/irqfd.c; lib/model-irq.js). Node cannot pass a file descriptor over a UNIX
+// (native/model/irqfd.c; lib/host/model-irq.js). Node cannot pass a file descriptor over a UNIX
 // socket by itself:
 //   eventFd()                 a new eventfd (non-blocking, close-on-exec)
 //   sendFdLine(path, line, fd)  connect to the UNIX stream socket at `path`, send `line`
@@ -50,12 +50,15 @@ Napi::Value SendFdLine(const Napi::CallbackInfo& info) {
     return env.Undefined();
   }
   memcpy(addr.sun_path, path.c_str(), path.size() + 1);
+  // Every failure below closes the socket and throws: `fail(what, errno)`.
   int sock = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
-  if (sock < 0 || connect(sock, reinterpret_cast<sockaddr*>(&addr), sizeof(addr)) != 0) {
-    int err = errno;
+  auto fail = [&](const std::string& what, int err) {
     if (sock >= 0) close(sock);
-    ThrowErrno(env, "cannot connect to " + path, err);
+    ThrowErrno(env, what + " " + path, err);
     return env.Undefined();
+  };
+  if (sock < 0 || connect(sock, reinterpret_cast<sockaddr*>(&addr), sizeof(addr)) != 0) {
+    return fail("cannot connect to", errno);
   }
   union {
     cmsghdr header;
@@ -65,46 +68,32 @@ Napi::Value SendFdLine(const Napi::CallbackInfo& info) {
   msghdr msg = {};
   msg.msg_iov = &iov;
   msg.msg_iovlen = 1;
-  msg.msg_control = control.space;
-  msg.msg_controllen = sizeof(control.space);
-  if (passed >= 0) {
+  if (passed >= 0) {  // fd -1: the line alone
+    msg.msg_control = control.space;
+    msg.msg_controllen = sizeof(control.space);
     cmsghdr* c = CMSG_FIRSTHDR(&msg);
     c->cmsg_level = SOL_SOCKET;
     c->cmsg_type = SCM_RIGHTS;
     c->cmsg_len = CMSG_LEN(sizeof(int));
     memcpy(CMSG_DATA(c), &passed, sizeof(int));
-  } else {
-    msg.msg_control = nullptr;  // fd -1: the line alone
-    msg.msg_controllen = 0;
   }
-  ssize_t sent;
-  do sent = sendmsg(sock, &msg, MSG_NOSIGNAL);
-  while (sent < 0 && errno == EINTR);
-  // The rest of a line longer than one send (it is not: the model's lines are short).
-  size_t at = sent > 0 ? static_cast<size_t>(sent) : 0;
-  while (sent >= 0 && at < line.size()) {
-    sent = send(sock, line.data() + at, line.size() - at, MSG_NOSIGNAL);
-    if (sent > 0) at += static_cast<size_t>(sent);
-    else if (sent < 0 && errno == EINTR) sent = 0;
+  // The fd goes with the first byte; a short send (the model's lines fit one) is finished
+  // with send().
+  for (size_t at = 0; at < line.size();) {
+    ssize_t sent = at == 0 ? sendmsg(sock, &msg, MSG_NOSIGNAL) : send(sock, line.data() + at, line.size() - at, MSG_NOSIGNAL);
+    if (sent < 0 && errno == EINTR) continue;
+    if (sent < 0) return fail("cannot send to", errno);
+    at += static_cast<size_t>(sent);
   }
   std::string reply;
   char buf[512];
-  while (sent >= 0 && reply.find('\n') == std::string::npos) {
+  while (reply.find('\n') == std::string::npos) {
     ssize_t r = read(sock, buf, sizeof(buf));
     if (r < 0 && errno == EINTR) continue;
-    if (r <= 0) {
-      sent = -1;
-      if (r == 0) errno = ECONNRESET;
-      break;
-    }
+    if (r <= 0) return fail("no answer from", r == 0 ? ECONNRESET : errno);
     reply.append(buf, static_cast<size_t>(r));
   }
-  int err = errno;
   close(sock);
-  if (sent < 0) {
-    ThrowErrno(env, "no answer from " + path, err);
-    return env.Undefined();
-  }
   return Napi::String::New(env, reply.substr(0, reply.find('\n')));
 }
 
