@@ -1,4 +1,4 @@
-// What addon.cc shares with guard.cc, vfio.cc and process.cc.
+// What addon.cc shares with guard.cc, vfio.cc, process.cc and unix-fd.cc.
 #pragma once
 
 #include <napi.h>
@@ -25,7 +25,6 @@ void InitGuard(Napi::Env env, Napi::Object exports);
 void InitVfio(Napi::Env env, Napi::Object exports);
 // Adds lockFile and captureStderr (process.cc) to the addon's exports.
 void InitProcess(Napi::Env env, Napi::Object exports);
-
 // Adds eventFd and sendFdLine (unix-fd.cc) to the addon's exports.
 void InitUnixFd(Napi::Env env, Napi::Object exports);
 

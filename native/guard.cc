@@ -354,7 +354,7 @@ Napi::Value UnguardDevice(const Napi::CallbackInfo& info) {
 }  // namespace
 
 void ixy::InitGuard(Napi::Env env, Napi::Object exports) {
-  // The last net under lib/exit-guard.js's 'exit' listener, which another 'exit' listener
+  // The last net under lib/host/exit-guard.js's 'exit' listener, which another 'exit' listener
   // can skip (Node emits no later listener once one throws): exit() runs atexit handlers
   // whatever JavaScript did, so every device still registered (none after a clean exit)
   // stops there. Once per process, as the registry is; a worker's end calls no exit().
