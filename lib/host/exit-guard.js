@@ -8,7 +8,11 @@
 //   - 'exit': a program that ends without close(), process.exit(), an uncaught exception or
 //     unhandled rejection (Node emits 'exit' for all of them). Each device still open is
 //     stopped (its stop(): queues and receiver off) and its Bus Master bit cleared,
-//     synchronously, as 'exit' listeners must be.
+//     synchronously, as 'exit' listeners must be, and leaves the addon's registry. Node runs
+//     no later 'exit' listener once one throws, so this one goes first; when a program's
+//     own listener, put before it later, throws, the addon's atexit hook (native/guard.cc)
+//     stops what is still registered, as the signal handler does. The registry keeps the
+//     two from stopping a device twice.
 //   - fatal signals, where no JavaScript runs: the addon's handler (native/guard.cc) clears
 //     the register bits the driver registered (stopBits) and Bus Master, then lets the
 //     signal end the process as it would have. It only takes signals whose action is the
@@ -28,9 +32,7 @@ let installed = false;
 function install() {
   if (installed) return;
   installed = true;
-  // First of the 'exit' listeners there are now: one that throws ends the emit, and later
-  // ones never run. The addon's atexit hook (native/guard.cc) stops what is left all the same.
-  process.prependListener('exit', stopAll);
+  process.prependListener('exit', stopAll); // first: see the header
   // libuv resets a signal to SIG_DFL when its last JavaScript listener goes (it has done so
   // by the time 'removeListener' is emitted): take it again then.
   process.on('removeListener', (name) => {
