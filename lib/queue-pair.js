@@ -17,7 +17,7 @@ const { native } = require('./host/native');
 const { Mempool } = require('./memory/mempool');
 const { RxQueue } = require('./intel/rx-queue');
 const { TxQueue } = require('./intel/tx-queue');
-const { sleepSync } = require('./host/register-access');
+const { stopQueues } = require('./intel/ring-queue');
 
 const LAYOUTS = { ixgbe: () => require('./intel/ixgbe/registers'), igb: () => require('./intel/igb/registers') };
 
@@ -103,16 +103,7 @@ class QueuePair {
   stop() {
     if (this.stopped || this.regs === null) return;
     this.stopped = true;
-    const deadline = Date.now() + 100;
-    while (this.tx && !this.tx.drained() && Date.now() < deadline) sleepSync(1);
-    for (const q of [this.rx, this.tx]) {
-      if (!q) continue;
-      try {
-        q.stop();
-      } catch {
-        // a queue that does not stop in time is released anyway (as AdvancedNic.stop)
-      }
-    }
+    stopQueues(this.rx ? [this.rx] : [], this.tx ? [this.tx] : []);
   }
 
   close() {
