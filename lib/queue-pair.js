@@ -31,6 +31,7 @@ class QueuePair {
     this.index = index;
     this.layout = LAYOUTS[h.driver]();
     this.owners = h.owners;
+    this.stopped = false;
     this.closed = false;
     this.regs = null;
     this.bar = null;
@@ -96,9 +97,8 @@ class QueuePair {
     };
   }
 
-  // Lets TX drain (briefly), stops both queues (ENABLE clear, waited for: the NIC then
-  // touches none of this thread's memory), then frees rings, buffers and the BAR mapping
-  // and lets go of the pair. Safe to call twice. Stop every pair before closing one whose
+  // Lets TX drain (briefly) and stops both queues (stopQueues(): the NIC then touches none
+  // of this thread's memory). Safe to call twice. Stop every pair before closing one whose
   // buffers another pair's TX ring may hold (forwarding).
   stop() {
     if (this.stopped || this.regs === null) return;
@@ -106,6 +106,7 @@ class QueuePair {
     stopQueues(this.rx ? [this.rx] : [], this.tx ? [this.tx] : []);
   }
 
+  // Stops the pair, then frees rings, buffers and the BAR mapping and lets go of the pair.
   close() {
     if (this.closed) return;
     this.stop();
