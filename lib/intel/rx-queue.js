@@ -3,9 +3,10 @@
 // One receive queue: a ring of advanced RX descriptors (82599 datasheet 7.1, 82576
 // datasheet 7.1) and the buffer id behind each descriptor. receive() is the hot path: it
 // allocates nothing. ixgbe and igb share this code, each passing its register `layout`
-// (RDBAL(q), RDT(q), SRRCTL bits, ...). Sections cited are the 82599's.
-// The buffer ids, like the pool's and the batch's arrays, are a span of the index arena:
-// receive() indexes `words` at offsets named ...At (see lib/memory/arena.js for why).
+// (RDBAL(q), RDT(q), SRRCTL bits, ...). Sections cited are the 82599's. The ring, the ids
+// and RXDCTL.ENABLE are RingQueue's (ring-queue.js). The buffer ids, like the pool's and
+// the batch's arrays, are a span of the index arena: receive() indexes `words` at offsets
+// named ...At (see lib/memory/arena.js for why).
 const rings = require('./rings');
 const { RingQueue } = require('./ring-queue');
 const { IxyError } = require('../host/errors');

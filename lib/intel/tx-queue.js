@@ -6,7 +6,8 @@
 // the top bits of the buffer's entry in bufferIds (id | k << ID_BITS for this.pools[k]):
 // one array per packet in send() instead of two, and no object stores. send() is the hot
 // path: it allocates nothing. Shared by ixgbe and igb, which pass their register `layout`
-// (TDBAL(q), TDT(q), TXDCTL bits and thresholds). Sections cited are the 82599's.
+// (TDBAL(q), TDT(q), TXDCTL bits and thresholds). Sections cited are the 82599's. The
+// ring, bufferIds and TXDCTL.ENABLE are RingQueue's (ring-queue.js).
 // bufferIds, the pools' physical addresses and the batch's arrays are spans of the index
 // arena: send() indexes `words` at offsets named ...At; reclaim() pushes ids back on their
 // pool's free stack through mempool.js.
