@@ -17,7 +17,7 @@ const { native } = require('./host/native');
 const { Mempool } = require('./memory/mempool');
 const { RxQueue } = require('./intel/rx-queue');
 const { TxQueue } = require('./intel/tx-queue');
-const { sleepSync } = require('./host/register-access');
+const { stopQueues } = require('./intel/ring-queue');
 
 const LAYOUTS = { ixgbe: () => require('./intel/ixgbe/registers'), igb: () => require('./intel/igb/registers') };
 
@@ -31,6 +31,7 @@ class QueuePair {
     this.index = index;
     this.layout = LAYOUTS[h.driver]();
     this.owners = h.owners;
+    this.stopped = false;
     this.closed = false;
     this.regs = null;
     this.bar = null;
@@ -96,25 +97,16 @@ class QueuePair {
     };
   }
 
-  // Lets TX drain (briefly), stops both queues (ENABLE clear, waited for: the NIC then
-  // touches none of this thread's memory), then frees rings, buffers and the BAR mapping
-  // and lets go of the pair. Safe to call twice. Stop every pair before closing one whose
+  // Lets TX drain (briefly) and stops both queues (stopQueues(): the NIC then touches none
+  // of this thread's memory). Safe to call twice. Stop every pair before closing one whose
   // buffers another pair's TX ring may hold (forwarding).
   stop() {
     if (this.stopped || this.regs === null) return;
     this.stopped = true;
-    const deadline = Date.now() + 100;
-    while (this.tx && !this.tx.drained() && Date.now() < deadline) sleepSync(1);
-    for (const q of [this.rx, this.tx]) {
-      if (!q) continue;
-      try {
-        q.stop();
-      } catch {
-        // a queue that does not stop in time is released anyway (as AdvancedNic.stop)
-      }
-    }
+    stopQueues(this.rx ? [this.rx] : [], this.tx ? [this.tx] : []);
   }
 
+  // Stops the pair, then frees rings, buffers and the BAR mapping and lets go of the pair.
   close() {
     if (this.closed) return;
     this.stop();

@@ -5,7 +5,7 @@
 // and in the NIC's RX packet buffer. This is the one place that works that out.
 //
 // With ixgbe's defaults (a 512-descriptor ring refilled 128 at a time, so at least 384
-// armed; packet buffer 0 given all of its 512 KiB, lib/ixgbe/device.js) that is 384 +
+// armed; packet buffer 0 given all of its 512 KiB, lib/intel/ixgbe/device.js) that is 384 +
 // 6,241 = 6,625 frames of 64 bytes: 6.6 ms at 1 Mpps. In bytes the buffer is 0.4 ms of a
 // 10 Gb/s line: a burst at line rate after idleness loses its start whatever the sleep.
 // A device that says nothing of its packet buffer (rxPacketBufferBytes 0) is held to its

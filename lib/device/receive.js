@@ -137,7 +137,6 @@ class ReceiveIterator {
     const now = performance.now();
     this.idler.worked(now);
     this.sliceEnd = now + this.sliceMs;
-    return this.result;
   }
 
   // The batch, or in debug mode a view of it for this turn only.

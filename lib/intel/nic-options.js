@@ -69,13 +69,13 @@ function checkOptions(o, maxQueues, maxRingSize) {
   // only when it has a fresh buffer to put in its place: a pool no bigger than the ring
   // would receive one ring's worth and then nothing, ever. Half the pool for the ring, the
   // rest for frames in flight (a forwarder's other TX ring, the application's batches).
-  if (o.mempoolEntries === null || o.mempoolEntries === undefined) o.mempoolEntries = Math.max(4096, 2 * o.rxRingSize);
+  if (o.mempoolEntries === null) o.mempoolEntries = Math.max(4096, 2 * o.rxRingSize);
   if (!Number.isInteger(o.mempoolEntries) || o.mempoolEntries < 2 * o.rxRingSize) {
     throw new IxyError('EINVAL', `mempoolEntries must be at least twice rxRingSize (${2 * o.rxRingSize}): the ring holds ${o.rxRingSize} buffers, and as many must be free for frames in flight; got ${shown(o.mempoolEntries)}`);
   }
   // See RxQueue: the NIC keeps at least half the ring whatever the threshold.
   const half = o.rxRingSize / 2;
-  if (o.rxFreeThreshold === null || o.rxFreeThreshold === undefined) o.rxFreeThreshold = o.rxRingSize / 4;
+  if (o.rxFreeThreshold === null) o.rxFreeThreshold = o.rxRingSize / 4;
   checkInteger('rxFreeThreshold', o.rxFreeThreshold, 1, half, ' (half the RX ring)');
 }
 

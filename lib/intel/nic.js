@@ -15,8 +15,9 @@ const exitGuard = require('../host/exit-guard');
 const { Mempool } = require('../memory/mempool');
 const { RxQueue } = require('./rx-queue');
 const { TxQueue } = require('./tx-queue');
+const { stopQueues } = require('./ring-queue');
 const { nicOptions } = require('./nic-options');
-const { sleepSync, sleep, setBits, clearBits, setField, getReg, setReg } = require('../host/register-access');
+const { sleep, setBits, clearBits, setField, getReg, setReg } = require('../host/register-access');
 
 class AdvancedNic extends Device {
   // Takes the device: checks the options, unbinds the kernel driver, maps BAR0 and, from
@@ -263,15 +264,7 @@ class AdvancedNic extends Device {
     if (this.stopped || !this.regs) return;
     this.stopped = true;
     if (this.isLost()) return; // nothing to stop, and every wait would time out
-    const deadline = Date.now() + 100;
-    while (this.txQueues.some((q) => !q.drained()) && Date.now() < deadline) sleepSync(1);
-    for (const q of [...this.rxQueues, ...this.txQueues]) {
-      try {
-        q.stop();
-      } catch {
-        // A queue that does not stop in time is released anyway: the process is leaving it.
-      }
-    }
+    stopQueues(this.rxQueues, this.txQueues);
     const [at, bit] = this.layout.RECEIVER_ENABLE;
     clearBits(this.regs, at, bit); // receive off (82599 RXCTRL.RXEN, 82576 RCTL.EN)
   }

@@ -3,13 +3,15 @@
 // One receive queue: a ring of advanced RX descriptors (82599 datasheet 7.1, 82576
 // datasheet 7.1) and the buffer id behind each descriptor. receive() is the hot path: it
 // allocates nothing. ixgbe and igb share this code, each passing its register `layout`
-// (RDBAL(q), RDT(q), SRRCTL bits, ...). Sections cited are the 82599's.
-// The buffer ids, like the pool's and the batch's arrays, are a span of the index arena:
-// receive() indexes `words` at offsets named ...At (see lib/memory/arena.js for why).
+// (RDBAL(q), RDT(q), SRRCTL bits, ...). Sections cited are the 82599's. The ring, the ids
+// and RXDCTL.ENABLE are RingQueue's (ring-queue.js). The buffer ids, like the pool's and
+// the batch's arrays, are a span of the index arena: receive() indexes `words` at offsets
+// named ...At (see lib/memory/arena.js for why).
 const rings = require('./rings');
+const { RingQueue } = require('./ring-queue');
 const { IxyError } = require('../host/errors');
-const { Queue, PACKETS, BYTES } = require('../device/device');
-const { setBits, clearBits, setField, waitSet, waitClear, setReg } = require('../host/register-access');
+const { PACKETS, BYTES } = require('../device/device');
+const { setField, setReg } = require('../host/register-access');
 const arena = require('../memory/arena');
 const { popIds } = require('../memory/mempool');
 
@@ -17,7 +19,7 @@ const TWO_32 = 2 ** 32;
 const { RXD_STAT_DD, RXD_STAT_EOP, DESCRIPTOR_BYTES, writeTail } = rings;
 const DONE_AND_WHOLE = RXD_STAT_DD | RXD_STAT_EOP;
 
-class RxQueue extends Queue {
+class RxQueue extends RingQueue {
   // freeThreshold: descriptors are handed back to the NIC (one RDT write) only once at
   // least this many are ready, as DPDK's rx_free_thresh does. The NIC then refills the
   // ring in bursts instead of one batch at a time, and the tail register (whose cache
@@ -25,20 +27,8 @@ class RxQueue extends Queue {
   // ringSize - freeThreshold descriptors, so the threshold is at most half the ring.
   // dropWhenFull: SRRCTL.DROP_EN, see configure().
   constructor(regs, layout, index, ringSize, pool, freeThreshold = 1, dropWhenFull = false) {
-    super();
-    this.regs = regs;
-    this.layout = layout;
-    this.index = index;
-    this.size = ringSize;
-    this.mask = ringSize - 1;
+    super('RX', regs, layout, index, ringSize, layout.RXDCTL(index), layout.RXDCTL_ENABLE);
     this.pool = pool;
-    // The ring is a span of the shared ring memory: `ring` is its own view, the hot loops
-    // index rings.words at ringAt instead (lib/intel/rings.js says why).
-    this.span = rings.allocRing(ringSize * DESCRIPTOR_BYTES);
-    this.ring = this.span.view;
-    this.ringAt = this.span.at;
-    this.bufferIds = arena.allocWords(ringSize);
-    this.bufferIdsAt = arena.offsetOf(this.bufferIds);
     this.next = 0; // the next descriptor the NIC will complete
     this.tailIndex = layout.RDT(index) >> 2;
     this.freeThreshold = freeThreshold;
@@ -83,11 +73,8 @@ class RxQueue extends Queue {
       this.writeReadDescriptor(i, id);
     }
     this.filled = true;
-    const R = this.layout;
-    const q = this.index;
-    setBits(this.regs, R.RXDCTL(q), R.RXDCTL_ENABLE);
-    waitSet(this.regs, R.RXDCTL(q), R.RXDCTL_ENABLE, `RX queue ${q} to start (RXDCTL.ENABLE)`);
-    setReg(this.regs, R.RDH(q), 0);
+    this.enable();
+    setReg(this.regs, this.layout.RDH(this.index), 0);
     writeTail(this.regs, this.tailIndex, this.size - 1);
   }
 
@@ -227,19 +214,11 @@ class RxQueue extends Queue {
     return used;
   }
 
-  // 4.6.7.1.2: disable the queue and wait until the NIC says it has stopped.
-  stop() {
-    const R = this.layout;
-    const q = this.index;
-    clearBits(this.regs, R.RXDCTL(q), R.RXDCTL_ENABLE);
-    waitClear(this.regs, R.RXDCTL(q), R.RXDCTL_ENABLE, `RX queue ${q} to stop (RXDCTL.ENABLE)`);
-  }
-
   // Gives every buffer on the ring back to the pool and releases the ring memory.
   close() {
     if (this.filled) this.pool.freeMany(this.bufferIds, 0, this.size);
     this.filled = false;
-    rings.releaseRing(this.span);
+    super.close();
   }
 }
 

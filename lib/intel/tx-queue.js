@@ -6,15 +6,17 @@
 // the top bits of the buffer's entry in bufferIds (id | k << ID_BITS for this.pools[k]):
 // one array per packet in send() instead of two, and no object stores. send() is the hot
 // path: it allocates nothing. Shared by ixgbe and igb, which pass their register `layout`
-// (TDBAL(q), TDT(q), TXDCTL bits and thresholds). Sections cited are the 82599's.
+// (TDBAL(q), TDT(q), TXDCTL bits and thresholds). Sections cited are the 82599's. The
+// ring, bufferIds and TXDCTL.ENABLE are RingQueue's (ring-queue.js).
 // bufferIds, the pools' physical addresses and the batch's arrays are spans of the index
 // arena: send() indexes `words` at offsets named ...At; reclaim() pushes ids back on their
 // pool's free stack through mempool.js.
 const rings = require('./rings');
+const { RingQueue } = require('./ring-queue');
 const { ID_BITS, pushIds, pushId } = require('../memory/mempool');
 const { IxyError } = require('../host/errors');
-const { Queue, PACKETS, BYTES } = require('../device/device');
-const { setBits, clearBits, setField, waitSet, waitClear, setReg } = require('../host/register-access');
+const { PACKETS, BYTES } = require('../device/device');
+const { setField, setReg } = require('../host/register-access');
 const arena = require('../memory/arena');
 
 const TWO_32 = 2 ** 32;
@@ -24,21 +26,9 @@ const MAX_POOLS = 1 << (31 - ID_BITS); // tagged ids stay below 2^31: small inte
 const { TXD_STAT_DD, TXD_PAYLEN_SHIFT, DESCRIPTOR_BYTES, writeTail } = rings;
 const SEND_COMMAND = rings.TXD_DCMD_EOP | rings.TXD_DCMD_RS | rings.TXD_DCMD_IFCS | rings.TXD_DCMD_DEXT | rings.TXD_DTYP_DATA;
 
-class TxQueue extends Queue {
+class TxQueue extends RingQueue {
   constructor(regs, layout, index, ringSize) {
-    super();
-    this.regs = regs;
-    this.layout = layout;
-    this.index = index;
-    this.size = ringSize;
-    this.mask = ringSize - 1;
-    // The ring is a span of the shared ring memory: `ring` is its own view, the hot loops
-    // index rings.words at ringAt instead (lib/intel/rings.js says why).
-    this.span = rings.allocRing(ringSize * DESCRIPTOR_BYTES);
-    this.ring = this.span.view;
-    this.ringAt = this.span.at;
-    this.bufferIds = arena.allocWords(ringSize);
-    this.bufferIdsAt = arena.offsetOf(this.bufferIds);
+    super('TX', regs, layout, index, ringSize, layout.TXDCTL(index), layout.TXDCTL_ENABLE);
     // Every pool whose buffers this queue has sent, by number k. Its slots are made here,
     // once: an array that grew from empty would change its map on the first pool, and
     // that would throw away the send() V8 compiled before this queue's first frame.
@@ -81,8 +71,7 @@ class TxQueue extends Queue {
     const q = this.index;
     setReg(this.regs, R.TDH(q), 0);
     setReg(this.regs, R.TDT(q), 0);
-    setBits(this.regs, R.TXDCTL(q), R.TXDCTL_ENABLE);
-    waitSet(this.regs, R.TXDCTL(q), R.TXDCTL_ENABLE, `TX queue ${q} to start (TXDCTL.ENABLE)`);
+    this.enable();
   }
 
   // Frees the buffers of sent packets, CLEAN_BATCH at a time. The NIC completes in order,
@@ -234,14 +223,11 @@ class TxQueue extends Queue {
     return dropped;
   }
 
-  // 4.6.8.1.2 (disabling a queue): wait for the NIC to finish, then clear ENABLE. What is
-  // still on the ring without DD the NIC never sent: those frames no longer count as sent
-  // (they are discarded with the ring). Returns how many there were.
+  // Stops the queue (RingQueue.stop(), 4.6.8.1.2). What is still on the ring without DD
+  // the NIC never sent: those frames no longer count as sent (they are discarded with the
+  // ring). Returns how many there were.
   stop() {
-    const R = this.layout;
-    const q = this.index;
-    clearBits(this.regs, R.TXDCTL(q), R.TXDCTL_ENABLE);
-    waitClear(this.regs, R.TXDCTL(q), R.TXDCTL_ENABLE, `TX queue ${q} to stop (TXDCTL.ENABLE)`);
+    super.stop();
     return this.uncountUnsent();
   }
 
@@ -274,7 +260,7 @@ class TxQueue extends Queue {
   // Gives every buffer still on the ring back to its pool and releases the ring memory.
   close() {
     this.freeRing();
-    rings.releaseRing(this.span);
+    super.close();
   }
 }
 

@@ -89,13 +89,16 @@ class PacketBatch {
     for (; i < n; i++) bytes[(words[idsAt + i] << shift) + at] |= 0;
   }
 
-  // Keeps packets [from, count), moved to the front; those before are no longer the batch's.
+  // Keeps packets [from, count), moved to the front with their status words and hashes;
+  // those before are no longer the batch's.
   keepFrom(from) {
     const count = this.count;
     if (from > 0 && from < count) {
       const words = arena.words;
       words.copyWithin(this.idsAt, this.idsAt + from, this.idsAt + count);
       words.copyWithin(this.lengthsAt, this.lengthsAt + from, this.lengthsAt + count);
+      if (this.statusAt >= 0) words.copyWithin(this.statusAt, this.statusAt + from, this.statusAt + count);
+      if (this.hashesAt >= 0) words.copyWithin(this.hashesAt, this.hashesAt + from, this.hashesAt + count);
     }
     this.count = from < count ? count - from : 0;
   }
@@ -144,7 +147,7 @@ class PacketBatch {
   // and gives the others back to the pool at once; returns how many are left. For a batch
   // just received: nothing of it has been sent.
   keepIf(keep) {
-    const { ids, lengths, status } = this;
+    const { ids, lengths, status, hashes } = this;
     const pool = this.pool;
     const buffers = pool.buffers;
     let kept = 0;
@@ -157,6 +160,7 @@ class PacketBatch {
           ids[kept] = id;
           lengths[kept] = lengths[i];
           if (status !== null) status[kept] = status[i];
+          if (hashes !== null) hashes[kept] = hashes[i];
         }
         kept++;
       }

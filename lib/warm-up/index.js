@@ -38,8 +38,8 @@ const LENGTHS = [60, 1514, 590]; // frame lengths, in turn
 // the ring memory anew, no longer a constant (lib/intel/rings.js).
 function warmUp(work, options = {}) {
   if (typeof work !== 'function') throw new IxyError('EINVAL', `warmUp() needs the per-batch function work(rxQueue, txQueue), got ${shown(work)}`);
-  checkOptionNames('warmUp()', options, ['steps', 'bufferSize']);
-  const { steps = STEPS, bufferSize = 2048 } = options || {};
+  checkOptionNames('warmUp()', options, ['bufferSize']);
+  const { bufferSize = 2048 } = options || {};
   const pools = [0, 1].map(() => new Mempool({ entries: 4 * RING, bufferSize }));
   let ports = null;
   for (let round = 0; round < ROUNDS; round++) {
@@ -49,7 +49,7 @@ function warmUp(work, options = {}) {
     if (ports !== null) ports.forEach(closeQueues);
     ports = fresh;
     const [a, b] = ports;
-    for (let k = 0; k < steps / ROUNDS; k++) {
+    for (let k = 0; k < STEPS / ROUNDS; k++) {
       const rxLimit = k % (LONGEST_BURST + 1);
       const holdTx = (k & 63) < 4; // four steps in 64 complete no TX descriptor: the ring fills
       const length = LENGTHS[k % LENGTHS.length];

@@ -23,8 +23,8 @@ function openPort(layout, ring, { entries = 4096, rxFree = ring / 4, bufferSize 
   if (pool === null) pool = new Mempool({ entries, bufferSize });
   const rx = new RxQueue(regs, layout, 0, ring, pool, rxFree);
   const tx = new TxQueue(regs, layout, 0, ring);
-  rx.start(() => {});
-  tx.start(() => {});
+  rx.start();
+  tx.start();
   return { regs, pool, rx, tx, rxHead: 0, txHead: 0 };
 }
 
@@ -53,8 +53,9 @@ function standInNic(port, length = 60, rxLimit = port.rx.size, holdTx = false) {
   port.txHead = head;
 }
 
-// Stops both queues and frees their rings; the pool stays its owner's to close. Ports that
-// sent each other's buffers close their queues first, then their pools.
+// Closes both queues (nothing to stop: no NIC reads these rings): their buffers go back to
+// their pools, which stay their owners' to close. Ports that sent each other's buffers
+// close their queues first, then their pools.
 function closeQueues(port) {
   port.rx.close();
   port.tx.close();

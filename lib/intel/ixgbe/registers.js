@@ -134,7 +134,7 @@ const R = {
 
   // Receive descriptor write-back errors (7.1.6.2, extended error field, bits 31:20).
   RXD_ERR_RXE: 1 << 29, // a MAC error: bad FCS, undersize, oversize, length or symbol error
-  RXD_ERR_L4E: 1 << 30, // TCP/UDP checksum wrong (by an erratum also for UDP checksum 0: lib/memory/batch.js)
+  RXD_ERR_L4E: 1 << 30, // TCP/UDP checksum wrong (by an erratum also for UDP checksum 0: lib/intel/rings.js)
   RXD_ERR_IPE: 1 << 31, // IPv4 header checksum wrong
   RXD_FRAME_ERRORS: 1 << 29, // what makes a frame broken, not merely a wrong checksum: RXE
   // TX frames shorter than this are not allowed; the NIC pads them to 64 bytes itself (7.2.3.2.4).

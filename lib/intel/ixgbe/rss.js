@@ -5,8 +5,9 @@
 // key in RSSRK; the hash's low 7 bits pick one of the 128 RETA entries, which names the
 // RX queue. Programmed in the receive initialization (4.6.7), before RXEN, and only with
 // more than one RX queue: with one, MRQC stays at its reset value and every frame goes to
-// queue 0 as before.
+// queue 0.
 const R = require('./registers');
+const { setReg, setBits } = require('../../host/register-access');
 
 // The RSS key: the one Microsoft's RSS verification suite publishes (also DPDK's
 // default), so that the hashes the NIC reports can be checked against published values.
@@ -21,19 +22,18 @@ const RSS_MAX_QUEUES = 16;
 function setupRss(regs, queues) {
   const n = Math.min(queues, RSS_MAX_QUEUES);
   // 8.2.3.7 RSSRK: key byte 4i+j in bits 8j+7:8j of RSSRK(i).
-  for (let i = 0; i < R.RSSRK_COUNT; i++) regs[R.RSSRK(i) >> 2] = RSS_KEY.readUInt32LE(4 * i);
+  for (let i = 0; i < R.RSSRK_COUNT; i++) setReg(regs, R.RSSRK(i), RSS_KEY.readUInt32LE(4 * i));
   // 8.2.3.7 RETA: entry 4i+j in byte j of RETA(i).
   for (let i = 0; i < R.RETA_COUNT; i++) {
     let value = 0;
     for (let j = 0; j < 4; j++) value |= ((4 * i + j) % n) << (8 * j);
-    regs[R.RETA(i) >> 2] = value >>> 0;
+    setReg(regs, R.RETA(i), value);
   }
   // 8.2.3.7.5 RXCSUM.PCSD: the write-back's second dword carries the RSS hash (instead of
   // the fragment checksum), which PacketBatch's `hashes` hands out.
-  regs[R.RXCSUM >> 2] |= R.RXCSUM_PCSD;
+  setBits(regs, R.RXCSUM, R.RXCSUM_PCSD);
   // 8.2.3.7.12 MRQC: MRQE 0001b (RSS only, no DCB or pools) and the fields to hash.
-  regs[R.MRQC >> 2] = (R.MRQC_MRQE_RSS | R.MRQC_RSS_FIELD_IPV4 | R.MRQC_RSS_FIELD_IPV4_TCP |
-    R.MRQC_RSS_FIELD_IPV4_UDP) >>> 0;
+  setReg(regs, R.MRQC, R.MRQC_MRQE_RSS | R.MRQC_RSS_FIELD_IPV4 | R.MRQC_RSS_FIELD_IPV4_TCP | R.MRQC_RSS_FIELD_IPV4_UDP);
 }
 
 // The queue RETA (as setupRss wrote it for `queues`) names for a hash.

@@ -5,6 +5,7 @@
 // RTTDQSEL and RTTBCNRC among the DCB transmit registers, 8.2.3.10) that `ixy latency`
 // paces its load traffic with. Cold paths: a timestamp is read once per probe frame.
 const { IxyError } = require('../../host/errors');
+const { getReg, setReg, sleep } = require('../../host/register-access');
 
 const R = {
   TSYNCRXCTL: 0x05188, RXSTMPL: 0x051e8, RXSTMPH: 0x051a4,
@@ -31,16 +32,13 @@ const RF_ONE = 1 << 14; // RTTBCNRC.RF_DEC has 14 bits
 const RF_MAX = 0x3ff * RF_ONE + (RF_ONE - 1); // RF_INT is 10 bits
 const LINK_BPS = 10e9;
 
-const read = (dev, off) => dev.regs[off >>> 2];
-const write = (dev, off, v) => { dev.regs[off >>> 2] = v >>> 0; };
-
 // The ETQF filter for the PTP EType with its 1588 bit, RX timestamps of every V2 event
 // message, TX timestamps of frames whose descriptor asks, SYSTIM counting tenths of ns.
 function enableTimesync(dev) {
-  write(dev, R.TIMINCA, TIMINCA_TENTHS);
-  write(dev, R.ETQF(ETQF_PTP), ETQF_FILTER_EN | ETQF_1588 | PTP_ETHERTYPE);
-  write(dev, R.TSYNCRXCTL, ENABLE | TYPE_EVENT_V2);
-  write(dev, R.TSYNCTXCTL, ENABLE);
+  setReg(dev.regs, R.TIMINCA, TIMINCA_TENTHS);
+  setReg(dev.regs, R.ETQF(ETQF_PTP), ETQF_FILTER_EN | ETQF_1588 | PTP_ETHERTYPE);
+  setReg(dev.regs, R.TSYNCRXCTL, ENABLE | TYPE_EVENT_V2);
+  setReg(dev.regs, R.TSYNCTXCTL, ENABLE);
 }
 
 // SYSTIM in tenths of ns. Reading SYSTIML latches SYSTIMH on the NIC; on the device model
@@ -48,15 +46,15 @@ function enableTimesync(dev) {
 // means reading again.
 function systim(dev) {
   for (;;) {
-    const low = read(dev, R.SYSTIML);
-    const high = read(dev, R.SYSTIMH);
-    if (read(dev, R.SYSTIML) >= low) return high * 2 ** 32 + low;
+    const low = getReg(dev.regs, R.SYSTIML);
+    const high = getReg(dev.regs, R.SYSTIMH);
+    if (getReg(dev.regs, R.SYSTIML) >= low) return high * 2 ** 32 + low;
   }
 }
 
 function setSystim(dev, tenths) {
-  write(dev, R.SYSTIML, tenths % 2 ** 32);
-  write(dev, R.SYSTIMH, Math.floor(tenths / 2 ** 32));
+  setReg(dev.regs, R.SYSTIML, tenths % 2 ** 32);
+  setReg(dev.regs, R.SYSTIMH, Math.floor(tenths / 2 ** 32));
 }
 
 // Resolves once SYSTIM has moved twice: the NIC runs the clock as enableTimesync() set it
@@ -66,7 +64,7 @@ async function waitClock(dev, timeoutMs = 2000) {
   let last = systim(dev);
   for (let moves = 0; moves < 2;) {
     if (performance.now() > end) throw new IxyError('ETIMEDOUT', `${dev.address}: the IEEE 1588 clock (SYSTIM) does not run`);
-    await new Promise((resolve) => setTimeout(resolve, 1));
+    await sleep(1);
     const now = systim(dev);
     if (now !== last) moves++;
     last = now;
@@ -91,11 +89,11 @@ function clockOffset(a, b, rounds = 15) {
 // releases the latch on the NIC; the device model cannot see reads, so the valid bit is also
 // written clear, which the NIC ignores (native/model/README.md, "IEEE 1588").
 function takeStamp(dev, ctl, lowReg, highReg) {
-  const c = read(dev, ctl);
+  const c = getReg(dev.regs, ctl);
   if ((c & VALID) === 0) return -1;
-  const low = read(dev, lowReg);
-  const high = read(dev, highReg);
-  write(dev, ctl, c & ~VALID);
+  const low = getReg(dev.regs, lowReg);
+  const high = getReg(dev.regs, highReg);
+  setReg(dev.regs, ctl, c & ~VALID);
   return high * 2 ** 32 + low;
 }
 const takeRxStamp = (dev) => takeStamp(dev, R.TSYNCRXCTL, R.RXSTMPL, R.RXSTMPH);
@@ -114,8 +112,8 @@ function rateFactor(bps) {
 // Limits TX queue `queue` to `bps`: RS_ENA and the rate factor for the queue RTTDQSEL selects.
 function limitRate(dev, queue, bps) {
   const rf = rateFactor(bps);
-  write(dev, R.RTTDQSEL, queue);
-  write(dev, R.RTTBCNRC, RS_ENA | rf);
+  setReg(dev.regs, R.RTTDQSEL, queue);
+  setReg(dev.regs, R.RTTBCNRC, RS_ENA | rf);
 }
 
 module.exports = {
