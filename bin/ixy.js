@@ -35,7 +35,7 @@ function idleOption() {
 }
 
 // --idle-rate: the rate traffic may start at after idleness, which bounds a backoff sleep
-// (lib/idle-bound.js).
+// (lib/device/idle-bound.js).
 function idleRateOption() {
   return new Option('--idle-rate <pps>', "idle 'backoff' sleeps at most half as long as the RX ring and packet buffer hold traffic that starts at this many frames/s (default: the highest rate carried, at least 1000000)")
     .argParser(integer('--idle-rate', 1, 1e9));

@@ -2,7 +2,7 @@
 
 // The generator's loops at a rate (pacing.js says which is which). Each runs until a
 // signal (SIGINT, SIGTERM), `seconds`, or `count` frames sent, prints the device's rates
-// once a second, and turns the event loop between its steps, as lib/apps/loop.js does for
+// once a second, and turns the event loop between its steps, as lib/loop/index.js does for
 // the loops at full speed.
 const { RateMeter } = require('../loop/rates');
 const { SoftwarePacer } = require('../traffic/pacing');
