@@ -16,7 +16,7 @@ const { IxyError } = require('../host/errors');
 const { noTraffic } = require('../loop/rates');
 const { Report } = require('../loop/report');
 const { Generator } = require('../traffic/generator');
-const { parseRate, framesPerSecond } = require('../traffic/pacing');
+const { parseRate, framesPerSecond, bitsPerSecond } = require('../traffic/pacing');
 const { nicPacing, softwarePacing, burstStep } = require('./paced-loop');
 const ts = require('../intel/ixgbe/timesync');
 
@@ -62,7 +62,7 @@ async function generate(address, {
   const meanSize = probe.meanSize;
   probe.close();
   const pps = framesPerSecond(parsed, meanSize);
-  const bps = pps * (meanSize + 4) * 8;
+  const bps = bitsPerSecond(pps, meanSize);
   const paced = pps > 0;
   if (paced && (pacing === 'nic' || pacing === 'auto') && !(deviceOptions.txRingSize > 0)) deviceOptions = { txRingSize: PACED_RING, ...deviceOptions };
   let dev;

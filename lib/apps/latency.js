@@ -15,6 +15,7 @@ const arena = require('../memory/arena');
 const { runLoop } = require('../loop');
 const { IxyError } = require('../host/errors');
 const ts = require('../intel/ixgbe/timesync');
+const { bitsPerSecond } = require('../traffic/pacing');
 
 const PROBE_GAP_MS = 1; // the next probe this long after the last one came back
 const PROBE_TIMEOUT_MS = 100;
@@ -79,7 +80,7 @@ function checkOptions({ rate, size, seconds }) {
   if (!Number.isInteger(rate) || rate < 0) throw new IxyError('EINVAL', `--rate must be a whole number of frames per second, got ${rate}`);
   if (!Number.isInteger(size) || size < 60 || size > 1514) throw new IxyError('EINVAL', `--size must be 60..1514, got ${size}`);
   if (!(seconds >= 0)) throw new IxyError('EINVAL', `--seconds must be 0 or more, got ${seconds}`);
-  if (rate > 0) ts.rateFactor(rate * (size + 4) * 8); // one the NIC can space, before opening anything
+  if (rate > 0) ts.rateFactor(bitsPerSecond(rate, size)); // one the NIC can space, before opening anything
 }
 
 async function latency(txAddress, rxAddress, {
@@ -103,7 +104,7 @@ async function latency(txAddress, rxAddress, {
     }
     await Promise.all([ts.waitClock(tx), ts.waitClock(rx)]);
     const offset = ts.clockOffset(tx, rx); // rx's clock minus tx's, tenths of ns
-    if (rate > 0) ts.limitRate(tx, 0, rate * (size + 4) * 8);
+    if (rate > 0) ts.limitRate(tx, 0, bitsPerSecond(rate, size));
 
     const load = new Mempool({ entries: 4096, bufferSize: 2048 });
     pools.push(load);

@@ -88,4 +88,4 @@ class SoftwarePacer {
   }
 }
 
-module.exports = { parseRate, framesPerSecond, bitsPerSecond, SoftwarePacer, FCS };
+module.exports = { parseRate, framesPerSecond, bitsPerSecond, SoftwarePacer };
