@@ -238,25 +238,18 @@ program
   .description('give a NIC to vfio-pci (or --driver), taking it from its kernel driver, so that ixy drives it through VFIO')
   .argument('<pci>', 'PCI address of the port')
   .option('-d, --driver <name>', 'the kernel driver to bind it to', 'vfio-pci')
-  .option('--force', "take the NIC even if the kernel's interface of it is up or has addresses or routes")
+  .addOption(forceOption())
   .action(action(async (pci, opts) => {
-    const r = require('../lib/bind').bind(pci, { driver: opts.driver, force: Boolean(opts.force) });
-    const group = r.iommuGroup === null ? '' : `; IOMMU group ${r.iommuGroup}: a user given /dev/vfio/${r.iommuGroup} may drive it`;
-    process.stdout.write(printable(r.from === r.to ? `${pci} is already bound to ${r.to}${group}` : `${pci}: ${r.from || 'no driver'} -> ${r.to}${group}`) + '\n');
-    if (r.groupPeers.length > 0) {
-      const peers = printable(r.groupPeers.map((p) => `${p.address} (${p.driver})`).join(', '));
-      process.stdout.write(`IOMMU group ${r.iommuGroup} also holds ${peers}: VFIO opens none of the group until they are bound to vfio-pci too (ixy bind ADDRESS) or to no driver\n`);
-    }
+    require('../lib/apps/bind').bindCommand(pci, { driver: opts.driver, force: Boolean(opts.force) });
   }));
 
 program
   .command('unbind')
   .description('hand a NIC back to the kernel driver that matches it (undoes ixy bind)')
   .argument('<pci>', 'PCI address of the port')
-  .option('--force', "take the NIC even if the kernel's interface of it is up or has addresses or routes")
+  .addOption(forceOption())
   .action(action(async (pci, opts) => {
-    const r = require('../lib/bind').unbind(pci, { force: Boolean(opts.force) });
-    process.stdout.write(printable(r.from === r.to ? `${pci} is already bound to its kernel driver ${r.to}` : `${pci}: ${r.from || 'no driver'} -> ${r.to}`) + '\n');
+    require('../lib/apps/bind').unbindCommand(pci, { force: Boolean(opts.force) });
   }));
 
 program
