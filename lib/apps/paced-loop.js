@@ -4,7 +4,7 @@
 // signal (SIGINT, SIGTERM), `seconds`, or `count` frames sent, prints the device's rates
 // once a second, and turns the event loop between its steps, as lib/loop/index.js does for
 // the loops at full speed.
-const { RateMeter } = require('../loop/rates');
+const { Watch } = require('../loop/watch');
 const { SoftwarePacer } = require('../traffic/pacing');
 
 const SLICE_MS = 2; // software pacing: run at most this long before the event loop's turn
@@ -22,53 +22,30 @@ function turn() {
 // Runs `tick` until it returns -1 or the run is stopped; tick returns how many ms to wait
 // before it is called again (0: at the next turn of the event loop). Resolves with the
 // reason: 'signal', 'time', 'done' or 'failed' (a device check threw: rejects with it).
-// report: a Report (lib/loop/report.js); signal: an AbortSignal that stops the run as
-// SIGINT does (lib/apps/stop-signal.js).
-async function pacedRun({ dev, tick, seconds, report, signal = null }) {
-  let stop = null;
-  let failure = null;
-  const onSignal = () => { stop = 'signal'; };
-  process.on('SIGINT', onSignal);
-  process.on('SIGTERM', onSignal);
-  if (signal) {
-    if (signal.aborted) onSignal();
-    else signal.addEventListener('abort', onSignal);
-  }
-  const meter = new RateMeter(dev);
-  const reporter = setInterval(() => {
-    try {
-      const events = typeof dev.checkEvents === 'function' ? dev.checkEvents() : dev.check().map((text) => ({ type: 'message', text }));
-      for (const event of events) report.event(dev.address, event);
-    } catch (err) {
-      failure = err;
-      stop = 'failed';
-      return;
-    }
-    report.rates(dev.address, meter.sample());
-  }, 1000);
+// report: a Report (lib/loop/report.js); stop: an AbortSignal that stops the run as
+// SIGINT does (lib/apps/stop-signal.js). lib/loop/watch.js watches both, and the device.
+async function pacedRun({ dev, tick, seconds, report, stop = null }) {
+  const watch = new Watch({ devices: [dev], lines: report, stop });
   const end = seconds > 0 ? performance.now() + seconds * 1000 : Infinity;
   try {
-    while (stop === null) {
+    while (watch.reason === null) {
       const wait = tick();
       if (wait < 0) {
-        stop = 'done';
+        watch.reason = 'done';
         break;
       }
       const left = end - performance.now();
       if (left <= 0) {
-        stop = 'time';
+        watch.reason = 'time';
         break;
       }
       await (wait >= 1 ? sleep(Math.min(wait, left)) : turn());
     }
   } finally {
-    clearInterval(reporter);
-    process.removeListener('SIGINT', onSignal);
-    process.removeListener('SIGTERM', onSignal);
-    if (signal) signal.removeEventListener('abort', onSignal);
+    watch.close();
   }
-  if (failure) throw failure;
-  return stop;
+  if (watch.failure) throw watch.failure;
+  return watch.reason;
 }
 
 // The NIC spaces the frames: keep queue 0 full, then sleep a quarter of the time the
@@ -90,7 +67,7 @@ function nicPacing({ dev, gen, batch, count, seconds, report, pps, stop }) {
       if (gen.send(txQueue, batch, want) < want) return sleepMs;
     }
   };
-  return pacedRun({ dev, tick, seconds, report, signal: stop }).then((reason) => drain(txQueue, quarter * 4 + 100, reason));
+  return pacedRun({ dev, tick, seconds, report, stop }).then((reason) => drain(txQueue, quarter * 4 + 100, reason));
 }
 
 // After a run the NIC paces: the frames still on the ring leave at the rate. Waits for
@@ -132,7 +109,7 @@ function softwarePacing({ dev, gen, batch, count, seconds, report, pps, spin, st
       gen.send(txQueue, batch, want);
     }
   };
-  return pacedRun({ dev, tick, seconds, report, signal: stop });
+  return pacedRun({ dev, tick, seconds, report, stop });
 }
 
 // 'burst' pacing, a runLoop step: what fell due since the last step, as one batch.

@@ -138,7 +138,7 @@ async function replay(address, file, {
           sendNext(k);
         }
       };
-      reason = await pacedRun({ dev, tick, seconds, report, signal: stop });
+      reason = await pacedRun({ dev, tick, seconds, report, stop });
     }
     dev.stop(); // frames the NIC never sent leave the TX totals
     const stats = dev.stats();
