@@ -80,36 +80,49 @@ async function drain(txQueue, maxMs, reason) {
   return reason;
 }
 
-// Software spacing: frame n goes to the NIC at start + n / pps. Within a slice the pacer
-// sleeps (or, with spin, spins) until each frame's time; a gap longer than the slice
-// goes back to the event loop on a timer. Frames that fell due while the process was not
-// running go together (at most a batch at once), so the rate holds.
-function softwarePacing({ dev, gen, batch, count, seconds, report, pps, spin, stop }) {
-  const txQueue = dev.txQueues[0];
-  const pacer = new SoftwarePacer(pps, { spin });
-  const tick = () => {
+// Software spacing, as a pacedRun() tick: each frame goes to the NIC when it falls due.
+// Within a slice the pacer sleeps (or, with spin, spins) until the next frame's time; a
+// gap longer than the slice goes back to the event loop on a timer. next(): the number of
+// the next frame to send, -1 once all are sent; dueAt(j): when frame j is due
+// (performance.now() time); sendDue(now): sends the next frame and every later one due by
+// `now` (frames that fell due while the process was not running go together).
+function softwareTick(txQueue, pacer, next, dueAt, sendDue) {
+  return () => {
     const sliceEnd = performance.now() + SLICE_MS;
     for (;;) {
-      if (count > 0 && gen.seq >= count) {
+      const j = next();
+      if (j < 0) {
         txQueue.reclaim();
         return txQueue.drained() ? -1 : 1;
       }
-      const due = pacer.dueAt(gen.seq);
-      let now = performance.now();
+      const due = dueAt(j);
+      const now = performance.now();
       if (due - now > SLICE_MS) {
         txQueue.reclaim();
         return due - now - SLICE_MS / 2; // wake within the slice before it
       }
       if (now >= sliceEnd) return 0;
-      now = pacer.waitFor(gen.seq, sliceEnd);
-      if (now < due) return 0;
-      let want = Math.floor((now - pacer.start) / pacer.gapMs) + 1 - gen.seq;
-      if (want > batch.capacity) want = batch.capacity;
-      if (count > 0 && count - gen.seq < want) want = count - gen.seq;
-      gen.send(txQueue, batch, want);
+      const woke = pacer.waitUntil(due, sliceEnd);
+      if (woke < due) return 0;
+      sendDue(woke);
     }
   };
-  return pacedRun({ dev, tick, seconds, report, stop });
+}
+
+// Software spacing for the generator: frame n is due at start + n / pps; what fell due
+// together goes as one batch at most, so the rate holds.
+function softwarePacing({ dev, gen, batch, count, seconds, report, pps, spin, stop }) {
+  const txQueue = dev.txQueues[0];
+  const pacer = new SoftwarePacer(pps, { spin });
+  const next = () => (count > 0 && gen.seq >= count ? -1 : gen.seq);
+  const dueAt = (j) => pacer.dueAt(j);
+  const sendDue = (now) => {
+    let want = Math.floor((now - pacer.start) / pacer.gapMs) + 1 - gen.seq;
+    if (want > batch.capacity) want = batch.capacity;
+    if (count > 0 && count - gen.seq < want) want = count - gen.seq;
+    gen.send(txQueue, batch, want);
+  };
+  return pacedRun({ dev, tick: softwareTick(txQueue, pacer, next, dueAt, sendDue), seconds, report, stop });
 }
 
 // 'burst' pacing, a runLoop step: what fell due since the last step, as one batch.
@@ -127,4 +140,4 @@ function burstStep(gen, txQueue, batch, count, pps) {
   };
 }
 
-module.exports = { nicPacing, softwarePacing, burstStep, pacedRun };
+module.exports = { nicPacing, softwarePacing, softwareTick, burstStep, pacedRun };
