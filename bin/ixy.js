@@ -28,6 +28,32 @@ function integer(name, min, max) {
   };
 }
 
+// The options several commands share, worded once.
+function batchOption() {
+  return new Option('-b, --batch <n>', 'packets per batch (1..512)').argParser(integer('--batch', 1, 512)).default(32);
+}
+
+function secondsOption(description = 'stop after this many seconds (0: run until Ctrl-C)', seconds = 0) {
+  return new Option('-t, --seconds <s>', description).argParser(integer('--seconds', 0, 1e9)).default(seconds);
+}
+
+// --link-timeout and --force: how a port is taken; deviceOptions() passes them to open().
+function linkTimeoutOption() {
+  return new Option('--link-timeout <ms>', 'how long to wait for link').argParser(integer('--link-timeout', 1, 600000)).default(10000);
+}
+
+function forceOption() {
+  return new Option('--force', "take the NIC even if the kernel's interface of it is up or has addresses or routes");
+}
+
+function deviceOptions(opts, more = {}) {
+  return { linkTimeout: opts.linkTimeout, force: Boolean(opts.force), ...more };
+}
+
+function jsonOption(description = 'report as JSON, one object per line (start, rates each second, events, totals, end)') {
+  return new Option('--json', description);
+}
+
 // --idle: what a loop does while no frames come (lib/device/idle.js).
 function idleOption() {
   return new Option('--idle <mode>', "what to do while no frames come: 'interrupt' sleeps until the NIC interrupts (VFIO only), 'backoff' sleeps on timers, 'spin' polls without pause (a whole core); default: interrupt through VFIO, else backoff")
@@ -35,7 +61,7 @@ function idleOption() {
 }
 
 // --idle-rate: the rate traffic may start at after idleness, which bounds a backoff sleep
-// (lib/idle-bound.js).
+// (lib/device/idle-bound.js).
 function idleRateOption() {
   return new Option('--idle-rate <pps>', "idle 'backoff' sleeps at most half as long as the RX ring and packet buffer hold traffic that starts at this many frames/s (default: the highest rate carried, at least 1000000)")
     .argParser(integer('--idle-rate', 1, 1e9));
@@ -73,30 +99,30 @@ program
   .description('forward packets between two ports in both directions, printing rates every second')
   .argument('<pci1>', 'PCI address of the first port, e.g. 0000:03:00.0')
   .argument('<pci2>', 'PCI address of the second port')
-  .option('-b, --batch <n>', 'packets per batch (1..512)', integer('--batch', 1, 512), 32)
-  .option('-t, --seconds <s>', 'stop after this many seconds (0: run until Ctrl-C)', integer('--seconds', 0, 1e9), 0)
-  .option('--link-timeout <ms>', 'how long to wait for link', integer('--link-timeout', 1, 600000), 10000)
-  .option('--force', "take the NIC even if the kernel's interface of it is up or has addresses or routes")
+  .addOption(batchOption())
+  .addOption(secondsOption())
+  .addOption(linkTimeoutOption())
+  .addOption(forceOption())
   .option('-w, --workers <n>', 'one worker thread per queue pair, RSS over n RX queues (ixgbe, igb; 1..16)', integer('--workers', 1, 16))
-  .option('--json', 'report as JSON, one object per line (start, rates each second, events, totals, end)')
+  .addOption(jsonOption())
   .addOption(idleOption())
   .addOption(idleRateOption())
   .action(action(async (pci1, pci2, opts) => {
     if (opts.workers !== undefined) {
       if (opts.json) throw new InvalidArgumentError('--json does not go with --workers yet: the workers\' report is text only');
       const { forwardWorkers } = require('../lib/apps/forward-workers');
-      await forwardWorkers(pci1, pci2, { workers: opts.workers, batchSize: opts.batch, seconds: opts.seconds, stop, deviceOptions: { linkTimeout: opts.linkTimeout, force: Boolean(opts.force) } });
+      await forwardWorkers(pci1, pci2, { workers: opts.workers, batchSize: opts.batch, seconds: opts.seconds, stop, deviceOptions: deviceOptions(opts) });
       return;
     }
     const { forward } = require('../lib/apps/forward');
-    await forward(pci1, pci2, { batchSize: opts.batch, seconds: opts.seconds, idle: opts.idle, stop, json: Boolean(opts.json), deviceOptions: { linkTimeout: opts.linkTimeout, force: Boolean(opts.force), idleRate: opts.idleRate } });
+    await forward(pci1, pci2, { batchSize: opts.batch, seconds: opts.seconds, idle: opts.idle, stop, json: Boolean(opts.json), deviceOptions: deviceOptions(opts, { idleRate: opts.idleRate }) });
   }));
 
 program
   .command('generate')
   .description('send IPv4 UDP or TCP frames with sequence numbers (flows, sizes, VLAN), evenly paced at a rate, printing rates every second')
   .argument('<pci>', 'PCI address of the port')
-  .option('-b, --batch <n>', 'packets per batch (1..512)', integer('--batch', 1, 512), 32)
+  .addOption(batchOption())
   .option('-s, --size <bytes>', "frame size without FCS: N (60..1514), a range A-B, or 'imix' (7:4:1 of 60, 590, 1514)", '60')
   .option('-r, --rate <rate>', 'frames per second (10000, 10k, 100kpps, 1Mpps) or bits per second of frames with FCS (500Mbit, 1Gbit/s); 0: as fast as the NIC takes them', '0')
   .option('--pacing <how>', "how frames are spaced at a rate: 'nic' (the 82599's per-queue rate limiter, the driver sleeps), 'software', 'burst' (what fell due, on timers); 'auto': nic where it can, else software", 'auto')
@@ -110,10 +136,10 @@ program
   .option('--flows <n>', 'flows, varying 5-tuples: flow k takes the k-th value of each range (default: the longest range); without ranges, source IP and port count up', integer('--flows', 1, 65536))
   .option('--vlan <id>', 'an 802.1Q tag with this VLAN id (0..4095)', integer('--vlan', 0, 4095))
   .option('-n, --count <n>', 'stop after sending this many frames (0: no limit)', integer('--count', 0, 2 ** 32 - 1), 0)
-  .option('-t, --seconds <s>', 'stop after this many seconds (0: run until Ctrl-C)', integer('--seconds', 0, 1e9), 0)
-  .option('--link-timeout <ms>', 'how long to wait for link', integer('--link-timeout', 1, 600000), 10000)
-  .option('--force', "take the NIC even if the kernel's interface of it is up or has addresses or routes")
-  .option('--json', 'report as JSON, one object per line (start, rates each second, events, totals, end)')
+  .addOption(secondsOption())
+  .addOption(linkTimeoutOption())
+  .addOption(forceOption())
+  .addOption(jsonOption())
   .addOption(sendIdleOption())
   .action(action(async (pci, opts) => {
     const { generate } = require('../lib/apps/generate');
@@ -123,7 +149,7 @@ program
       batchSize: opts.batch, size, rate, count: opts.count, seconds: opts.seconds, idle: opts.idle, pacing: opts.pacing, stop, json: Boolean(opts.json),
       srcMac: opts.srcMac, dstMac: opts.dstMac, srcIp: opts.srcIp, dstIp: opts.dstIp, srcPort: opts.srcPort, dstPort: opts.dstPort,
       protocol: opts.tcp ? 'tcp' : 'udp', flows: opts.flows, vlan: opts.vlan === undefined ? null : opts.vlan,
-      deviceOptions: { linkTimeout: opts.linkTimeout, force: Boolean(opts.force) },
+      deviceOptions: deviceOptions(opts),
     });
   }));
 
@@ -135,16 +161,16 @@ program
   .option('--speed <x>', 'play the recorded timing x times as fast (0.5: half speed)', '1')
   .option('--fast', 'ignore the timestamps: as fast as the NIC takes the frames')
   .option('--loop <n>', 'play the file n times (0: until Ctrl-C)', integer('--loop', 0, 2 ** 31 - 1), 1)
-  .option('-b, --batch <n>', 'packets per batch (1..512)', integer('--batch', 1, 512), 32)
-  .option('-t, --seconds <s>', 'stop after this many seconds (0: when the file has been played)', integer('--seconds', 0, 1e9), 0)
-  .option('--link-timeout <ms>', 'how long to wait for link', integer('--link-timeout', 1, 600000), 10000)
-  .option('--force', "take the NIC even if the kernel's interface of it is up or has addresses or routes")
-  .option('--json', 'report as JSON, one object per line (start, rates each second, events, totals, end)')
+  .addOption(batchOption())
+  .addOption(secondsOption('stop after this many seconds (0: when the file has been played)'))
+  .addOption(linkTimeoutOption())
+  .addOption(forceOption())
+  .addOption(jsonOption())
   .action(action(async (pci, file, opts) => {
     const { replay } = require('../lib/apps/replay');
     await replay(pci, file, {
       speed: Number(opts.speed), fast: Boolean(opts.fast), loop: opts.loop, batchSize: opts.batch, seconds: opts.seconds, stop, json: Boolean(opts.json),
-      deviceOptions: { linkTimeout: opts.linkTimeout, force: Boolean(opts.force) },
+      deviceOptions: deviceOptions(opts),
     });
   }));
 
@@ -155,16 +181,16 @@ program
   .argument('<rx-pci>', 'PCI address of the port that receives')
   .option('-r, --rate <pps>', 'load traffic in frames per second, spaced by the NIC (0: probes only)', integer('--rate', 0, 14880952), 0)
   .option('-s, --size <bytes>', 'load frame size without FCS (60..1514)', integer('--size', 60, 1514), 60)
-  .option('-t, --seconds <s>', 'how long to measure (0: until Ctrl-C)', integer('--seconds', 0, 1e9), 10)
-  .option('--json', 'print only the summary as one JSON object (count, p50, p99, p99.9, p99.99, max in microseconds)')
+  .addOption(secondsOption('how long to measure (0: until Ctrl-C)', 10))
+  .addOption(jsonOption('print only the summary as one JSON object (count, p50, p99, p99.9, p99.99, max in microseconds)'))
   .option('--samples <file>', 'write every probe to a CSV file (probe, tx_ns, rx_ns, latency_ns)')
-  .option('--link-timeout <ms>', 'how long to wait for link', integer('--link-timeout', 1, 600000), 10000)
-  .option('--force', "take the NIC even if the kernel's interface of it is up or has addresses or routes")
+  .addOption(linkTimeoutOption())
+  .addOption(forceOption())
   .action(action(async (txPci, rxPci, opts) => {
     const { latency } = require('../lib/apps/latency');
     await latency(txPci, rxPci, {
       rate: opts.rate, size: opts.size, seconds: opts.seconds, json: Boolean(opts.json), samplesFile: opts.samples || null,
-      deviceOptions: { linkTimeout: opts.linkTimeout, force: Boolean(opts.force) },
+      deviceOptions: deviceOptions(opts),
     });
   }));
 
@@ -178,12 +204,12 @@ program
   .option('--ns', 'nanosecond timestamps (the default)')
   .option('--us', 'microsecond timestamps, for tools that only read the original format')
   .option('-U, --packet-buffered', 'write every batch at once, not 1 MiB at a time (always so to a pipe), like tcpdump -U')
-  .option('-b, --batch <n>', 'packets per batch (1..512)', integer('--batch', 1, 512), 32)
-  .option('-t, --seconds <s>', 'stop after this many seconds (0: run until Ctrl-C)', integer('--seconds', 0, 1e9), 0)
+  .addOption(batchOption())
+  .addOption(secondsOption())
   .option('--ring <n>', 'RX descriptors (power of two, 64..8192): more absorb longer pauses', integer('--ring', 64, 8192), 512)
-  .option('--link-timeout <ms>', 'how long to wait for link', integer('--link-timeout', 1, 600000), 10000)
-  .option('--force', "take the NIC even if the kernel's interface of it is up or has addresses or routes")
-  .option('--json', 'report as JSON, one object per line (start, rates each second, totals, end), on stdout unless the capture goes there')
+  .addOption(linkTimeoutOption())
+  .addOption(forceOption())
+  .addOption(jsonOption('report as JSON, one object per line (start, rates each second, totals, end), on stdout unless the capture goes there'))
   .addOption(idleOption())
   .addOption(idleRateOption())
   .action(action(async (pci, file, n, expression, opts) => {
@@ -195,7 +221,7 @@ program
     await pcap(pci, file, {
       count: counted ? integer('n', 0, 2 ** 32 - 1)(n) : 0,
       filter: words.join(' '), batchSize: opts.batch, nanoseconds: !opts.us, seconds: opts.seconds, packetBuffered: Boolean(opts.packetBuffered), idle: opts.idle, stop, json: Boolean(opts.json),
-      deviceOptions: { linkTimeout: opts.linkTimeout, rxRingSize: opts.ring, force: Boolean(opts.force), idleRate: opts.idleRate },
+      deviceOptions: deviceOptions(opts, { rxRingSize: opts.ring, idleRate: opts.idleRate }),
     });
   }));
 
@@ -212,32 +238,25 @@ program
   .description('give a NIC to vfio-pci (or --driver), taking it from its kernel driver, so that ixy drives it through VFIO')
   .argument('<pci>', 'PCI address of the port')
   .option('-d, --driver <name>', 'the kernel driver to bind it to', 'vfio-pci')
-  .option('--force', "take the NIC even if the kernel's interface of it is up or has addresses or routes")
+  .addOption(forceOption())
   .action(action(async (pci, opts) => {
-    const r = require('../lib/bind').bind(pci, { driver: opts.driver, force: Boolean(opts.force) });
-    const group = r.iommuGroup === null ? '' : `; IOMMU group ${r.iommuGroup}: a user given /dev/vfio/${r.iommuGroup} may drive it`;
-    process.stdout.write(printable(r.from === r.to ? `${pci} is already bound to ${r.to}${group}` : `${pci}: ${r.from || 'no driver'} -> ${r.to}${group}`) + '\n');
-    if (r.groupPeers.length > 0) {
-      const peers = printable(r.groupPeers.map((p) => `${p.address} (${p.driver})`).join(', '));
-      process.stdout.write(`IOMMU group ${r.iommuGroup} also holds ${peers}: VFIO opens none of the group until they are bound to vfio-pci too (ixy bind ADDRESS) or to no driver\n`);
-    }
+    require('../lib/apps/bind').bindCommand(pci, { driver: opts.driver, force: Boolean(opts.force) });
   }));
 
 program
   .command('unbind')
   .description('hand a NIC back to the kernel driver that matches it (undoes ixy bind)')
   .argument('<pci>', 'PCI address of the port')
-  .option('--force', "take the NIC even if the kernel's interface of it is up or has addresses or routes")
+  .addOption(forceOption())
   .action(action(async (pci, opts) => {
-    const r = require('../lib/bind').unbind(pci, { force: Boolean(opts.force) });
-    process.stdout.write(printable(r.from === r.to ? `${pci} is already bound to its kernel driver ${r.to}` : `${pci}: ${r.from || 'no driver'} -> ${r.to}`) + '\n');
+    require('../lib/apps/bind').unbindCommand(pci, { force: Boolean(opts.force) });
   }));
 
 program
   .command('demo')
   .description('start the 82599 device model with two ports and traffic, and forward between them')
-  .option('-t, --seconds <s>', 'how long to forward (0: until Ctrl-C)', integer('--seconds', 0, 1e9), 5)
-  .option('-b, --batch <n>', 'packets per batch (1..512)', integer('--batch', 1, 512), 32)
+  .addOption(secondsOption('how long to forward (0: until Ctrl-C)', 5))
+  .addOption(batchOption())
   .option('-r, --rate <pps>', 'frames per second the model offers on each port (0: as many as fit)', integer('--rate', 0, 1e9), 0)
   .option('--real', 'real traffic instead: ping and an HTTP download between two network namespaces whose TAPs are wired to the ports (root; ip, ping, curl, python3); with --seconds the set-up then stays that long')
   .action(action(async (opts, cmd) => {

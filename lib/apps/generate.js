@@ -16,7 +16,8 @@ const { IxyError } = require('../host/errors');
 const { noTraffic } = require('../loop/rates');
 const { Report } = require('../loop/report');
 const { Generator } = require('../traffic/generator');
-const { parseRate, framesPerSecond } = require('../traffic/pacing');
+const { FrameRecipe } = require('../traffic/frames');
+const { parseRate, framesPerSecond, bitsPerSecond } = require('../traffic/pacing');
 const { nicPacing, softwarePacing, burstStep } = require('./paced-loop');
 const ts = require('../intel/ixgbe/timesync');
 
@@ -58,11 +59,10 @@ async function generate(address, {
   }
   const parsed = parseRate(rate);
   const batch = new PacketBatch(batchSize);
-  const probe = new Generator({ ...frameOptions, entries: 1 }); // checks the recipe
-  const meanSize = probe.meanSize;
-  probe.close();
+  const r = new FrameRecipe(frameOptions); // checks the recipe
+  const meanSize = r.meanSize;
   const pps = framesPerSecond(parsed, meanSize);
-  const bps = pps * (meanSize + 4) * 8;
+  const bps = bitsPerSecond(pps, meanSize);
   const paced = pps > 0;
   if (paced && (pacing === 'nic' || pacing === 'auto') && !(deviceOptions.txRingSize > 0)) deviceOptions = { txRingSize: PACED_RING, ...deviceOptions };
   let dev;
@@ -80,8 +80,7 @@ async function generate(address, {
     const how = paced ? choosePacing(pacing, dev, bps) : 'none';
     const txQueue = dev.txQueues[0];
     const entries = poolEntries || Math.max(4096, 2 * txQueue.size);
-    gen = new Generator({ ...frameOptions, entries });
-    const r = gen.recipe;
+    gen = new Generator({ recipe: r, entries });
     report.line('start', `generating ${r.sizes.length === 1 ? `${r.sizes[0]}-byte` : `${Math.round(meanSize)}-byte (mean)`} ${r.protocol === 6 ? 'TCP' : 'UDP'} frames` +
       `${r.flows > 1 ? ` in ${r.flows} flows` : ''} on ${dev.address} (${dev.mac})` +
       `${paced ? ` at ${Math.round(pps)} pps, paced by ${how === 'nic' ? 'the NIC' : how}` : ''}${count ? `, ${count} frames` : ''}`,

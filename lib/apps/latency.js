@@ -2,10 +2,11 @@
 
 // `ixy latency <tx-pci> <rx-pci>`: latency as MoonGen measures it, with the 82599's IEEE
 // 1588 timestamps (lib/intel/ixgbe/timesync.js). The TX port sends load (IPv4/UDP frames of
-// --size bytes) at --rate on TX queue 0, spaced by the NIC's rate limiter, and PTP probe
-// frames on TX queue 1, one at a time: the NIC latches the probe's departure, the RX port
-// its arrival, and their difference less the offset of the two clocks is one sample. The RX
-// port drops what it receives at once. A probe not back within PROBE_TIMEOUT_MS is lost.
+// --size bytes from lib/traffic/generator.js) at --rate on TX queue 0, spaced by the NIC's
+// rate limiter, and PTP probe frames on TX queue 1, one at a time: the NIC latches the
+// probe's departure, the RX port its arrival, and their difference less the offset of the
+// two clocks is one sample. The RX port drops what it receives at once. A probe not back
+// within PROBE_TIMEOUT_MS is lost.
 const fs = require('fs');
 const { open } = require('../index');
 const { PacketBatch } = require('../memory/batch');
@@ -15,6 +16,8 @@ const arena = require('../memory/arena');
 const { runLoop } = require('../loop');
 const { IxyError } = require('../host/errors');
 const ts = require('../intel/ixgbe/timesync');
+const { bitsPerSecond } = require('../traffic/pacing');
+const { Generator } = require('../traffic/generator');
 
 const PROBE_GAP_MS = 1; // the next probe this long after the last one came back
 const PROBE_TIMEOUT_MS = 100;
@@ -79,7 +82,7 @@ function checkOptions({ rate, size, seconds }) {
   if (!Number.isInteger(rate) || rate < 0) throw new IxyError('EINVAL', `--rate must be a whole number of frames per second, got ${rate}`);
   if (!Number.isInteger(size) || size < 60 || size > 1514) throw new IxyError('EINVAL', `--size must be 60..1514, got ${size}`);
   if (!(seconds >= 0)) throw new IxyError('EINVAL', `--seconds must be 0 or more, got ${seconds}`);
-  if (rate > 0) ts.rateFactor(rate * (size + 4) * 8); // one the NIC can space, before opening anything
+  if (rate > 0) ts.rateFactor(bitsPerSecond(rate, size)); // one the NIC can space, before opening anything
 }
 
 async function latency(txAddress, rxAddress, {
@@ -103,13 +106,10 @@ async function latency(txAddress, rxAddress, {
     }
     await Promise.all([ts.waitClock(tx), ts.waitClock(rx)]);
     const offset = ts.clockOffset(tx, rx); // rx's clock minus tx's, tenths of ns
-    if (rate > 0) ts.limitRate(tx, 0, rate * (size + 4) * 8);
+    if (rate > 0) ts.limitRate(tx, 0, bitsPerSecond(rate, size));
 
-    const load = new Mempool({ entries: 4096, bufferSize: 2048 });
-    pools.push(load);
-    const frame = new Uint8Array(packet.MAX_FRAME);
-    packet.writeUdpFrame(frame, { size, dst: rx.mac, src: tx.mac });
-    for (const b of load.buffers) b.set(frame.subarray(0, size));
+    const load = new Generator({ size, dstMac: rx.mac, srcMac: tx.mac, entries: 4096 });
+    pools.push(load.pool);
     const probes = new Mempool({ entries: 64, bufferSize: 2048 });
     pools.push(probes);
     const dstMac = packet.parseMac(rx.mac);
@@ -142,14 +142,7 @@ async function latency(txAddress, rxAddress, {
     if (samplesFd !== null) fs.writeSync(samplesFd, 'probe,tx_ns,rx_ns,latency_ns\n');
 
     const step = () => {
-      if (rate > 0) { // keep the rate-limited queue full
-        const got = load.allocMany(loadBatch.ids, BATCH);
-        loadBatch.count = got;
-        loadBatch.pool = load;
-        for (let i = 0; i < got; i++) loadBatch.lengths[i] = size;
-        const sent = loadQueue.send(loadBatch);
-        if (sent < got) loadBatch.freeFrom(sent);
-      }
+      if (rate > 0) load.send(loadQueue, loadBatch, BATCH); // keep the rate-limited queue full
       const n = rxQueue.receive(rxBatch);
       if (n > 0) {
         const bytes = rxBatch.pool.bytes;

@@ -2,9 +2,9 @@
 
 // The generator's loops at a rate (pacing.js says which is which). Each runs until a
 // signal (SIGINT, SIGTERM), `seconds`, or `count` frames sent, prints the device's rates
-// once a second, and turns the event loop between its steps, as lib/apps/loop.js does for
+// once a second, and turns the event loop between its steps, as lib/loop/index.js does for
 // the loops at full speed.
-const { RateMeter } = require('../loop/rates');
+const { Watch } = require('../loop/watch');
 const { SoftwarePacer } = require('../traffic/pacing');
 
 const SLICE_MS = 2; // software pacing: run at most this long before the event loop's turn
@@ -22,53 +22,30 @@ function turn() {
 // Runs `tick` until it returns -1 or the run is stopped; tick returns how many ms to wait
 // before it is called again (0: at the next turn of the event loop). Resolves with the
 // reason: 'signal', 'time', 'done' or 'failed' (a device check threw: rejects with it).
-// report: a Report (lib/loop/report.js); signal: an AbortSignal that stops the run as
-// SIGINT does (lib/apps/stop-signal.js).
-async function pacedRun({ dev, tick, seconds, report, signal = null }) {
-  let stop = null;
-  let failure = null;
-  const onSignal = () => { stop = 'signal'; };
-  process.on('SIGINT', onSignal);
-  process.on('SIGTERM', onSignal);
-  if (signal) {
-    if (signal.aborted) onSignal();
-    else signal.addEventListener('abort', onSignal);
-  }
-  const meter = new RateMeter(dev);
-  const reporter = setInterval(() => {
-    try {
-      const events = typeof dev.checkEvents === 'function' ? dev.checkEvents() : dev.check().map((text) => ({ type: 'message', text }));
-      for (const event of events) report.event(dev.address, event);
-    } catch (err) {
-      failure = err;
-      stop = 'failed';
-      return;
-    }
-    report.rates(dev.address, meter.sample());
-  }, 1000);
+// report: a Report (lib/loop/report.js); stop: an AbortSignal that stops the run as
+// SIGINT does (lib/apps/stop-signal.js). lib/loop/watch.js watches both, and the device.
+async function pacedRun({ dev, tick, seconds, report, stop = null }) {
+  const watch = new Watch({ devices: [dev], lines: report, stop });
   const end = seconds > 0 ? performance.now() + seconds * 1000 : Infinity;
   try {
-    while (stop === null) {
+    while (watch.reason === null) {
       const wait = tick();
       if (wait < 0) {
-        stop = 'done';
+        watch.reason = 'done';
         break;
       }
       const left = end - performance.now();
       if (left <= 0) {
-        stop = 'time';
+        watch.reason = 'time';
         break;
       }
       await (wait >= 1 ? sleep(Math.min(wait, left)) : turn());
     }
   } finally {
-    clearInterval(reporter);
-    process.removeListener('SIGINT', onSignal);
-    process.removeListener('SIGTERM', onSignal);
-    if (signal) signal.removeEventListener('abort', onSignal);
+    watch.close();
   }
-  if (failure) throw failure;
-  return stop;
+  if (watch.failure) throw watch.failure;
+  return watch.reason;
 }
 
 // The NIC spaces the frames: keep queue 0 full, then sleep a quarter of the time the
@@ -90,7 +67,7 @@ function nicPacing({ dev, gen, batch, count, seconds, report, pps, stop }) {
       if (gen.send(txQueue, batch, want) < want) return sleepMs;
     }
   };
-  return pacedRun({ dev, tick, seconds, report, signal: stop }).then((reason) => drain(txQueue, quarter * 4 + 100, reason));
+  return pacedRun({ dev, tick, seconds, report, stop }).then((reason) => drain(txQueue, quarter * 4 + 100, reason));
 }
 
 // After a run the NIC paces: the frames still on the ring leave at the rate. Waits for
@@ -103,36 +80,49 @@ async function drain(txQueue, maxMs, reason) {
   return reason;
 }
 
-// Software spacing: frame n goes to the NIC at start + n / pps. Within a slice the pacer
-// sleeps (or, with spin, spins) until each frame's time; a gap longer than the slice
-// goes back to the event loop on a timer. Frames that fell due while the process was not
-// running go together (at most a batch at once), so the rate holds.
-function softwarePacing({ dev, gen, batch, count, seconds, report, pps, spin, stop }) {
-  const txQueue = dev.txQueues[0];
-  const pacer = new SoftwarePacer(pps, { spin });
-  const tick = () => {
+// Software spacing, as a pacedRun() tick: each frame goes to the NIC when it falls due.
+// Within a slice the pacer sleeps (or, with spin, spins) until the next frame's time; a
+// gap longer than the slice goes back to the event loop on a timer. next(): the number of
+// the next frame to send, -1 once all are sent; dueAt(j): when frame j is due
+// (performance.now() time); sendDue(now): sends the next frame and every later one due by
+// `now` (frames that fell due while the process was not running go together).
+function softwareTick(txQueue, pacer, next, dueAt, sendDue) {
+  return () => {
     const sliceEnd = performance.now() + SLICE_MS;
     for (;;) {
-      if (count > 0 && gen.seq >= count) {
+      const j = next();
+      if (j < 0) {
         txQueue.reclaim();
         return txQueue.drained() ? -1 : 1;
       }
-      const due = pacer.dueAt(gen.seq);
-      let now = performance.now();
+      const due = dueAt(j);
+      const now = performance.now();
       if (due - now > SLICE_MS) {
         txQueue.reclaim();
         return due - now - SLICE_MS / 2; // wake within the slice before it
       }
       if (now >= sliceEnd) return 0;
-      now = pacer.waitFor(gen.seq, sliceEnd);
-      if (now < due) return 0;
-      let want = Math.floor((now - pacer.start) / pacer.gapMs) + 1 - gen.seq;
-      if (want > batch.capacity) want = batch.capacity;
-      if (count > 0 && count - gen.seq < want) want = count - gen.seq;
-      gen.send(txQueue, batch, want);
+      const woke = pacer.waitUntil(due, sliceEnd);
+      if (woke < due) return 0;
+      sendDue(woke);
     }
   };
-  return pacedRun({ dev, tick, seconds, report, signal: stop });
+}
+
+// Software spacing for the generator: frame n is due at start + n / pps; what fell due
+// together goes as one batch at most, so the rate holds.
+function softwarePacing({ dev, gen, batch, count, seconds, report, pps, spin, stop }) {
+  const txQueue = dev.txQueues[0];
+  const pacer = new SoftwarePacer(pps, { spin });
+  const next = () => (count > 0 && gen.seq >= count ? -1 : gen.seq);
+  const dueAt = (j) => pacer.dueAt(j);
+  const sendDue = (now) => {
+    let want = Math.floor((now - pacer.start) / pacer.gapMs) + 1 - gen.seq;
+    if (want > batch.capacity) want = batch.capacity;
+    if (count > 0 && count - gen.seq < want) want = count - gen.seq;
+    gen.send(txQueue, batch, want);
+  };
+  return pacedRun({ dev, tick: softwareTick(txQueue, pacer, next, dueAt, sendDue), seconds, report, stop });
 }
 
 // 'burst' pacing, a runLoop step: what fell due since the last step, as one batch.
@@ -150,4 +140,4 @@ function burstStep(gen, txQueue, batch, count, pps) {
   };
 }
 
-module.exports = { nicPacing, softwarePacing, burstStep, pacedRun };
+module.exports = { nicPacing, softwarePacing, softwareTick, burstStep, pacedRun };

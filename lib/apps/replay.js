@@ -19,7 +19,7 @@ const { IxyError, checkInteger } = require('../host/errors');
 const { SoftwarePacer } = require('../traffic/pacing');
 const { noTraffic } = require('../loop/rates');
 const { Report } = require('../loop/report');
-const { pacedRun } = require('./paced-loop');
+const { pacedRun, softwareTick } = require('./paced-loop');
 const { runLoop } = require('../loop');
 
 const BUFFER_SIZE = 2048;
@@ -117,28 +117,14 @@ async function replay(address, file, {
     } else {
       const pacer = new SoftwarePacer(1);
       const dueAt = (j) => pacer.start + (Math.floor(j / n) * period + times[j % n]) / speed;
-      const tick = () => {
-        const sliceEnd = performance.now() + 2;
-        for (;;) {
-          if (sent >= total) {
-            txQueue.reclaim();
-            return finished() ? -1 : 1;
-          }
-          const due = dueAt(sent);
-          const now = performance.now();
-          if (due - now > 2) {
-            txQueue.reclaim();
-            return due - now - 1;
-          }
-          if (now >= sliceEnd) return 0;
-          if (pacer.waitUntil(due, sliceEnd) < due) return 0;
-          let k = 1; // and every later frame already due
-          const later = performance.now();
-          while (k < batchSize && sent + k < total && dueAt(sent + k) <= later) k++;
-          sendNext(k);
-        }
+      const next = () => (sent < total ? sent : -1);
+      const sendDue = () => {
+        let k = 1; // and every later frame already due
+        const later = performance.now();
+        while (k < batchSize && sent + k < total && dueAt(sent + k) <= later) k++;
+        sendNext(k);
       };
-      reason = await pacedRun({ dev, tick, seconds, report, signal: stop });
+      reason = await pacedRun({ dev, tick: softwareTick(txQueue, pacer, next, dueAt, sendDue), seconds, report, stop });
     }
     dev.stop(); // frames the NIC never sent leave the TX totals
     const stats = dev.stats();

@@ -6,7 +6,7 @@
 // command as one during its loop does, instead of ending the process by the signal. The
 // returned AbortSignal goes to open() (its link wait gives up: EABORTED) and to runLoop().
 // A second signal ends the process as the signal would have; the exit guard
-// (lib/exit-guard.js) takes the signal back once no listener is left, and stops the NICs.
+// (lib/host/exit-guard.js) takes the signal back once no listener is left, and stops the NICs.
 function watchStopSignals() {
   const controller = new AbortController();
   const onSignal = (name) => {

@@ -9,11 +9,11 @@
 // it while parsing): the tree is walked in source order for that reason.
 const ir = require('./ir');
 const { fail } = require('./lexer');
-const { dotted, ipv6Words, maskWord, macBytes, portNumber, protocolNumber } = require('./names');
+const {
+  IPPROTO_NAMES: IPPROTO, ETHER_NAMES: ETH, dotted, ipv6Words, maskWord, macBytes, portNumber, protocolNumber,
+} = require('./names');
 
-const { TRUE, and, or, not, load, cmp, eq } = ir;
-const ETH = { ip: 0x0800, ip6: 0x86dd, arp: 0x0806, rarp: 0x8035 };
-const IPPROTO = { icmp: 1, igmp: 2, tcp: 6, udp: 17, icmp6: 58, sctp: 132 };
+const { TRUE, FALSE, and, or, not, load, cmp, eq } = ir;
 const FRAGMENT_HEADER = 44;
 
 class CodeGen {
@@ -212,9 +212,7 @@ class CodeGen {
     const checks = [];
     const left = this.arith(node.left, checks);
     const right = this.arith(node.right, checks);
-    if (left.k === 'num' && right.k === 'num' && checks.length === 0) {
-      return compare(node.op, left.value, right.value) ? TRUE : ir.FALSE;
-    }
+    if (left.k === 'num' && right.k === 'num') return compare(node.op, left.value, right.value) ? TRUE : FALSE; // no load: no checks
     return and(...checks, { k: 'rel', op: node.op, left, right });
   }
 

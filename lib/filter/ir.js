@@ -5,7 +5,7 @@
 //
 //   { k: 'true' } { k: 'false' } { k: 'and'|'or', a, b } { k: 'not', a }
 //   { k: 'cmp', load, mask, op: 'eq'|'gt'|'ge'|'set', value }
-//   { k: 'rel', js }            an arithmetic relation, already JavaScript (opaque)
+//   { k: 'rel', op, left, right }  an arithmetic relation (codegen.js arith()), opaque here
 //
 // A load is { size: 1|2|4, at, tr }: `at` bytes from the frame's start, or, when `tr` is a
 // number, `at` bytes past the IPv4 header that starts at offset `tr` (its length read

@@ -49,7 +49,7 @@ const UNSUPPORTED = new Set([
   'radio', 'fddi', 'tr', 'wlan', 'ppp', 'slip', 'type', 'subtype', 'dir', 'addr1', 'addr2',
   'addr3', 'addr4', 'ra', 'ta', 'atm', 'lane', 'oamf4', 'oam', 'metac', 'bcc', 'sc', 'ilmic',
   'connectmsg', 'metaconnect', 'vpi', 'vci', 'fisu', 'lssu', 'msu', 'sio', 'opc', 'dpc',
-  'sls', 'hfisu', 'hlssu', 'hmsu', 'hsio', 'hopc', 'hdpc', 'hsls', 'byte', 'iso', 'heartbeat',
+  'sls', 'hfisu', 'hlssu', 'hmsu', 'hsio', 'hopc', 'hdpc', 'hsls', 'byte', 'heartbeat',
 ]);
 
 const OPERATORS = ['&&', '||', '<<', '>>', '<=', '>=', '==', '!=', '(', ')', '[', ']', ':',

@@ -79,4 +79,4 @@ function macBytes(text) {
   return hex.match(/../g).map((h) => parseInt(h, 16));
 }
 
-module.exports = { dotted, ipv6Words, maskWord, macBytes, portNumber, protocolNumber };
+module.exports = { IPPROTO_NAMES, ETHER_NAMES, dotted, ipv6Words, maskWord, macBytes, portNumber, protocolNumber };

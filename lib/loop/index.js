@@ -4,8 +4,8 @@
 // event loop a turn every couple of milliseconds so timers (the per-second report), signals
 // and I/O keep working; stop on SIGINT/SIGTERM, after `seconds`, or when step() says done.
 // When nothing moves, sleep instead (lib/device/idle.js).
-const { RateMeter } = require('./rates');
 const { Report } = require('./report');
+const { Watch } = require('./watch');
 const { idleMode, bestIdle, Idler } = require('../device/idle');
 
 const SLICE_MS = 2; // how long we run before yielding
@@ -73,13 +73,6 @@ function afterMs(ms, done, chunkMs = MAX_TIMER_MS) {
   return () => clearTimeout(timer);
 }
 
-// What check() found on a device, as events; a device of its own making (tests, tools)
-// may offer check()'s lines alone.
-function eventsOf(device) {
-  if (typeof device.checkEvents === 'function') return device.checkEvents();
-  return device.check().map((text) => ({ type: 'message', text }));
-}
-
 // Packets the devices' queues have moved so far: a change says the loop had work. Read
 // once per slice, not per step, so that a step pays nothing for it.
 function packetsMoved(devices) {
@@ -102,36 +95,10 @@ function packetsMoved(devices) {
 // loop as SIGINT does ('signal'; lib/apps/stop-signal.js), even when it was aborted before
 // the loop began; signal: one whose abort stops it as 'aborted' (ixy.run()'s).
 async function runLoop({ devices, step, seconds = 0, report = true, out = process.stdout, idle, json = false, stop = null, signal = null }) {
-  const lines = new Report({ json, out });
   const mode = idleMode(idle) || bestIdle(devices);
   const idler = mode === 'spin' ? null : new Idler(mode, devices); // EUNSUPPORTED: 'interrupt' without VFIO
-  let stopReason = null;
-  let failure = null;
-  const onSignal = () => { stopReason = 'signal'; };
-  process.on('SIGINT', onSignal);
-  process.on('SIGTERM', onSignal);
-  if (stop) {
-    if (stop.aborted) onSignal();
-    else stop.addEventListener('abort', onSignal);
-  }
-  const onAbort = () => { stopReason = stopReason || 'aborted'; };
-  if (signal !== null) {
-    if (signal.aborted) onAbort();
-    else signal.addEventListener('abort', onAbort, { once: true });
-  }
-
-  const meters = devices.map((d) => new RateMeter(d));
-  const reporter = setInterval(() => {
-    try {
-      for (const d of devices) for (const event of eventsOf(d)) lines.event(d.address, event);
-    } catch (err) {
-      failure = err;
-      stopReason = 'failed';
-      return;
-    }
-    if (report) for (const m of meters) lines.rates(m.device.address, m.sample());
-  }, 1000);
-  const cancelTimer = seconds > 0 ? afterMs(seconds * 1000, () => { stopReason = stopReason || 'time'; }) : null;
+  const watch = new Watch({ devices, lines: new Report({ json, out }), report, stop, signal });
+  const cancelTimer = seconds > 0 ? afterMs(seconds * 1000, () => watch.end('time')) : null;
 
   try {
     await new Promise((resolve, reject) => {
@@ -141,7 +108,7 @@ async function runLoop({ devices, step, seconds = 0, report = true, out = proces
       // After each slice (or, while idle, each single step): resolve when stopped, else
       // the next slice at once or, once idle, a single step after a sleep.
       const schedule = () => {
-        if (stopReason !== null) {
+        if (watch.reason !== null) {
           resolve();
           return;
         }
@@ -163,7 +130,7 @@ async function runLoop({ devices, step, seconds = 0, report = true, out = proces
       // young-generation collection pauses this thread.
       const turn = () => {
         try {
-          if (stopReason === null && runSlice(step, pace, SLICE_MS)) stopReason = 'done';
+          if (watch.reason === null && runSlice(step, pace, SLICE_MS)) watch.reason = 'done';
         } catch (err) {
           reject(err);
           return;
@@ -173,8 +140,8 @@ async function runLoop({ devices, step, seconds = 0, report = true, out = proces
       // One step (through runSlice(), see there); true when the loop is to stop or the
       // step moved packets.
       const stepOnce = () => {
-        if (stopReason === null && runSlice(step, idlePace, 0)) stopReason = 'done';
-        return stopReason !== null || packetsMoved(devices) !== moved;
+        if (watch.reason === null && runSlice(step, idlePace, 0)) watch.reason = 'done';
+        return watch.reason !== null || packetsMoved(devices) !== moved;
       };
       // After a sleep: one step, then sleep again unless it moved packets.
       const wake = () => {
@@ -186,20 +153,16 @@ async function runLoop({ devices, step, seconds = 0, report = true, out = proces
         }
         schedule();
       };
-      for (let k = 0; k < WARM_CALLS && stopReason === null; k++) stepOnce();
+      for (let k = 0; k < WARM_CALLS && watch.reason === null; k++) stepOnce();
       setImmediate(turn);
     });
   } finally {
-    clearInterval(reporter);
+    watch.close();
     if (idler !== null) idler.close();
     if (cancelTimer) cancelTimer();
-    process.removeListener('SIGINT', onSignal);
-    process.removeListener('SIGTERM', onSignal);
-    if (stop) stop.removeEventListener('abort', onSignal);
-    if (signal !== null) signal.removeEventListener('abort', onAbort);
   }
-  if (failure) throw failure;
-  return stopReason;
+  if (watch.failure) throw watch.failure;
+  return watch.reason;
 }
 
 module.exports = { runLoop, afterMs };

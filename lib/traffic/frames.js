@@ -4,8 +4,8 @@
 // and port, each a value or a range), UDP or TCP, an optional VLAN tag, and frame sizes
 // (fixed, a range or IMIX). The recipe is turned once into the header bytes of every flow
 // and a table of sizes, so that per frame only lengths, checksums and the sequence number
-// are written (stampFrames() in generator.js). Sizes count the frame without the 4-byte
-// FCS the NIC appends (60..1514), as `--size` always has.
+// are written (stampSeq() and stampFlows() in generator.js). Sizes count the frame
+// without the 4-byte FCS the NIC appends (60..1514), as `--size` always has.
 //
 // Layout of a frame: Ethernet (with the 802.1Q tag when vlan is set), IPv4 (20 bytes),
 // UDP (8) or TCP (20), the 32-bit big-endian sequence number, then bytes whose value is
@@ -151,6 +151,14 @@ class FrameRecipe {
     this.sizes = parseSizes(size, Math.max(MIN_FRAME, this.seqAt + 4));
     this.ttl = ttl;
     this.build();
+  }
+
+  // Mean frame size, without FCS: what a rate in bits per second divides by.
+  get meanSize() {
+    const s = this.sizes;
+    let sum = 0;
+    for (let i = 0; i < s.length; i++) sum += s[i];
+    return sum / s.length;
   }
 
   // The value of a field for flow k.

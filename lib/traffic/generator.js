@@ -80,14 +80,6 @@ class Generator {
     }
   }
 
-  // Mean frame size, without FCS: what a rate in bits per second divides by.
-  get meanSize() {
-    const s = this.recipe.sizes;
-    let sum = 0;
-    for (let i = 0; i < s.length; i++) sum += s[i];
-    return sum / s.length;
-  }
-
   // Fills batch with up to n stamped frames (the next ones of the run); returns how many.
   fill(batch, n) {
     const pool = this.pool;
@@ -125,4 +117,4 @@ class Generator {
   }
 }
 
-module.exports = { Generator, stampSeq };
+module.exports = { Generator };

@@ -53,9 +53,8 @@ function bitsPerSecond(pps, meanSize) {
 // ends later than that was descheduled, and spinning longer would not have helped.
 const SLEEP_MARGIN_MS = 0.06;
 
-// Hands out frames at `pps`, evenly: due(now) says how many of the run's frames are due
-// by then (the count since start, never more than one late frame's worth of catching
-// up beyond `burst`), wait(n) blocks until frame n is due.
+// Frames at `pps`, evenly from `start`: dueAt(n) says when frame n is due, waitFor(n)
+// blocks until then.
 class SoftwarePacer {
   constructor(pps, { start = performance.now(), spin = false } = {}) {
     this.gapMs = 1000 / pps;
@@ -89,4 +88,4 @@ class SoftwarePacer {
   }
 }
 
-module.exports = { parseRate, framesPerSecond, bitsPerSecond, SoftwarePacer, FCS };
+module.exports = { parseRate, framesPerSecond, bitsPerSecond, SoftwarePacer };
