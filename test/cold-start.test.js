@@ -2,14 +2,13 @@
 
 // A forwarder started with default flags, left idle, then met by traffic (issue 39): it
 // sleeps while idle (lib/device/idle.js), and the first frames after the idleness must find the
-// busy loop as ready as a spinning loop finds it. What broke that: the loop's busy code
-// (runSlice() with the whole forwarding step inlined, lib/apps/loop.js) was compiled by
-// TurboFan only at the first frame after idleness, since an idle loop never called it;
-// that compilation (40-170 ms of a CPU here) then competed with the loop as traffic began,
-// and the RX ring and packet buffer (about 6.6 ms at 1 Mpps) overflowed.
-// The default on the model is idle 'interrupt' (lib/host/model-irq.js); the loop slept through the
-// safety timeouts of its interrupt wait, and waking from them once left the interrupts masked
-// and the loop asleep for the next second (lib/device/idle.js says why).
+// busy loop as ready as a spinning loop finds it: its busy code (runSlice() with the whole
+// forwarding step inlined, lib/apps/loop.js) already compiled by TurboFan, though an idle
+// loop never calls it, since a compilation that starts with the traffic competes with the
+// loop while the RX ring and packet buffer hold only milliseconds of frames; and, with the
+// model's default idle 'interrupt' (lib/host/model-irq.js), still woken by interrupts after
+// the safety timeouts of its interrupt wait (lib/device/idle.js says why). How both were
+// found: bench/LOG.md, "The cold-start stall".
 // Each run: a fresh model and `ixy forward A B` with V8's --trace-opt; idle for two seconds
 // (until its second report), then FRAMES frames at 1 Mpps into port 0, checked in order at
 // port 1's sink. Losses are the model's count (rxDropNoDesc), not the forwarder's.
