@@ -9,7 +9,7 @@
 // Per rate and driver: a fresh model, its lines paced at 10 Gb/s, port 0's source at the
 // rate (64-byte frames), the driver forwarding 0 -> 1 (and 1 -> 0, idle); after --warmup
 // seconds the histogram of port 1 is cleared, after --seconds more it is read. The model
-// runs on CPU 0, the driver's main thread on CPU 1, its other threads on CPU 0 (loss.js).
+// runs on CPU 0, the driver's main thread on CPU 1, its other threads on CPU 0 (host.js pinDriver).
 // The JS driver counts its GCs over the same window (js-child.js).
 const fs = require('fs');
 const os = require('os');
@@ -19,7 +19,7 @@ const { startDriver, sleep } = require('./run-one');
 const { buildCForward } = require('./c-build');
 const { machine } = require('./summary');
 const { eachOption } = require('./args');
-const { pin } = require('./loss');
+const { pin, pinDriver } = require('./host');
 
 const FRAME_SIZE = 60; // 64 bytes on the wire with the FCS
 const USAGE = `usage: npm run bench -- --latency [--rates 0.1,1,5] [--seconds S] [--warmup S] [--batch N] [--runs N] [--results DIR]
@@ -38,8 +38,7 @@ async function latencyRun({ lang, mpps, seconds, warmup, batch, cForward }) {
     pin(model.pid, 0);
     const cfg = { mode: 'forward', batch, warmup, seconds, touch: true, ring: 512, dir: model.dir, addresses: model.addresses };
     driver = await startDriver(lang, cfg, cForward);
-    pin(driver.child.pid, 0);
-    pin(driver.child.pid, 1, false);
+    pinDriver(driver.child.pid);
     await model.source(0, { rate: Math.round(mpps * 1e6), size: FRAME_SIZE });
     await sleep(warmup * 1000);
     await model.clear(0);

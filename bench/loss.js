@@ -13,7 +13,6 @@
 // puts them on the driver's CPU, which then also pays for every compilation.
 // The model skips the time it was itself descheduled (sourcePausedUs), so what is
 // counted is what the driver lost.
-const { execFileSync } = require('child_process');
 const fs = require('fs');
 const os = require('os');
 const path = require('path');
@@ -22,20 +21,9 @@ const { startDriver, sleep } = require('./run-one');
 const { buildCForward } = require('./c-build');
 const { machine, spread } = require('./summary');
 const { eachOption } = require('./args');
+const { pin, pinDriver } = require('./host');
 
 const FRAME_SIZE = 60; // 64 bytes on the wire with the FCS
-
-// Pins the threads of `pid` to `cpu`: all of them, or only its main thread (whose thread
-// id is the pid). Threads made later inherit the affinity of the thread that makes them.
-function pin(pid, cpu, allThreads = true) {
-  execFileSync('taskset', [...(allThreads ? ['-a'] : []), '-p', '-c', String(cpu), String(pid)], { stdio: 'ignore' });
-}
-
-// The driver's main thread on CPU 1; its other threads on CPU 0 or 1 (see the top).
-function pinDriver(pid, helpers) {
-  pin(pid, helpers === 'driver' ? 1 : 0);
-  pin(pid, 1, false);
-}
 
 async function port0(model) {
   return (await model.stats())[0];
@@ -226,4 +214,4 @@ if (require.main === module) {
   });
 }
 
-module.exports = { main, measureLoss, lossRun, pin };
+module.exports = { main, measureLoss, lossRun };

@@ -20,6 +20,7 @@ const { Model } = require('../lib/model');
 const { parseRate } = require('../lib/traffic/pacing');
 const { eachOption } = require('./args');
 const { machine } = require('./summary');
+const { cpuSeconds } = require('./host');
 
 const IXY = path.join(__dirname, '..', 'bin', 'ixy.js');
 const USAGE = `usage: npm run bench -- --pacing [options]
@@ -66,14 +67,6 @@ function wireTimes(file) {
 
 function percentile(sorted, p) {
   return sorted[Math.min(sorted.length - 1, Math.floor(p * sorted.length))];
-}
-
-const CLOCK_TICKS = 100; // USER_HZ: the unit of utime and stime in /proc/PID/stat
-
-// CPU seconds (user + system) of a process so far.
-function cpuSeconds(pid) {
-  const fields = fs.readFileSync(`/proc/${pid}/stat`, 'utf8').split(') ')[1].split(' ');
-  return (Number(fields[11]) + Number(fields[12])) / CLOCK_TICKS;
 }
 
 // Runs `ixy args` (under nice(1) unless nice is 0, so that every thread has it) and
