@@ -11,13 +11,12 @@
 // seconds the histogram of port 1 is cleared, after --seconds more it is read. The model
 // runs on CPU 0, the driver's main thread on CPU 1, its other threads on CPU 0 (host.js pinDriver).
 // The JS driver counts its GCs over the same window (js-child.js).
-const fs = require('fs');
 const os = require('os');
 const path = require('path');
 const { Model } = require('../lib/model');
 const { startDriver, sleep } = require('./run-one');
 const { buildCForward } = require('./c-build');
-const { machine } = require('./summary');
+const { machine, writeResults } = require('./summary');
 const { eachOption } = require('./args');
 const { pin, pinDriver } = require('./host');
 
@@ -110,9 +109,7 @@ async function main(argv) {
     }
   }
   const { results: dir, ...options } = o;
-  fs.mkdirSync(dir, { recursive: true });
-  const file = path.join(dir, `latency-${started.toISOString().replace(/[:.]/g, '-')}.json`);
-  fs.writeFileSync(file, `${JSON.stringify({ date: started.toISOString(), machine: machine(), options, results }, null, 2)}\n`);
+  const file = writeResults(dir, 'latency-', started, { date: started.toISOString(), machine: machine(), options, results });
   console.log(`results: ${file}`);
 }
 

@@ -13,13 +13,12 @@
 // puts them on the driver's CPU, which then also pays for every compilation.
 // The model skips the time it was itself descheduled (sourcePausedUs), so what is
 // counted is what the driver lost.
-const fs = require('fs');
 const os = require('os');
 const path = require('path');
 const { Model } = require('../lib/model');
 const { startDriver, sleep } = require('./run-one');
 const { buildCForward } = require('./c-build');
-const { machine, spread } = require('./summary');
+const { machine, spread, writeResults } = require('./summary');
 const { eachOption } = require('./args');
 const { pin, pinDriver } = require('./host');
 
@@ -201,9 +200,7 @@ async function main(argv) {
   const started = new Date();
   const cForward = o.c ? buildCForward() : null;
   const result = { date: started.toISOString(), machine: machine(), ...await measureLoss(o, cForward) };
-  fs.mkdirSync(o.results, { recursive: true });
-  const file = path.join(o.results, `loss-${started.toISOString().replace(/[:.]/g, '-')}.json`);
-  fs.writeFileSync(file, `${JSON.stringify(result, null, 2)}\n`);
+  const file = writeResults(o.results, 'loss-', started, result);
   print(`results: ${file}`);
 }
 

@@ -19,7 +19,7 @@ const path = require('path');
 const { Model } = require('../lib/model');
 const { parseRate } = require('../lib/traffic/pacing');
 const { eachOption } = require('./args');
-const { machine } = require('./summary');
+const { machine, writeResults } = require('./summary');
 const { cpuSeconds } = require('./host');
 
 const IXY = path.join(__dirname, '..', 'bin', 'ixy.js');
@@ -158,9 +158,7 @@ async function main(argv) {
   } finally {
     fs.rmSync(dir, { recursive: true, force: true });
   }
-  fs.mkdirSync(o.results, { recursive: true });
-  const out = path.join(o.results, `pacing-${new Date().toISOString().replace(/[:.]/g, '-')}.json`);
-  fs.writeFileSync(out, `${JSON.stringify({ kind: 'pacing', machine: machine(), load: os.loadavg(), options: o, rows }, null, 2)}\n`);
+  const out = writeResults(o.results, 'pacing-', new Date(), { kind: 'pacing', machine: machine(), load: os.loadavg(), options: o, rows });
   process.stdout.write(`results: ${out}\n`);
 }
 
