@@ -46,9 +46,7 @@ async function latencyRun({ lang, mpps, seconds, warmup, batch, cForward }) {
     const histogram = await model.latency(1);
     const [port0, port1] = await model.stats();
     await model.sourceOff(0);
-    const { code, signal } = await driver.exited;
-    if (code !== 0) throw new Error(`${lang} driver exited with ${code ?? signal}: ${driver.stderr().trim()}`);
-    const last = driver.lines[driver.lines.length - 1] || {};
+    const last = (await driver.finished()) || {};
     return {
       lang, mpps, histogram, offered: port0.rxOffered, dropped: port0.rxDropNoDesc,
       // received but not sent on: what the driver dropped for a full TX ring (C does, the
@@ -57,7 +55,7 @@ async function latencyRun({ lang, mpps, seconds, warmup, batch, cForward }) {
       gcs: last.gcs ?? null, gcPauseUs: last.gcPauseUs ?? null, sourcePausedUs: port0.sourcePausedUs,
     };
   } finally {
-    if (driver && driver.running()) driver.child.kill('SIGKILL');
+    if (driver) driver.kill();
     await model.stop();
   }
 }

@@ -61,7 +61,7 @@ async function lossRun({ lang, rate, idle, idleMode = 'spin', idleRate, seconds,
     const pausedMs = (last.sourcePausedUs - start.sourcePausedUs) / 1000;
     return { drops, dropsFirstSecond, dropsAfter, offered, delivered, pausedMs, mpps: delivered / elapsed / 1e6 };
   } finally {
-    if (driver && driver.running()) driver.child.kill('SIGKILL');
+    if (driver) driver.kill();
     await model.stop();
   }
 }
