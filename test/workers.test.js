@@ -128,8 +128,8 @@ describe('queue pairs in worker threads', function () {
       run = await runIxy(['forward', a, b, '--workers', '2'], {
         env: { IXY_PCI_ROOT: model().dir },
         onStart: async (child) => {
-          // The source only once the queues are up: frames offered to RSS queues while the
-          // driver sets them up crash the model (a NULL ring in rx_visit, seen with issue 34).
+          // Traffic, the stall and SIGINT once both workers' TX queues are up: they must find
+          // the forwarder running, not setting up.
           await model().waitFor(1, (s) => s.txQueuesActive === 2, 10000);
           await model().source(0, { rate: 20000, flows: 64 });
           await sleep(500);
