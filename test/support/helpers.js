@@ -46,8 +46,8 @@ function tsharkFields(file, fields) {
   return out.split('\n').filter((l) => l.length > 0).map((l) => l.split('|'));
 }
 
-// This process's mappings of hugetlbfs files: DMA memory it still holds.
-// Hugepage mappings of this process: files in /mnt/huge, or the addon's memfd fallback.
+// This process's hugepage mappings, the DMA memory it still holds: files in /mnt/huge, or
+// the addon's memfd fallback.
 function hugepageMappings() {
   return fs.readFileSync('/proc/self/maps', 'utf8').split('\n').filter((l) => l.includes('/mnt/huge/') || l.includes('/memfd:ixy-dma')).length;
 }
