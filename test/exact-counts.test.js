@@ -7,7 +7,7 @@ const assert = require('assert');
 const ixy = require('../lib');
 const { modelForSuite } = require('./support/helpers');
 
-const sleep = (ms) => new Promise((r) => setTimeout(r, ms));
+const { sleep } = require('../lib/host/register-access');
 
 describe('exact counts', function () {
   const model = modelForSuite(1);

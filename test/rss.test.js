@@ -11,7 +11,7 @@ const { modelForSuite } = require('./support/helpers');
 const { MS_KEY, MS_VECTORS, hashOf, sourceFlow, frameTuple } = require('./support/rss');
 
 const seqOf = (b) => ((b[42] << 24) | (b[43] << 16) | (b[44] << 8) | b[45]) >>> 0;
-const sleep = (ms) => new Promise((r) => setTimeout(r, ms));
+const { sleep } = require('../lib/host/register-access');
 
 // Receives from every RX queue until `want` frames came; per frame its queue, tuple, hash
 // and sequence number.

@@ -14,7 +14,7 @@ const { parseTotals } = require('../lib/apps/frame-account');
 
 const EXAMPLE = path.join(__dirname, '..', 'examples', 'forward-workers.js');
 const LIB = path.join(__dirname, '..', 'lib');
-const sleep = (ms) => new Promise((r) => setTimeout(r, ms));
+const { sleep } = require('../lib/host/register-access');
 
 // Runs `body` (the text of a function of (ixy, workerData)) in a worker; resolves with what
 // it returned, rejects with what it threw.
