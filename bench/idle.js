@@ -18,13 +18,12 @@
 // 'interrupt' sleeps on the model's interrupts (lib/host/model-irq.js). The model runs on CPU 0 and
 // the driver on CPU 1 (as in loss.js): on one CPU they take turns of milliseconds.
 const { spawn } = require('child_process');
-const fs = require('fs');
 const path = require('path');
 const readline = require('readline');
 const { Model } = require('../lib/model');
 const { eachOption } = require('./args');
 const { sleep } = require('./run-one');
-const { pin } = require('./loss');
+const { pin, cpuSeconds } = require('./host');
 const { spread } = require('./summary');
 
 const IXY = path.join(__dirname, '..', 'bin', 'ixy.js');
@@ -34,12 +33,6 @@ const USAGE = `usage: node bench/idle.js [--seconds S] [--rounds N] [--modes LIS
   --modes LIST  idle modes (default spin,backoff,interrupt)
   --loops LIST  loops (default forward,pcap,receive)
   --idle-rate R idleRate of the loops (frames/s; bounds a backoff sleep, lib/device/idle-bound.js)`;
-
-// user + system CPU seconds of process `pid` so far (fields 14, 15 of /proc/PID/stat).
-function cpuSeconds(pid) {
-  const fields = fs.readFileSync(`/proc/${pid}/stat`, 'utf8').split(') ')[1].split(' ');
-  return (Number(fields[11]) + Number(fields[12])) / 100; // USER_HZ = 100 on Linux
-}
 
 // The receive() loop, run as `node bench/idle.js --child-receive ADDRESS MODE`: prints
 // {"ready":true}, then per batch that follows 100 ms without one {"t":ns}.

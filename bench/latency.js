@@ -9,17 +9,16 @@
 // Per rate and driver: a fresh model, its lines paced at 10 Gb/s, port 0's source at the
 // rate (64-byte frames), the driver forwarding 0 -> 1 (and 1 -> 0, idle); after --warmup
 // seconds the histogram of port 1 is cleared, after --seconds more it is read. The model
-// runs on CPU 0, the driver's main thread on CPU 1, its other threads on CPU 0 (loss.js).
+// runs on CPU 0, the driver's main thread on CPU 1, its other threads on CPU 0 (host.js pinDriver).
 // The JS driver counts its GCs over the same window (js-child.js).
-const fs = require('fs');
 const os = require('os');
 const path = require('path');
 const { Model } = require('../lib/model');
 const { startDriver, sleep } = require('./run-one');
 const { buildCForward } = require('./c-build');
-const { machine } = require('./summary');
+const { machine, writeResults } = require('./summary');
 const { eachOption } = require('./args');
-const { pin } = require('./loss');
+const { pin, pinDriver } = require('./host');
 
 const FRAME_SIZE = 60; // 64 bytes on the wire with the FCS
 const USAGE = `usage: npm run bench -- --latency [--rates 0.1,1,5] [--seconds S] [--warmup S] [--batch N] [--runs N] [--results DIR]
@@ -38,8 +37,7 @@ async function latencyRun({ lang, mpps, seconds, warmup, batch, cForward }) {
     pin(model.pid, 0);
     const cfg = { mode: 'forward', batch, warmup, seconds, touch: true, ring: 512, dir: model.dir, addresses: model.addresses };
     driver = await startDriver(lang, cfg, cForward);
-    pin(driver.child.pid, 0);
-    pin(driver.child.pid, 1, false);
+    pinDriver(driver.child.pid);
     await model.source(0, { rate: Math.round(mpps * 1e6), size: FRAME_SIZE });
     await sleep(warmup * 1000);
     await model.clear(0);
@@ -48,9 +46,7 @@ async function latencyRun({ lang, mpps, seconds, warmup, batch, cForward }) {
     const histogram = await model.latency(1);
     const [port0, port1] = await model.stats();
     await model.sourceOff(0);
-    const { code, signal } = await driver.exited;
-    if (code !== 0) throw new Error(`${lang} driver exited with ${code ?? signal}: ${driver.stderr().trim()}`);
-    const last = driver.lines[driver.lines.length - 1] || {};
+    const last = (await driver.finished()) || {};
     return {
       lang, mpps, histogram, offered: port0.rxOffered, dropped: port0.rxDropNoDesc,
       // received but not sent on: what the driver dropped for a full TX ring (C does, the
@@ -59,7 +55,7 @@ async function latencyRun({ lang, mpps, seconds, warmup, batch, cForward }) {
       gcs: last.gcs ?? null, gcPauseUs: last.gcPauseUs ?? null, sourcePausedUs: port0.sourcePausedUs,
     };
   } finally {
-    if (driver && driver.running()) driver.child.kill('SIGKILL');
+    if (driver) driver.kill();
     await model.stop();
   }
 }
@@ -111,9 +107,7 @@ async function main(argv) {
     }
   }
   const { results: dir, ...options } = o;
-  fs.mkdirSync(dir, { recursive: true });
-  const file = path.join(dir, `latency-${started.toISOString().replace(/[:.]/g, '-')}.json`);
-  fs.writeFileSync(file, `${JSON.stringify({ date: started.toISOString(), machine: machine(), options, results }, null, 2)}\n`);
+  const file = writeResults(dir, 'latency-', started, { date: started.toISOString(), machine: machine(), options, results });
   console.log(`results: ${file}`);
 }
 

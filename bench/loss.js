@@ -13,29 +13,16 @@
 // puts them on the driver's CPU, which then also pays for every compilation.
 // The model skips the time it was itself descheduled (sourcePausedUs), so what is
 // counted is what the driver lost.
-const { execFileSync } = require('child_process');
-const fs = require('fs');
 const os = require('os');
 const path = require('path');
 const { Model } = require('../lib/model');
 const { startDriver, sleep } = require('./run-one');
 const { buildCForward } = require('./c-build');
-const { machine, spread } = require('./summary');
+const { machine, spread, writeResults } = require('./summary');
 const { eachOption } = require('./args');
+const { pin, pinDriver } = require('./host');
 
 const FRAME_SIZE = 60; // 64 bytes on the wire with the FCS
-
-// Pins the threads of `pid` to `cpu`: all of them, or only its main thread (whose thread
-// id is the pid). Threads made later inherit the affinity of the thread that makes them.
-function pin(pid, cpu, allThreads = true) {
-  execFileSync('taskset', [...(allThreads ? ['-a'] : []), '-p', '-c', String(cpu), String(pid)], { stdio: 'ignore' });
-}
-
-// The driver's main thread on CPU 1; its other threads on CPU 0 or 1 (see the top).
-function pinDriver(pid, helpers) {
-  pin(pid, helpers === 'driver' ? 1 : 0);
-  pin(pid, 1, false);
-}
 
 async function port0(model) {
   return (await model.stats())[0];
@@ -74,7 +61,7 @@ async function lossRun({ lang, rate, idle, idleMode = 'spin', idleRate, seconds,
     const pausedMs = (last.sourcePausedUs - start.sourcePausedUs) / 1000;
     return { drops, dropsFirstSecond, dropsAfter, offered, delivered, pausedMs, mpps: delivered / elapsed / 1e6 };
   } finally {
-    if (driver && driver.running()) driver.child.kill('SIGKILL');
+    if (driver) driver.kill();
     await model.stop();
   }
 }
@@ -213,9 +200,7 @@ async function main(argv) {
   const started = new Date();
   const cForward = o.c ? buildCForward() : null;
   const result = { date: started.toISOString(), machine: machine(), ...await measureLoss(o, cForward) };
-  fs.mkdirSync(o.results, { recursive: true });
-  const file = path.join(o.results, `loss-${started.toISOString().replace(/[:.]/g, '-')}.json`);
-  fs.writeFileSync(file, `${JSON.stringify(result, null, 2)}\n`);
+  const file = writeResults(o.results, 'loss-', started, result);
   print(`results: ${file}`);
 }
 
@@ -226,4 +211,4 @@ if (require.main === module) {
   });
 }
 
-module.exports = { main, measureLoss, lossRun, pin };
+module.exports = { main, measureLoss, lossRun };

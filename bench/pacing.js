@@ -19,7 +19,8 @@ const path = require('path');
 const { Model } = require('../lib/model');
 const { parseRate } = require('../lib/traffic/pacing');
 const { eachOption } = require('./args');
-const { machine } = require('./summary');
+const { machine, writeResults } = require('./summary');
+const { cpuSeconds } = require('./host');
 
 const IXY = path.join(__dirname, '..', 'bin', 'ixy.js');
 const USAGE = `usage: npm run bench -- --pacing [options]
@@ -66,14 +67,6 @@ function wireTimes(file) {
 
 function percentile(sorted, p) {
   return sorted[Math.min(sorted.length - 1, Math.floor(p * sorted.length))];
-}
-
-const CLOCK_TICKS = 100; // USER_HZ: the unit of utime and stime in /proc/PID/stat
-
-// CPU seconds (user + system) of a process so far.
-function cpuSeconds(pid) {
-  const fields = fs.readFileSync(`/proc/${pid}/stat`, 'utf8').split(') ')[1].split(' ');
-  return (Number(fields[11]) + Number(fields[12])) / CLOCK_TICKS;
 }
 
 // Runs `ixy args` (under nice(1) unless nice is 0, so that every thread has it) and
@@ -165,9 +158,7 @@ async function main(argv) {
   } finally {
     fs.rmSync(dir, { recursive: true, force: true });
   }
-  fs.mkdirSync(o.results, { recursive: true });
-  const out = path.join(o.results, `pacing-${new Date().toISOString().replace(/[:.]/g, '-')}.json`);
-  fs.writeFileSync(out, `${JSON.stringify({ kind: 'pacing', machine: machine(), load: os.loadavg(), options: o, rows }, null, 2)}\n`);
+  const out = writeResults(o.results, 'pacing-', new Date(), { kind: 'pacing', machine: machine(), load: os.loadavg(), options: o, rows });
   process.stdout.write(`results: ${out}\n`);
 }
 

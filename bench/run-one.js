@@ -55,8 +55,10 @@ function childCommand(lang, cfg, cForward, node = process.execPath) {
 
 // Starts one driver process (the JS app or the C yardstick) on the model in cfg.dir and
 // resolves once it says its ports are up: { child, lines (its JSON lines), exited,
-// running(), stderr() }. Rejects, with what the driver printed, if it exits before that.
-// node: the Node.js binary of the JS driver.
+// running(), stderr(), finished(), kill() }. Rejects, with what the driver printed, if it
+// exits before that. finished() waits for the driver to end by itself and resolves with its
+// last JSON line, or rejects with what it printed unless it exited 0; kill() kills it if
+// it still runs. node: the Node.js binary of the JS driver.
 async function startDriver(lang, cfg, cForward, node = process.execPath) {
   const [cmd, args] = childCommand(lang, cfg, cForward, node);
   const child = spawn(cmd, args, { env: { ...process.env, IXY_PCI_ROOT: cfg.dir }, stdio: ['ignore', 'pipe', 'pipe'] });
@@ -82,7 +84,13 @@ async function startDriver(lang, cfg, cForward, node = process.execPath) {
     throw new Error(`${lang} driver failed before it was ready: ${stderr.trim() || 'no message'}`);
   }
   const running = () => child.exitCode === null && child.signalCode === null;
-  return { child, lines, exited, running, stderr: () => stderr };
+  const finished = async () => {
+    const { code, signal } = await exited;
+    if (code !== 0) throw new Error(`${lang} driver exited with ${code ?? signal}: ${stderr.trim()}`);
+    return lines[lines.length - 1];
+  };
+  const kill = () => { if (running()) child.kill('SIGKILL'); };
+  return { child, lines, exited, running, stderr: () => stderr, finished, kill };
 }
 
 // Resolves with { mpps, nsPerPacket, packets, seconds, child: <the child's last JSON line> }.
@@ -96,15 +104,14 @@ async function runOne({ lang, mode = 'forward', batch, warmup, seconds, touch = 
     const s1 = await sample(model);
     await sleep(seconds * 1000);
     const s2 = await sample(model);
-    const { code, signal } = await driver.exited;
-    if (code !== 0) throw new Error(`${lang} driver exited with ${code ?? signal}: ${driver.stderr().trim()}`);
+    const last = await driver.finished();
     checkDescriptors(s2.ports, `${lang} driver`);
     const packets = s2.txFrames - s1.txFrames;
     const secs = (s2.at - s1.at) / 1000;
     const mpps = packets / secs / 1e6;
-    return { mpps, nsPerPacket: mpps > 0 ? 1000 / mpps : null, packets, seconds: secs, child: driver.lines[driver.lines.length - 1] };
+    return { mpps, nsPerPacket: mpps > 0 ? 1000 / mpps : null, packets, seconds: secs, child: last };
   } finally {
-    if (driver && driver.running()) driver.child.kill('SIGKILL');
+    if (driver) driver.kill();
     await model.stop();
   }
 }
@@ -114,9 +121,7 @@ async function runOne({ lang, mode = 'forward', batch, warmup, seconds, touch = 
 // mode: 'stand-in' (forwarding) or 'stand-in-generate'.
 async function runStandIn({ lang, batch, warmup, seconds, ring = 512, cForward, node, mode = 'stand-in' }) {
   const driver = await startDriver(lang, { mode, batch, warmup, seconds, ring }, cForward, node);
-  const { code, signal } = await driver.exited;
-  if (code !== 0) throw new Error(`${lang} stand-in run exited with ${code ?? signal}: ${driver.stderr().trim()}`);
-  return driver.lines[driver.lines.length - 1];
+  return driver.finished();
 }
 
 module.exports = { runOne, runStandIn, startDriver, sample, sleep, forwardTraffic, MODEL_CONFIG };

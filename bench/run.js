@@ -24,7 +24,7 @@ const { sideBySide } = require('./side-by-side');
 const { buildCForward, buildLineTrip } = require('./c-build');
 const { plotSvg } = require('./plot');
 const { eachOption } = require('./args');
-const { spread, summarize, machine, tripsBetween, byPhase } = require('./summary');
+const { spread, summarize, machine, writeResults, tripsBetween, byPhase } = require('./summary');
 
 const ALL_BATCHES = [1, 2, 4, 8, 16, 32, 64, 128, 256];
 const USAGE = `usage: npm run bench [-- options]
@@ -260,9 +260,7 @@ async function main() {
   }
   result.loadAverageAfter = os.loadavg();
 
-  fs.mkdirSync(o.results, { recursive: true });
-  const file = path.join(o.results, `${started.toISOString().replace(/[:.]/g, '-')}.json`);
-  fs.writeFileSync(file, `${JSON.stringify(result, null, 2)}\n`);
+  const file = writeResults(o.results, '', started, result);
   process.stdout.write(`results: ${file}\n`);
   if (o.latest) {
     const latest = path.join(__dirname, 'results', 'latest.json');

@@ -4,6 +4,7 @@
 const { execFileSync } = require('child_process');
 const fs = require('fs');
 const os = require('os');
+const path = require('path');
 
 // A cache line's one-way trip between the two vCPUs below this (ns): the host has put them
 // on cores that share a cache. Seen: 35-75 ns then, 100-220 ns otherwise (line-trip.c).
@@ -61,6 +62,15 @@ function machine() {
   return { cpu, nproc: os.cpus().length, node: process.version, kernel: os.release(), loadAverage: os.loadavg() };
 }
 
+// Writes `result` as JSON to DIR/PREFIX<date>.json (the date as a file name may have it),
+// DIR made if need be; returns the file's path.
+function writeResults(dir, prefix, date, result) {
+  fs.mkdirSync(dir, { recursive: true });
+  const file = path.join(dir, `${prefix}${date.toISOString().replace(/[:.]/g, '-')}.json`);
+  fs.writeFileSync(file, `${JSON.stringify(result, null, 2)}\n`);
+  return file;
+}
+
 // The line-trip probe (build/line-trip, from line-trip.c): one-way trip in ns.
 function lineTrip(binary) {
   return Number(execFileSync(binary, { encoding: 'utf8' }));
@@ -93,4 +103,4 @@ function byPhase(measurements, ratioOf) {
   return { near: phase(groups.near), far: phase(groups.far), mixed: groups.mixed.length, nearBelowNs: NEAR_NS };
 }
 
-module.exports = { total, checkDescriptors, spread, summarize, machine, tripsBetween, byPhase };
+module.exports = { total, checkDescriptors, spread, summarize, machine, writeResults, tripsBetween, byPhase };

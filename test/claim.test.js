@@ -6,6 +6,8 @@
 // `ixy list` shows who holds each port.
 const assert = require('assert');
 const { spawn } = require('child_process');
+const fs = require('fs');
+const path = require('path');
 const ixy = require('../lib');
 const claim = require('../lib/host/claim');
 const { assertIxyError, modelForSuite, runIxy } = require('./support/helpers');
@@ -74,8 +76,6 @@ describe('one owner per NIC', function () {
 
   it('refuses a second claim through another open file in the same process (the flock itself)', function () {
     const { lockDevice } = claim;
-    const fs = require('fs');
-    const path = require('path');
     const key = claim.claimDevice(address);
     const fd = fs.openSync(path.join(model().dir, address, 'resource0'), 'r');
     try {
@@ -148,8 +148,6 @@ describe('one owner per NIC', function () {
   // Issue 34, 5: whoever can open the claim's file can flock it. config is world-readable
   // in sysfs; root's claim is on resource0, which only root can open.
   it('a user who can read config cannot keep root\'s ixy out', async function () {
-    const fs = require('fs');
-    const path = require('path');
     const dir = model().dir;
     const mode = fs.statSync(dir).mode & 0o7777;
     fs.chmodSync(dir, 0o755); // as readable as sysfs is
@@ -190,8 +188,6 @@ describe('one owner per NIC', function () {
   });
 
   it('prints interface and driver names someone planted with control characters escaped in ixy list', async function () {
-    const fs = require('fs');
-    const path = require('path');
     const net = path.join(model().dir, model().addresses[1], 'net', 'eth\x1b[31m0\x9b');
     fs.mkdirSync(net, { recursive: true });
     try {

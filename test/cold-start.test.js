@@ -2,62 +2,29 @@
 
 // A forwarder started with default flags, left idle, then met by traffic (issue 39): it
 // sleeps while idle (lib/device/idle.js), and the first frames after the idleness must find the
-// busy loop as ready as a spinning loop finds it. What broke that: the loop's busy code
-// (runSlice() with the whole forwarding step inlined, lib/apps/loop.js) was compiled by
-// TurboFan only at the first frame after idleness, since an idle loop never called it;
-// that compilation (40-170 ms of a CPU here) then competed with the loop as traffic began,
-// and the RX ring and packet buffer (about 6.6 ms at 1 Mpps) overflowed.
-// The default on the model is idle 'interrupt' (lib/host/model-irq.js); the loop slept through the
-// safety timeouts of its interrupt wait, and waking from them once left the interrupts masked
-// and the loop asleep for the next second (lib/device/idle.js says why).
+// busy loop as ready as a spinning loop finds it: its busy code (runSlice() with the whole
+// forwarding step inlined, lib/apps/loop.js) already compiled by TurboFan, though an idle
+// loop never calls it, since a compilation that starts with the traffic competes with the
+// loop while the RX ring and packet buffer hold only milliseconds of frames; and, with the
+// model's default idle 'interrupt' (lib/host/model-irq.js), still woken by interrupts after
+// the safety timeouts of its interrupt wait (lib/device/idle.js says why). How both were
+// found: bench/LOG.md, "The cold-start stall".
 // Each run: a fresh model and `ixy forward A B` with V8's --trace-opt; idle for two seconds
 // (until its second report), then FRAMES frames at 1 Mpps into port 0, checked in order at
 // port 1's sink. Losses are the model's count (rxDropNoDesc), not the forwarder's.
 const assert = require('assert');
-const { spawn } = require('child_process');
-const fs = require('fs');
-const path = require('path');
-const { Model } = require('../lib/model/index');
-const { IXY, suiteTmpDir } = require('./support/helpers');
-const { sleep } = require('../lib/host/register-access');
+const { suiteTmpDir } = require('./support/helpers');
+const { tracedForward } = require('./support/traced-forward');
 
 const RUNS = 3;
 const FRAMES = 200000;
 const RATE = 1000000;
 const HOT = ['runSlice', 'step', 'forwardBatch', 'receive', 'touchFrames', 'send', 'reclaim'];
 
-// One cold start; resolves with { code, stderr, trafficTrace, ports }.
-async function coldStart(dir) {
-  const model = await Model.start({ ports: 2, config: ['sink 0', 'sink 1 check=1'] });
-  try {
-    const outFile = path.join(dir, 'trace.txt');
-    const out = fs.openSync(outFile, 'w');
-    // stdbuf: V8 prints through C stdio; line-buffered, its lines and the app's are in order.
-    const args = ['-oL', process.execPath, '--trace-opt', '--trace-deopt', IXY, 'forward', ...model.addresses];
-    const child = spawn('stdbuf', args, { env: { ...process.env, IXY_PCI_ROOT: model.dir }, stdio: ['ignore', out, 'pipe'] });
-    fs.closeSync(out);
-    let stderr = '';
-    child.stderr.on('data', (d) => { stderr += d; });
-    const exited = new Promise((resolve) => child.on('exit', resolve));
-    const deadline = Date.now() + 20000;
-    // Two seconds idle (its second report): past the first timeout of an interrupt-waiting
-    // loop (lib/device/idle.js INTERRUPT_SAFETY_MS), after which it must still wake by interrupt.
-    while ((fs.readFileSync(outFile, 'utf8').match(/\] RX: /g) || []).length < 4) {
-      if (Date.now() > deadline || child.exitCode !== null) throw new Error(`ixy forward printed no rate line: ${stderr}`);
-      await sleep(50);
-    }
-    const trafficAt = fs.statSync(outFile).size;
-    await model.source(0, { rate: RATE, count: FRAMES });
-    await model.waitFor(0, (s) => s.rxOffered === FRAMES, 30000);
-    await model.waitFor(1, (s) => s.sinkFrames === FRAMES, 5000).catch(() => {});
-    child.kill('SIGINT');
-    const code = await exited;
-    const trace = fs.readFileSync(outFile, 'utf8');
-    return { code, stderr, idleTrace: trace.slice(0, trafficAt), trafficTrace: trace.slice(trafficAt), ports: await model.stats() };
-  } finally {
-    await model.stop();
-  }
-}
+// Two seconds idle (its second report, a rate line per port): past the first timeout of an
+// interrupt-waiting loop (lib/device/idle.js INTERRUPT_SAFETY_MS), after which it must still
+// wake by interrupt.
+const coldStart = (dir) => tracedForward(dir, { flags: ['--trace-opt', '--trace-deopt'], rateLines: 4, rate: RATE, frames: FRAMES });
 
 describe('ixy forward with default flags, from a cold start', function () {
   this.timeout(40000 * RUNS);

@@ -5,37 +5,27 @@
 // counts over through the registers, native/model/README.md "Statistics registers").
 const assert = require('assert');
 const ixy = require('../lib');
-const { Model } = require('../lib/model');
+const { modelForSuite } = require('./support/helpers');
 
-const sleep = (ms) => new Promise((r) => setTimeout(r, ms));
+const { sleep } = require('../lib/host/register-access');
 
 describe('exact counts', function () {
-  let model;
-
-  before(async function () {
-    model = await Model.start({ ports: 1 });
-    process.env.IXY_PCI_ROOT = model.dir;
-  });
-
-  after(async function () {
-    delete process.env.IXY_PCI_ROOT;
-    if (model) await model.stop();
-  });
+  const model = modelForSuite(1);
 
   it('one stats() after traffic stops equals the frames the model dropped, though stats() was read during the run', async function () {
     this.timeout(30000);
     const N = 60000;
-    const dev = await ixy.open(model.addresses[0], { rxRingSize: 64 });
+    const dev = await ixy.open(model().addresses[0], { rxRingSize: 64 });
     try {
       // Nobody receives: the ring fills at once and the rest is dropped for want of descriptors.
-      await model.clear(0);
-      await model.source(0, { rate: 600000, size: 60, count: N });
+      await model().clear(0);
+      await model().source(0, { rate: 600000, size: 60, count: N });
       let during = 0;
       for (let i = 0; i < 10; i++) {
         await sleep(5);
         during = dev.stats().rxMissed; // as a per-second report would, while frames still drop
       }
-      const truth = await model.waitFor(0, (s) => s.rxOffered === N, 20000);
+      const truth = await model().waitFor(0, (s) => s.rxOffered === N, 20000);
       assert.ok(during < truth.rxDropNoDesc, 'the run ended before the reads in it: nothing to show');
       const missed = dev.stats().rxMissed;
       assert.strictEqual(missed, truth.rxDropNoDesc, `one stats() said ${missed}, the model dropped ${truth.rxDropNoDesc}`);

@@ -4,7 +4,7 @@
 // frames between receive and send, and what it does with frames the TX ring refuses.
 // Then how V8 compiles the step in the real command.
 const assert = require('assert');
-const { spawn, spawnSync } = require('child_process');
+const { spawnSync } = require('child_process');
 const fs = require('fs');
 const path = require('path');
 const { Mempool } = require('../lib/memory/mempool');
@@ -13,7 +13,7 @@ const { forward, forwardBatch } = require('../lib/apps/forward');
 const { native } = require('../lib/host/native');
 const { Model } = require('../lib/model');
 const { IXY, suiteTmpDir, hugetlbfsFiles, hugepageMappings } = require('./support/helpers');
-const { sleep } = require('../lib/host/register-access');
+const { tracedForward } = require('./support/traced-forward');
 
 // The model's traffic for forwarding at full load: on both ports a source of 60-byte frames
 // that fills every free RX descriptor (rate 0), and a sink that counts.
@@ -175,41 +175,13 @@ describe('ixy forward, from its first frame', function () {
   let run;
 
   // Idle until the loop has printed its first rate line (a second), then FRAMES frames at
-  // 100 kpps into port 0, checked in order at port 1's sink; stopped (SIGINT) once they are
-  // through. V8 prints each deoptimisation (--trace-deopt) to stdout, through C stdio:
-  // stdbuf makes that line-buffered, so the file holds V8's lines and the app's in the
-  // order they happened, and what follows the offset at which the traffic started is what
-  // the traffic caused. (Deoptimisations while idle are harmless: V8 compiles early and
-  // corrects itself before any frame waits.) The forwarder spins while idle, as the loss
+  // 100 kpps into port 0, checked in order at port 1's sink, with V8 printing each
+  // deoptimisation (--trace-deopt) in order with the app's lines (tracedForward). What the
+  // traffic caused is what counts: deoptimisations while idle are harmless, V8 compiles
+  // early and corrects itself before any frame waits. The forwarder spins while idle, as the loss
   // benchmark's does; test/cold-start.test.js runs it with its default idle mode.
   before(async function () {
-    const model = await Model.start({ ports: 2, config: ['sink 0', 'sink 1 check=1'] });
-    try {
-      const outFile = path.join(tmpDir(), 'deopt.txt');
-      const out = fs.openSync(outFile, 'w');
-      const args = ['-oL', process.execPath, '--trace-deopt', IXY, 'forward', '--idle', 'spin', ...model.addresses];
-      const child = spawn('stdbuf', args, { env: { ...process.env, IXY_PCI_ROOT: model.dir }, stdio: ['ignore', out, 'pipe'] });
-      fs.closeSync(out);
-      let stderr = '';
-      child.stderr.on('data', (d) => { stderr += d; });
-      const exited = new Promise((resolve) => child.on('exit', resolve));
-      const deadline = Date.now() + 20000;
-      while (!/\] RX: /.test(fs.readFileSync(outFile, 'utf8'))) {
-        if (Date.now() > deadline || child.exitCode !== null) throw new Error(`ixy forward printed no rate line: ${stderr}`);
-        await sleep(50);
-      }
-      const trafficAt = fs.statSync(outFile).size;
-      await model.source(0, { rate: 100000, count: FRAMES });
-      await model.waitFor(0, (s) => s.rxOffered === FRAMES, 30000);
-      // The last frames through to the sink (or, should some be lost, a while to show it).
-      await model.waitFor(1, (s) => s.sinkFrames === FRAMES, 5000).catch(() => {});
-      child.kill('SIGINT');
-      const code = await exited;
-      const trace = fs.readFileSync(outFile, 'utf8');
-      run = { code, stderr, idleTrace: trace.slice(0, trafficAt), trafficTrace: trace.slice(trafficAt), ports: await model.stats() };
-    } finally {
-      await model.stop();
-    }
+    run = await tracedForward(tmpDir(), { flags: ['--trace-deopt'], args: ['--idle', 'spin'], rate: 100000, frames: FRAMES });
   });
 
   it('does not deoptimise the step when the first frames arrive', function () {

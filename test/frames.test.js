@@ -7,28 +7,19 @@ const assert = require('assert');
 const { Readable, Writable } = require('stream');
 const { pipeline } = require('stream/promises');
 const ixy = require('../lib');
+const { modelForSuite } = require('./support/helpers');
 const { packet } = ixy;
 
 describe('frames as Node expects them', function () {
-  let model;
-
-  before(async function () {
-    model = await ixy.Model.start({ ports: 1 });
-    process.env.IXY_PCI_ROOT = model.dir;
-  });
-
-  after(async function () {
-    delete process.env.IXY_PCI_ROOT;
-    if (model) await model.stop();
-  });
+  const model = modelForSuite(1);
 
   // A test that ends before its source has sent everything must not leave frames for the
   // next one, whose checks start from the first sequence number it sees.
   afterEach(async function () {
-    if (model) await model.sourceOff(0);
+    if (model()) await model().sourceOff(0);
   });
 
-  const openPort = (options = {}) => ixy.open(model.addresses[0], { rxRingSize: 4096, mempoolEntries: 8192, ...options });
+  const openPort = (options = {}) => ixy.open(model().addresses[0], { rxRingSize: 4096, mempoolEntries: 8192, ...options });
 
   // A Writable that records each frame's sequence number after a turn of the event loop,
   // as a sink doing I/O would, and ends the pipeline after n frames.
@@ -62,8 +53,8 @@ describe('frames as Node expects them', function () {
     const before = Date.now();
     let first = null;
     try {
-      await model.clear(0);
-      await model.source(0, { rate: 50000, size: 80, count: N });
+      await model().clear(0);
+      await model().source(0, { rate: 50000, size: 80, count: N });
       const { seqs, sink } = sequenceSink(N, (f) => {
         if (first === null) first = f;
         return [packet.readSeq(f.data)];
@@ -85,8 +76,8 @@ describe('frames as Node expects them', function () {
     const dev = await openPort();
     const controller = new AbortController();
     try {
-      await model.clear(0);
-      await model.source(0, { rate: 50000, size: 60, count: N });
+      await model().clear(0);
+      await model().source(0, { rate: 50000, size: 60, count: N });
       const seqsOf = (batch) => {
         const out = [];
         for (let i = 0; i < batch.count; i++) out.push(packet.readSeq(batch.data(i)));
@@ -106,8 +97,8 @@ describe('frames as Node expects them', function () {
     const dev = await openPort({ debug: true });
     let kept = null;
     try {
-      await model.clear(0);
-      await model.source(0, { rate: 0, size: 60, count: 40 });
+      await model().clear(0);
+      await model().source(0, { rate: 0, size: 60, count: 40 });
       let got = 0;
       let base = null;
       for await (const batch of dev.receive(0, { batchSize: 16 })) {

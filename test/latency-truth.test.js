@@ -25,8 +25,7 @@ describe('latency truth (device model)', function () {
     [mem0, mem1] = [d.dmaMemory(), d.dmaMemory()];
     for (const dev of [dev0, dev1]) {
       d.busMaster(dev, true);
-      await d.reset(dev);
-      await d.linkUp(dev);
+      await d.resetLinkUp(dev);
     }
     await d.setupRx(dev0, mem0);
     await d.setupTx(dev1, mem1);

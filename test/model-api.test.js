@@ -4,28 +4,19 @@
 // options on, and the driver sees the broken frames the model says it sent.
 const assert = require('assert');
 const ixy = require('../lib');
+const { modelForSuite } = require('./support/helpers');
 
 describe('Model API: broken frames from source()', function () {
   this.timeout(30000);
-  let model;
-
-  before(async function () {
-    model = await ixy.Model.start({ ports: 1 });
-    process.env.IXY_PCI_ROOT = model.dir;
-  });
-
-  after(async function () {
-    delete process.env.IXY_PCI_ROOT;
-    if (model) await model.stop();
-  });
+  const model = modelForSuite(1);
 
   it('ipsum, udpsum and fcs reach the model: the NIC reports what each broke', async function () {
-    const dev = await ixy.open(model.addresses[0]);
+    const dev = await ixy.open(model().addresses[0]);
     const batch = new ixy.PacketBatch(16, null, { status: true });
     const first = async (options) => {
-      await model.clear(0);
-      await model.source(0, { count: 4, ...options });
-      await model.waitFor(0, (s) => s.rxOffered === 4);
+      await model().clear(0);
+      await model().source(0, { count: 4, ...options });
+      await model().waitFor(0, (s) => s.rxOffered === 4);
       let n = 0;
       while (n === 0) n = dev.rxBatch(0, batch);
       const flags = batch.checksumOf(0);
@@ -38,9 +29,9 @@ describe('Model API: broken frames from source()', function () {
       assert.strictEqual(await first({ udpsum: 'bad' }) & ixy.CHECKSUM_L4_BAD, ixy.CHECKSUM_L4_BAD);
       assert.strictEqual(await first({ udpsum: 'good' }), ixy.CHECKSUM_IP_GOOD | ixy.CHECKSUM_L4_GOOD);
       const before = dev.stats().rxErrors;
-      await model.clear(0);
-      await model.source(0, { count: 3, fcs: 'bad' });
-      const truth = await model.waitFor(0, (s) => s.rxOffered === 3);
+      await model().clear(0);
+      await model().source(0, { count: 3, fcs: 'bad' });
+      const truth = await model().waitFor(0, (s) => s.rxOffered === 3);
       assert.strictEqual(truth.rxDropCrc, 3);
       assert.strictEqual(dev.stats().rxErrors - before, 3, 'one stats() counts the CRC errors');
     } finally {

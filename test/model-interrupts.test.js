@@ -30,11 +30,7 @@ describe('model interrupts (82599 7.3)', function () {
   let dev;
   let mem;
 
-  beforeEach(async () => {
-    ({ model, dev, mem } = await d.startPort(0));
-    await d.reset(dev);
-    await d.linkUp(dev);
-  });
+  beforeEach(async () => { ({ model, dev, mem } = await d.startPort(0, { link: true })); });
   afterEach(() => d.stopPort({ model, mem }));
 
   const interrupts = async () => (await model.stats(0)).interrupts;
@@ -162,8 +158,7 @@ describe('model interrupts (82599 7.3)', function () {
     assert.ok(moderated.delivered > 1000, `${moderated.delivered} frames`);
     assert.ok(moderated.sent >= 1);
     assert.ok(moderated.sent <= moderated.ms + 1, `${moderated.sent} interrupts in ${moderated.ms.toFixed(0)} ms: more than 1 per ms`);
-    await d.reset(dev);
-    await d.linkUp(dev);
+    await d.resetLinkUp(dev);
     const free = await stream(0, 400);
     assert.ok(free.sent > 2 * (free.ms + 1), `without moderation ${free.sent} interrupts in ${free.ms.toFixed(0)} ms`);
   });

@@ -24,9 +24,7 @@ describe('device model: lifecycle', function () {
         const dev = d.open(model, 0);
         const mem = d.dmaMemory();
         d.busMaster(dev, true);
-        await d.reset(dev);
-        await d.linkUp(dev);
-        await d.setupRx(dev, mem);
+        await d.readyRx(dev, mem);
         if (process.argv[2] === 'tx') {       // 10 frames queued while the model stalls TX
           await d.setupTx(dev, mem);
           for (let i = 0; i < 10; i++) d.txDesc(mem, i, 60);

@@ -15,12 +15,6 @@ describe('device model: registers', function () {
   beforeEach(async () => { ({ model, dev, mem } = await d.startPort(0)); });
   afterEach(() => d.stopPort({ model, mem }));
 
-  async function rxReady(opts) {
-    await d.reset(dev);
-    await d.linkUp(dev);
-    await d.setupRx(dev, mem, opts);
-  }
-
   it('creates the PCI device files', () => {
     const cfg = fs.readFileSync(path.join(dev.dir, 'config'));
     assert.strictEqual(cfg.length, 4096);
@@ -65,7 +59,7 @@ describe('device model: registers', function () {
   });
 
   it('hands statistics over only into registers that read 0 (clear-on-read emulation)', async () => {
-    await rxReady();
+    await d.readyRx(dev, mem);
     await model.source(0, { count: 10 });
     await model.waitFor(0, (x) => x.rxDelivered === 10);
     await d.waitReg(dev, d.R.RDH, 0xffff, 10);
@@ -107,7 +101,7 @@ describe('device model: registers', function () {
   });
 
   it('remove PORT: every register and config byte reads all-ones, the port is gone', async () => {
-    await rxReady();
+    await d.readyRx(dev, mem);
     await model.source(0, { rate: 1000 });
     await model.command('remove 0');
     for (const off of [d.R.CTRL, d.R.LINKS, d.R.RDH, d.R.GPRC, 0x7fffc]) assert.strictEqual(dev.read(off), 0xffffffff);
@@ -130,9 +124,7 @@ describe('device model: registers', function () {
   });
 
   it('reports a bad DMA address in descErrors, completes it and keeps running', async () => {
-    await d.reset(dev);
-    await d.linkUp(dev);
-    await d.setupTx(dev, mem);
+    await d.readyTx(dev, mem);
     await model.sink(0);
     d.txDesc(mem, 0, 60, 0x7ff0_0000_0000);
     d.txDesc(mem, 1, 60);

@@ -3,7 +3,7 @@
 // RSS in the model (native/model/rss.c; 82599 datasheet 7.1.2.8, MRQC 8.2.3.7.12, RETA and
 // RSSRK in 8.2.3.7, write-back 7.1.6.2), driven by writing the registers directly as a
 // driver would, and checked against the published verification suite and against this
-// test's own Toeplitz (test/support-rss.js).
+// test's own Toeplitz (test/support/rss.js).
 const assert = require('assert');
 const d = require('./support/model-driver');
 const { MS_KEY, MS_VECTORS, hashOf, sourceFlow, frameTuple } = require('./support/rss');
@@ -91,11 +91,7 @@ describe('model RSS (82599 7.1.2.8)', function () {
   let dev;
   let mem;
 
-  beforeEach(async () => {
-    ({ model, dev, mem } = await d.startPort(0));
-    await d.reset(dev);
-    await d.linkUp(dev);
-  });
+  beforeEach(async () => { ({ model, dev, mem } = await d.startPort(0, { link: true })); });
   afterEach(() => d.stopPort({ model, mem }));
 
   it('hashes the published verification suite with the key written to RSSRK', async () => {
@@ -191,70 +187,46 @@ describe('model RSS (82599 7.1.2.8)', function () {
     assert.strictEqual(delivered(mem, 0).length, 4);
     assert.ok(delivered(mem, 0).every((f) => f.rssType === 0 && f.hash === 0));
   });
-});
 
-describe('model RSS: programming errors', function () {
-  this.timeout(20000);
-  let model;
-  let dev;
-  let mem;
-
-  beforeEach(async () => {
-    ({ model, dev, mem } = await d.startPort(0));
-    await d.reset(dev);
-    await d.linkUp(dev);
+  describe('programming errors', function () {
+    it('a frame RETA sends to a queue with SRRCTL.BSIZEPACKET 0 is a descriptor error (8.2.3.8.7), not delivered', async () => {
+      setupQueues(dev, mem, 2);
+      dev.write(d.R.SRRCTL + 0x40, 1 << 25); // queue 1: BSIZEPACKET 0
+      programRss(dev, { reta: () => 1 });
+      await startQueues(dev, 2);
+      await d.sleep(SCAN_MS);
+      await model.source(0, { count: 4, flows: 4, rate: 100000 });
+      const s = await model.waitFor(0, (x) => x.descErrors === 4);
+      assert.strictEqual(s.rxDelivered, 0);
+      assert.strictEqual(delivered(mem, 1).length, 0);
+    });
   });
-  afterEach(() => d.stopPort({ model, mem }));
 
-  it('a frame RETA sends to a queue with SRRCTL.BSIZEPACKET 0 is a descriptor error (8.2.3.8.7), not delivered', async () => {
-    setupQueues(dev, mem, 2);
-    dev.write(d.R.SRRCTL + 0x40, 1 << 25); // queue 1: BSIZEPACKET 0
-    programRss(dev, { reta: () => 1 });
-    await startQueues(dev, 2);
-    await d.sleep(SCAN_MS);
-    await model.source(0, { count: 4, flows: 4, rate: 100000 });
-    const s = await model.waitFor(0, (x) => x.descErrors === 4);
-    assert.strictEqual(s.rxDelivered, 0);
-    assert.strictEqual(delivered(mem, 1).length, 0);
-  });
-});
-
-describe('model RSS: a queue without a ring', function () {
-  this.timeout(20000);
-  let model;
-  let dev;
-  let mem;
-
-  beforeEach(async () => {
-    ({ model, dev, mem } = await d.startPort(0));
-    await d.reset(dev);
-    await d.linkUp(dev);
-  });
-  afterEach(() => d.stopPort({ model, mem }));
-
-  it('drops what RETA sends to a queue that is not enabled, and delivers only queue 0\'s flows to queue 0', async () => {
-    setupQueues(dev, mem, 1);
-    programRss(dev, { reta: (i) => i % 2 });
-    await startQueues(dev, 1);
-    await d.sleep(SCAN_MS);
-    const flows = 16;
-    const vary = ['sport']; // with this key: flows alternate between even and odd hashes
-    const queueOf = (f) => {
-      const t = sourceFlow(f, { vary });
-      return hashOf(MS_KEY, t.src, t.dst, t.sport, t.dport) % 2;
-    };
-    const toZero = Array.from({ length: flows }, (_, f) => f).filter((f) => queueOf(f) === 0).length;
-    assert.ok(toZero > 0 && toZero < flows, 'flows for both queues');
-    await model.source(0, { count: 2 * flows, flows, vary, rate: 100000 });
-    const s = await model.waitFor(0, (x) => x.rxOffered === 2 * flows);
-    const frames = delivered(mem, 0);
-    assert.strictEqual(frames.length, 2 * toZero);
-    for (const f of frames) {
-      const t = frameTuple(f.data);
-      assert.strictEqual(hashOf(MS_KEY, t.src, t.dst, t.sport, t.dport) % 2, 0, 'only queue 0\'s flows on queue 0');
-    }
-    assert.strictEqual(s.rxDropNoDesc, 2 * (flows - toZero));
-    assert.deepStrictEqual(s.rxQueues.slice(0, 2), [2 * toZero, 0]);
+  describe('a queue without a ring', function () {
+    it('drops what RETA sends to a queue that is not enabled, and delivers only queue 0\'s flows to queue 0', async () => {
+      setupQueues(dev, mem, 1);
+      programRss(dev, { reta: (i) => i % 2 });
+      await startQueues(dev, 1);
+      await d.sleep(SCAN_MS);
+      const flows = 16;
+      const vary = ['sport']; // with this key: flows alternate between even and odd hashes
+      const queueOf = (f) => {
+        const t = sourceFlow(f, { vary });
+        return hashOf(MS_KEY, t.src, t.dst, t.sport, t.dport) % 2;
+      };
+      const toZero = Array.from({ length: flows }, (_, f) => f).filter((f) => queueOf(f) === 0).length;
+      assert.ok(toZero > 0 && toZero < flows, 'flows for both queues');
+      await model.source(0, { count: 2 * flows, flows, vary, rate: 100000 });
+      const s = await model.waitFor(0, (x) => x.rxOffered === 2 * flows);
+      const frames = delivered(mem, 0);
+      assert.strictEqual(frames.length, 2 * toZero);
+      for (const f of frames) {
+        const t = frameTuple(f.data);
+        assert.strictEqual(hashOf(MS_KEY, t.src, t.dst, t.sport, t.dport) % 2, 0, 'only queue 0\'s flows on queue 0');
+      }
+      assert.strictEqual(s.rxDropNoDesc, 2 * (flows - toZero));
+      assert.deepStrictEqual(s.rxQueues.slice(0, 2), [2 * toZero, 0]);
+    });
   });
 });
 
@@ -266,9 +238,7 @@ describe('model sources: tuples, protocols, weights', function () {
 
   beforeEach(async () => {
     ({ model, dev, mem } = await d.startPort(0));
-    await d.reset(dev);
-    await d.linkUp(dev);
-    await d.setupRx(dev, mem);
+    await d.readyRx(dev, mem);
   });
   afterEach(() => d.stopPort({ model, mem }));
 

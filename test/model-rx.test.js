@@ -14,14 +14,8 @@ describe('device model: receive', function () {
   beforeEach(async () => { ({ model, dev, mem } = await d.startPort(0)); });
   afterEach(() => d.stopPort({ model, mem }));
 
-  async function rxReady(opts) {
-    await d.reset(dev);
-    await d.linkUp(dev);
-    await d.setupRx(dev, mem, opts);
-  }
-
   it('receives source frames with DD, EOP, length and the documented layout', async () => {
-    await rxReady();
+    await d.readyRx(dev, mem);
     await model.source(0, { size: 128, count: 10 });
     await model.waitFor(0, (s) => s.rxDelivered === 10);
     for (let i = 0; i < 10; i++) {
@@ -39,7 +33,7 @@ describe('device model: receive', function () {
   });
 
   it('without SRRCTL.DROP_EN frames wait in the packet buffer; what overflows counts in MPC', async () => {
-    await rxReady({ tail: 16, srrctl: (1 << 25) | 2 });
+    await d.readyRx(dev, mem, { tail: 16, srrctl: (1 << 25) | 2 });
     dev.write(d.R.RXPBSIZE0, 8192);           // RXPBSIZE(0): room for 97 60-byte frames
     await d.sleep(2);
     await model.source(0, { count: 200, rate: 1000000 });
@@ -56,7 +50,7 @@ describe('device model: receive', function () {
   });
 
   it('with SRRCTL.DROP_EN a frame without a descriptor is dropped at once and counted in QPRDC', async () => {
-    await rxReady({ tail: 16 });              // setupRx sets DROP_EN by default
+    await d.readyRx(dev, mem, { tail: 16 });              // setupRx sets DROP_EN by default
     await model.source(0, { count: 200, rate: 1000000 });
     const s = await model.waitFor(0, (x) => x.rxOffered === 200);
     assert.strictEqual(s.rxDelivered, 16);
@@ -73,7 +67,7 @@ describe('device model: receive', function () {
   it('a source does not offer frames for the time the model itself was stopped', async () => {
     // With DROP_EN and 255 free descriptors, 10 kpps would fill the ring in 25 ms; the
     // 300 ms the model is stopped for would otherwise arrive at once as ~2,700 drops.
-    await rxReady({ tail: 255 });
+    await d.readyRx(dev, mem, { tail: 255 });
     await model.source(0, { rate: 10000 });
     process.kill(model.pid, 'SIGSTOP');
     await d.sleep(300);
@@ -85,7 +79,7 @@ describe('device model: receive', function () {
   });
 
   it('reports packet type and checksums in the write-back: IPCS, L4CS/UDPCS, IPE, L4E', async () => {
-    await rxReady();
+    await d.readyRx(dev, mem);
     const { RXD } = d;
     const CS = RXD.IPCS | RXD.L4CS | RXD.UDPCS | RXD.DD | RXD.EOP;
     const cases = [
@@ -117,7 +111,7 @@ describe('device model: receive', function () {
   });
 
   it('checks TCP, leaves fragments and non-IP frames alone (frames from a pcap file)', async () => {
-    await rxReady();
+    await d.readyRx(dev, mem);
     const frames = [];
     const ipv4 = (proto, payload, { frag = false } = {}) => {
       const f = Buffer.alloc(34 + payload.length);
@@ -161,7 +155,7 @@ describe('device model: receive', function () {
   });
 
   it('bad FCS and runts: counted (CRCERRS, RUC) and dropped, or kept with RXE under FCTRL.SBP', async () => {
-    await rxReady();
+    await d.readyRx(dev, mem);
     await model.command('source 0 count=5 fcs=bad');
     let s = await model.waitFor(0, (x) => x.rxOffered === 5);
     assert.strictEqual(s.rxDropCrc, 5);
@@ -200,7 +194,7 @@ describe('device model: receive', function () {
   });
 
   it('drops frames over the maximum frame size (ROC), even with SBP; JUMBOEN raises it to MFS', async () => {
-    await rxReady();
+    await d.readyRx(dev, mem);
     dev.write(d.R.FCTRL, dev.read(d.R.FCTRL) | 2);
     await d.sleep(2);
     await model.command('source 0 count=3 size=1515');      // 1519 bytes with FCS
@@ -220,7 +214,7 @@ describe('device model: receive', function () {
   });
 
   it('drops frames for a foreign MAC unless FCTRL.UPE', async () => {
-    await rxReady();
+    await d.readyRx(dev, mem);
     await model.source(0, { count: 5, dst: '02:11:22:33:44:55' });
     let s = await model.waitFor(0, (x) => x.rxOffered === 5);
     assert.strictEqual(s.rxDropFiltered, 5);
@@ -236,7 +230,7 @@ describe('device model: receive', function () {
   });
 
   it('spreads a frame larger than one buffer over descriptors, never writing past a buffer', async () => {
-    await rxReady({ srrctl: (1 << 25) | (1 << 28) | 1 });      // 1 KiB buffers
+    await d.readyRx(dev, mem, { srrctl: (1 << 25) | (1 << 28) | 1 });      // 1 KiB buffers
     dev.write(d.R.HLREG0, dev.read(d.R.HLREG0) | 4);           // JUMBOEN, MFS 9018
     dev.write(d.R.MAXFRS, 9018 << 16);
     mem.bytes.fill(0xab, d.rxBuf(0), d.rxBuf(8));
@@ -276,7 +270,7 @@ describe('device model: receive', function () {
   });
 
   it('drops a multi-buffer frame the ring has too few descriptors for; BSIZEPACKET 0 is an error', async () => {
-    await rxReady({ srrctl: (1 << 25) | (1 << 28) | 1, tail: 2 });
+    await d.readyRx(dev, mem, { srrctl: (1 << 25) | (1 << 28) | 1, tail: 2 });
     dev.write(d.R.HLREG0, dev.read(d.R.HLREG0) | 4);
     dev.write(d.R.MAXFRS, 9018 << 16);
     await d.sleep(2);
@@ -295,7 +289,7 @@ describe('device model: receive', function () {
   });
 
   it('bus master off: no DMA, counted as rxDropDisabled', async () => {
-    await rxReady();
+    await d.readyRx(dev, mem);
     d.busMaster(dev, false);
     await d.sleep(5);
     await model.source(0, { count: 5, rate: 1000 });

@@ -13,9 +13,7 @@ describe('device model: transmit and cable', function () {
   afterEach(() => d.stopPort({ model, mem }));
 
   it('transmits: DD written back for RS, sink checks sequence and checksum', async () => {
-    await d.reset(dev);
-    await d.linkUp(dev);
-    await d.setupTx(dev, mem);
+    await d.readyTx(dev, mem);
     await model.sink(0, { check: true });
     for (let i = 0; i < 20; i++) {
       d.buildFrame(mem.bytes.subarray(d.txBuf(i)), { size: 100, seq: i });
@@ -33,9 +31,7 @@ describe('device model: transmit and cable', function () {
   });
 
   it('a TX queue turned off and on between two scans starts again from the TDH software wrote', async () => {
-    await d.reset(dev);
-    await d.linkUp(dev);
-    await d.setupTx(dev, mem);
+    await d.readyTx(dev, mem);
     for (let i = 0; i < 5; i++) d.txDesc(mem, i, 100);
     dev.write(d.R.TDT, 5);
     await d.waitReg(dev, d.R.TDH, 0xffff, 5); // sent, and TDH published
@@ -62,9 +58,7 @@ describe('device model: transmit and cable', function () {
   });
 
   it('does not send frames shorter than 17 or longer than 1514 bytes, but completes them', async () => {
-    await d.reset(dev);
-    await d.linkUp(dev);
-    await d.setupTx(dev, mem);
+    await d.readyTx(dev, mem);
     await model.sink(0);
     const lens = [16, 60, 1515, 17, 1514];
     lens.forEach((len, i) => d.txDesc(mem, i, len));
@@ -95,17 +89,8 @@ describe('device model: transmit and cable', function () {
   });
 
   it('cable: TX of port 0 arrives in RX of port 1', async () => {
-    const dev1 = d.open(model, 1);
-    const mem1 = d.dmaMemory();
+    const { mem1 } = await d.cableToPort1(model, dev, mem);
     try {
-      d.busMaster(dev1, true);
-      await d.reset(dev1);
-      await d.linkUp(dev1);
-      await d.setupRx(dev1, mem1);
-      await d.reset(dev);
-      await d.linkUp(dev);
-      await d.setupTx(dev, mem);
-      await model.cable(0, 1);
       d.buildFrame(mem.bytes.subarray(d.txBuf(0)), { size: 64, seq: 7, dst: [2, 0, 0, 0, 0xff, 1] });
       d.txDesc(mem, 0, 64);
       dev.write(d.R.TDT, 1);

@@ -67,16 +67,7 @@ describe('IEEE 1588 timestamps (device model)', function () {
   let model, dev, mem, dev1, mem1, dir, next, file;
   before(async () => {
     ({ model, dev, mem } = await d.startPort(0));
-    dev1 = d.open(model, 1);
-    mem1 = d.dmaMemory();
-    d.busMaster(dev1, true);
-    await d.reset(dev1);
-    await d.linkUp(dev1);
-    await d.setupRx(dev1, mem1);
-    await d.reset(dev);
-    await d.linkUp(dev);
-    await d.setupTx(dev, mem);
-    await model.cable(0, 1);
+    ({ dev1, mem1 } = await d.cableToPort1(model, dev, mem));
     dir = fs.mkdtempSync(path.join(os.tmpdir(), 'ixy-ptp-'));
     file = path.join(dir, 'tx.pcap');
     await model.pcapOut(0, file, { nanoseconds: true });

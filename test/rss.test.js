@@ -2,15 +2,16 @@
 
 // ixgbe with several RX queues on the device model: RSS as the driver programs it (key,
 // RETA, MRQC; lib/intel/ixgbe/rss.js) spreads flows over the queues, and each frame's hash, read
-// from batch.hashes, equals this test's own Toeplitz (test/support-rss.js).
+// from batch.hashes, equals this test's own Toeplitz (test/support/rss.js).
 const assert = require('assert');
 const ixy = require('../lib');
 const { Model } = require('../lib/model');
 const { PacketBatch } = require('../lib/memory/batch');
+const { modelForSuite } = require('./support/helpers');
 const { MS_KEY, MS_VECTORS, hashOf, sourceFlow, frameTuple } = require('./support/rss');
 
 const seqOf = (b) => ((b[42] << 24) | (b[43] << 16) | (b[44] << 8) | b[45]) >>> 0;
-const sleep = (ms) => new Promise((r) => setTimeout(r, ms));
+const { sleep } = require('../lib/host/register-access');
 
 // Receives from every RX queue until `want` frames came; per frame its queue, tuple, hash
 // and sequence number.
@@ -38,32 +39,23 @@ async function drain(dev, want, timeoutMs = 10000) {
 
 describe('ixgbe RSS on the device model (82599 7.1.2.8)', function () {
   this.timeout(30000);
-  let model;
+  const model = modelForSuite(1);
   let dev;
-
-  before(async () => {
-    model = await Model.start({ ports: 1 });
-    process.env.IXY_PCI_ROOT = model.dir;
-  });
-  after(async () => {
-    delete process.env.IXY_PCI_ROOT;
-    if (model) await model.stop();
-  });
   afterEach(async () => {
     if (dev) dev.close();
     dev = null;
-    await model.sourceOff(0);
-    await model.clear(0);
+    await model().sourceOff(0);
+    await model().clear(0);
   });
 
   it('spreads N flows over N queues as RETA says, one queue per flow, each hash the Toeplitz of its tuple', async () => {
-    dev = await ixy.open(model.addresses[0], { rxQueues: 4 });
+    dev = await ixy.open(model().addresses[0], { rxQueues: 4 });
     const flows = 64;
     for (const proto of ['udp', 'tcp']) {
-      await model.clear(0);
+      await model().clear(0);
       const count = 10 * flows;
       const sport = proto === 'udp' ? 1024 : 30000;
-      await model.source(0, { count, flows, proto, sport, vary: ['sip', 'sport', 'dport'] });
+      await model().source(0, { count, flows, proto, sport, vary: ['sip', 'sport', 'dport'] });
       const frames = await drain(dev, count);
       const want = [0, 0, 0, 0];
       const queueOf = new Map();
@@ -89,7 +81,7 @@ describe('ixgbe RSS on the device model (82599 7.1.2.8)', function () {
       }
       assert.deepStrictEqual(want, expected);
       assert.ok(expected.every((n) => n > 0), 'every queue has flows');
-      assert.deepStrictEqual((await model.stats(0)).rxQueues.slice(0, 4), expected, "the model's truth per queue");
+      assert.deepStrictEqual((await model().stats(0)).rxQueues.slice(0, 4), expected, "the model's truth per queue");
     }
     const s = dev.stats();
     assert.strictEqual(s.rxQueues.length, 4);
@@ -97,10 +89,10 @@ describe('ixgbe RSS on the device model (82599 7.1.2.8)', function () {
   });
 
   it('one flow always lands on one queue, in order', async () => {
-    dev = await ixy.open(model.addresses[0], { rxQueues: 4 });
+    dev = await ixy.open(model().addresses[0], { rxQueues: 4 });
     const tuple = { src: '198.51.100.7', dst: '203.0.113.9', sport: 443, dport: 51000 };
     const queue = (hashOf(MS_KEY, tuple.src, tuple.dst, tuple.sport, tuple.dport) & 127) % 4;
-    await model.source(0, { count: 1000, proto: 'tcp', sip: tuple.src, dip: tuple.dst, sport: tuple.sport, dport: tuple.dport });
+    await model().source(0, { count: 1000, proto: 'tcp', sip: tuple.src, dip: tuple.dst, sport: tuple.sport, dport: tuple.dport });
     const frames = await drain(dev, 1000);
     assert.ok(frames.every((f) => f.queue === queue), `all on queue ${queue}`);
     assert.ok(frames.every((f, i) => i === 0 || f.seq > frames[i - 1].seq), 'in order');
@@ -108,10 +100,10 @@ describe('ixgbe RSS on the device model (82599 7.1.2.8)', function () {
   });
 
   it('reports the published hashes of the RSS verification suite for frames with its tuples', async () => {
-    dev = await ixy.open(model.addresses[0], { rxQueues: 2 });
+    dev = await ixy.open(model().addresses[0], { rxQueues: 2 });
     for (const v of MS_VECTORS) {
-      await model.clear(0);
-      await model.source(0, { count: 1, proto: 'tcp', sip: v.src, dip: v.dst, sport: v.sport, dport: v.dport });
+      await model().clear(0);
+      await model().source(0, { count: 1, proto: 'tcp', sip: v.src, dip: v.dst, sport: v.sport, dport: v.dport });
       const [f] = await drain(dev, 1);
       assert.strictEqual(f.hash, v.tcp, `${v.src}:${v.sport} -> ${v.dst}:${v.dport}`);
       assert.strictEqual(f.queue, (v.tcp & 127) % 2);
@@ -158,16 +150,16 @@ describe('ixgbe RSS on the device model (82599 7.1.2.8)', function () {
       assert.ok(perQueue.every((n) => n > 0), `every queue pair carried flows: ${perQueue}`);
     } finally {
       for (const dev of devs) dev.close();
-      process.env.IXY_PCI_ROOT = model.dir;
+      process.env.IXY_PCI_ROOT = model().dir;
       await two.stop();
     }
   });
 
   it('with one RX queue RSS stays off: every frame on queue 0, hash 0', async () => {
-    dev = await ixy.open(model.addresses[0]);
-    await model.source(0, { count: 100, flows: 16 });
+    dev = await ixy.open(model().addresses[0]);
+    await model().source(0, { count: 100, flows: 16 });
     const frames = await drain(dev, 100);
     assert.ok(frames.every((f) => f.queue === 0 && f.hash === 0));
-    assert.strictEqual((await model.stats(0)).rss, false);
+    assert.strictEqual((await model().stats(0)).rss, false);
   });
 });

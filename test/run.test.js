@@ -5,20 +5,11 @@
 // function says so, and checks what it is given.
 const assert = require('assert');
 const ixy = require('../lib');
+const { modelForSuite } = require('./support/helpers');
 
 describe('ixy.run()', function () {
   this.timeout(60000);
-  let model;
-
-  before(async function () {
-    model = await ixy.Model.start({ ports: 2 });
-    process.env.IXY_PCI_ROOT = model.dir;
-  });
-
-  after(async function () {
-    delete process.env.IXY_PCI_ROOT;
-    if (model) await model.stop();
-  });
+  const model = modelForSuite(2);
 
   it('runs a hand-written forwarder (warmed up before open) until it says done: every frame arrives, in order', async function () {
     const N = 20000;
@@ -43,16 +34,16 @@ describe('ixy.run()', function () {
     for (const batch of batches) batch.freeFrom(0); // and may have left frames held back
     // Rings that absorb long pauses of a busy test machine: the test is about the loop,
     // not about speed. `seconds` ends it should a frame be lost after all.
-    const a = await ixy.open(model.addresses[0], { rxRingSize: 4096, mempoolEntries: 8192 });
-    const b = await ixy.open(model.addresses[1], { rxRingSize: 4096, mempoolEntries: 8192 });
+    const a = await ixy.open(model().addresses[0], { rxRingSize: 4096, mempoolEntries: 8192 });
+    const b = await ixy.open(model().addresses[1], { rxRingSize: 4096, mempoolEntries: 8192 });
     try {
-      await model.clear(0);
-      await model.clear(1);
-      await model.sink(1, { check: true });
-      await model.source(0, { rate: 50000, size: 60, count: N });
+      await model().clear(0);
+      await model().clear(1);
+      await model().sink(1, { check: true });
+      await model().source(0, { rate: 50000, size: 60, count: N });
       const reason = await ixy.run(work, { paths: [[a.rxQueues[0], b.txQueues[0]], [b.rxQueues[0], a.txQueues[0]]], devices: [a, b], warmUp: warm, seconds: 30 });
       assert.strictEqual(reason, 'done', `forwarded ${forwarded} of ${N}; RX missed ${a.stats().rxMissed}`);
-      const sink = await model.waitFor(1, (s) => s.sinkFrames === N, 10000);
+      const sink = await model().waitFor(1, (s) => s.sinkFrames === N, 10000);
       assert.strictEqual(sink.sinkSeqErrors, 0);
       assert.strictEqual(a.stats().rxMissed, 0);
     } finally {
@@ -62,7 +53,7 @@ describe('ixy.run()', function () {
   });
 
   it('stops on SIGINT and on an AbortSignal, with the reason, and leaves no signal listener', async function () {
-    const a = await ixy.open(model.addresses[0]);
+    const a = await ixy.open(model().addresses[0]);
     const batch = new ixy.PacketBatch(32);
     const work = (rx) => { if (rx.receive(batch) > 0) batch.freeFrom(0); };
     const listeners = process.listenerCount('SIGINT');
@@ -83,7 +74,7 @@ describe('ixy.run()', function () {
   });
 
   it('per-second reports as JSON lines when asked', async function () {
-    const a = await ixy.open(model.addresses[0]);
+    const a = await ixy.open(model().addresses[0]);
     let text = '';
     const out = { write: (s) => { text += s; } };
     try {
@@ -97,7 +88,7 @@ describe('ixy.run()', function () {
   });
 
   it('wrong arguments are EINVAL, a misspelt option names the nearest', async function () {
-    const a = await ixy.open(model.addresses[0]);
+    const a = await ixy.open(model().addresses[0]);
     try {
       await assert.rejects(ixy.run(null, { devices: [a] }), { code: 'EINVAL', message: /needs a per-batch function, got null/ });
       await assert.rejects(ixy.run(() => true, { devcies: [a] }), { code: 'EINVAL', message: /run\(\) has no option 'devcies': did you mean 'devices'\?/ });

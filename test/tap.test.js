@@ -96,9 +96,7 @@ describe('TAP ports (device model)', function () {
   // Port 0 attached to the TAP, link up, RX and TX rings running; the TAP up.
   async function wired() {
     await model.tap(0, TAP, { netns: NS });
-    await d.reset(dev);
-    await d.linkUp(dev);
-    await d.setupRx(dev, mem);
+    await d.readyRx(dev, mem);
     await d.setupTx(dev, mem);
     await waitUp(true);
   }
@@ -133,8 +131,7 @@ describe('TAP ports (device model)', function () {
   it("the TAP's carrier follows the port's link, as the far end of a cable does", async () => {
     await model.tap(0, TAP, { netns: NS });
     assert.strictEqual(carrier(), false, 'link down after reset: no carrier');
-    await d.reset(dev);
-    await d.linkUp(dev);
+    await d.resetLinkUp(dev);
     await model.waitFor(0, () => carrier(), 1000);
     await model.link(0, false);
     await model.waitFor(0, () => !carrier(), 1000);

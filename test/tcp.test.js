@@ -3,11 +3,9 @@
 // TCP for tool authors: a header writer, the TCP/UDP checksum over the pseudo-header, and
 // the flags in FrameInfo. tshark is the reference for what the frames say.
 const assert = require('assert');
-const os = require('os');
-const fs = require('fs');
 const path = require('path');
-const { execFileSync } = require('child_process');
 const ixy = require('../lib');
+const { suiteTmpDir, tsharkFields } = require('./support/helpers');
 const { packet } = ixy;
 
 // Ethernet + IPv4 + TCP with `payload` bytes; returns the frame's length.
@@ -22,8 +20,10 @@ function tcpFrame(b, { flags, payload = 0, seq = 1000, ack = 0 }) {
 }
 
 describe('TCP helpers', function () {
+  const tmpDir = suiteTmpDir('ixy-tcp-');
+
   it('writeTcpHeader + writeL4Checksum make segments tshark calls correct, with the flags given', function () {
-    const file = path.join(os.tmpdir(), `ixy-tcp-${process.pid}.pcap`);
+    const file = path.join(tmpDir(), 'tcp.pcap');
     const writer = new ixy.PcapWriter(file);
     const b = new Uint8Array(256);
     const cases = [
@@ -33,22 +33,16 @@ describe('TCP helpers', function () {
       { flags: packet.TCP_FIN | packet.TCP_ACK, ack: 7 },
       { flags: packet.TCP_RST },
     ];
-    try {
-      for (const c of cases) writer.write(b, tcpFrame(b, c), 0, 0);
-      writer.close();
-      const out = execFileSync('tshark', ['-r', file, '-o', 'tcp.check_checksum:TRUE', '-T', 'fields', '-E', 'separator=|',
-        '-e', 'tcp.flags', '-e', 'tcp.checksum.status', '-e', 'tcp.len', '-e', 'tcp.ack_raw'], { encoding: 'utf8', stdio: ['ignore', 'pipe', 'ignore'] });
-      const rows = out.trim().split('\n').map((l) => l.split('|'));
-      assert.strictEqual(rows.length, cases.length);
-      rows.forEach(([flags, status, len, ack], i) => {
-        assert.strictEqual(Number(flags), cases[i].flags, `frame ${i} flags`);
-        assert.ok(status === 'Good' || status === '1', `frame ${i}: checksum status ${status}`);
-        assert.strictEqual(Number(len), cases[i].payload || 0);
-        assert.strictEqual(Number(ack), cases[i].ack || 0);
-      });
-    } finally {
-      fs.rmSync(file, { force: true });
-    }
+    for (const c of cases) writer.write(b, tcpFrame(b, c), 0, 0);
+    writer.close();
+    const rows = tsharkFields(file, ['tcp.flags', 'tcp.checksum.status', 'tcp.len', 'tcp.ack_raw']);
+    assert.strictEqual(rows.length, cases.length);
+    rows.forEach(([flags, status, len, ack], i) => {
+      assert.strictEqual(Number(flags), cases[i].flags, `frame ${i} flags`);
+      assert.ok(status === 'Good' || status === '1', `frame ${i}: checksum status ${status}`);
+      assert.strictEqual(Number(len), cases[i].payload || 0);
+      assert.strictEqual(Number(ack), cases[i].ack || 0);
+    });
   });
 
   it('parseFrame reads the TCP flags, and 0 for UDP', function () {
@@ -68,16 +62,12 @@ describe('TCP helpers', function () {
     packet.writeUdpFrame(b, { size: 77 });
     const sum = packet.writeL4Checksum(b, packet.ETH_HEADER);
     assert.notStrictEqual(sum, 0);
-    const file = path.join(os.tmpdir(), `ixy-udp-${process.pid}.pcap`);
+    const file = path.join(tmpDir(), 'udp.pcap');
     const writer = new ixy.PcapWriter(file);
-    try {
-      writer.write(b, 77, 0, 0);
-      writer.close();
-      const status = execFileSync('tshark', ['-r', file, '-o', 'udp.check_checksum:TRUE', '-T', 'fields', '-e', 'udp.checksum.status'], { encoding: 'utf8', stdio: ['ignore', 'pipe', 'ignore'] }).trim();
-      assert.ok(status === 'Good' || status === '1', `checksum status ${status}`);
-      assert.throws(() => packet.writeL4Checksum(new Uint8Array(64).fill(0x45, 14, 15), 14), { code: 'EINVAL', message: /TCP or UDP/ });
-    } finally {
-      fs.rmSync(file, { force: true });
-    }
+    writer.write(b, 77, 0, 0);
+    writer.close();
+    const [[status]] = tsharkFields(file, ['udp.checksum.status']);
+    assert.ok(status === 'Good' || status === '1', `checksum status ${status}`);
+    assert.throws(() => packet.writeL4Checksum(new Uint8Array(64).fill(0x45, 14, 15), 14), { code: 'EINVAL', message: /TCP or UDP/ });
   });
 });

@@ -32,9 +32,7 @@ describe('the wire (device model)', function () {
   beforeEach(async () => {
     ({ model, dev, mem } = await d.startPort(0));
     dir = fs.mkdtempSync(path.join(os.tmpdir(), 'ixy-wire-'));
-    await d.reset(dev);
-    await d.linkUp(dev);
-    await d.setupTx(dev, mem);
+    await d.readyTx(dev, mem);
   });
   afterEach(async () => {
     await d.stopPort({ model, mem });

@@ -9,13 +9,12 @@ const childProcess = require('child_process');
 const path = require('path');
 const { Worker } = require('worker_threads');
 const ixy = require('../lib');
-const { Model } = require('../lib/model');
-const { runIxy } = require('./support/helpers');
+const { assertForwardAccounts, modelForSuite, runIxy } = require('./support/helpers');
 const { parseTotals } = require('../lib/apps/frame-account');
 
 const EXAMPLE = path.join(__dirname, '..', 'examples', 'forward-workers.js');
 const LIB = path.join(__dirname, '..', 'lib');
-const sleep = (ms) => new Promise((r) => setTimeout(r, ms));
+const { sleep } = require('../lib/host/register-access');
 
 // Runs `body` (the text of a function of (ixy, workerData)) in a worker; resolves with what
 // it returned, rejects with what it threw.
@@ -33,40 +32,31 @@ function inWorker(body, workerData) {
 
 describe('queue pairs in worker threads', function () {
   this.timeout(60000);
-  let model;
-
-  before(async () => {
-    model = await Model.start({ ports: 2 });
-    process.env.IXY_PCI_ROOT = model.dir;
-  });
-  after(async () => {
-    delete process.env.IXY_PCI_ROOT;
-    if (model) await model.stop();
-  });
+  const model = modelForSuite(2);
 
   it('examples/forward-workers.js: 2 workers forward both ways, every frame intact and each flow in order, counts equal the model\'s', async () => {
-    await model.sink(0, { check: true });
-    await model.sink(1, { check: true });
-    const child = childProcess.spawn(process.execPath, [EXAMPLE, model.addresses[0], model.addresses[1], '2'], { stdio: ['ignore', 'pipe', 'pipe'] });
+    await model().sink(0, { check: true });
+    await model().sink(1, { check: true });
+    const child = childProcess.spawn(process.execPath, [EXAMPLE, model().addresses[0], model().addresses[1], '2'], { stdio: ['ignore', 'pipe', 'pipe'] });
     let out = '';
     child.stdout.on('data', (d) => { out += d; });
     child.stderr.on('data', (d) => { out += d; });
     const exited = new Promise((resolve) => child.once('exit', (code, signal) => resolve({ code, signal })));
     try {
-      await model.waitFor(0, (s) => s.linkUp && s.rxQueueActive, 10000);
-      await model.waitFor(1, (s) => s.rxQueueActive && s.txQueuesActive === 2, 10000);
+      await model().waitFor(0, (s) => s.linkUp && s.rxQueueActive, 10000);
+      await model().waitFor(1, (s) => s.rxQueueActive && s.txQueuesActive === 2, 10000);
       const count = 30000;
-      await model.source(0, { count, flows: 64 });
-      await model.source(1, { count, flows: 64, proto: 'tcp' });
-      await model.waitFor(0, (s) => s.rxDelivered === count, 20000);
-      await model.waitFor(1, (s) => s.rxDelivered === count, 20000);
+      await model().source(0, { count, flows: 64 });
+      await model().source(1, { count, flows: 64, proto: 'tcp' });
+      await model().waitFor(0, (s) => s.rxDelivered === count, 20000);
+      await model().waitFor(1, (s) => s.rxDelivered === count, 20000);
       await sleep(200);
     } finally {
       child.kill('SIGINT');
     }
     const { code } = await exited;
     assert.strictEqual(code, 0, out);
-    const [a, b] = await model.stats();
+    const [a, b] = await model().stats();
     const total = Number(/total (\d+) packets forwarded \((\d+) \+ (\d+)\)/.exec(out)[1]);
     const perWorker = /total \d+ packets forwarded \((\d+) \+ (\d+)\)/.exec(out).slice(1).map(Number);
     assert.ok(perWorker.every((n) => n > 0), `both workers forwarded: ${out}`);
@@ -83,30 +73,30 @@ describe('queue pairs in worker threads', function () {
 
   // `ixy forward A B --workers 2` with 64 flows each way; `stopWith` ends it: --seconds or SIGINT.
   async function forwardWithWorkers(stopWith) {
-    await model.clear(0);
-    await model.clear(1);
-    await model.sink(0, { check: true });
-    await model.sink(1, { check: true });
+    await model().clear(0);
+    await model().clear(1);
+    await model().sink(0, { check: true });
+    await model().sink(1, { check: true });
     const count = 20000;
-    const args = ['forward', model.addresses[0], model.addresses[1], '--workers', '2'];
+    const args = ['forward', model().addresses[0], model().addresses[1], '--workers', '2'];
     if (stopWith === 'seconds') args.push('--seconds', '3');
     const run = await runIxy(args, {
-      env: { IXY_PCI_ROOT: model.dir },
+      env: { IXY_PCI_ROOT: model().dir },
       onStart: async (child) => {
-        await model.waitFor(1, (s) => s.txQueuesActive === 2, 10000);
-        await model.source(0, { count, flows: 64 });
-        await model.source(1, { count, flows: 64, proto: 'tcp' });
+        await model().waitFor(1, (s) => s.txQueuesActive === 2, 10000);
+        await model().source(0, { count, flows: 64 });
+        await model().source(1, { count, flows: 64, proto: 'tcp' });
         if (stopWith === 'SIGINT') {
-          await model.waitFor(0, (s) => s.sinkFrames === count, 10000);
-          await model.waitFor(1, (s) => s.sinkFrames === count, 10000);
+          await model().waitFor(0, (s) => s.sinkFrames === count, 10000);
+          await model().waitFor(1, (s) => s.sinkFrames === count, 10000);
           child.kill('SIGINT');
         }
       },
     });
     assert.strictEqual(run.code, 0, run.stderr);
-    const stats = await model.waitFor(0, (s) => !s.busMaster);
-    const [a, b] = [stats, await model.stats(1)];
-    for (const [s, address] of [[a, model.addresses[0]], [b, model.addresses[1]]]) {
+    const stats = await model().waitFor(0, (s) => !s.busMaster);
+    const [a, b] = [stats, await model().stats(1)];
+    for (const [s, address] of [[a, model().addresses[0]], [b, model().addresses[1]]]) {
       assert.strictEqual(s.sinkFrames, count, 'every frame forwarded (the source waits for room)');
       assert.strictEqual(s.sinkBadFrames, 0);
       assert.strictEqual(s.sinkFlowErrors, 0, 'each flow in order');
@@ -130,55 +120,49 @@ describe('queue pairs in worker threads', function () {
   // dropped (port 1 stops taking TX descriptors, then SIGINT comes), and a SIGINT during
   // the link wait ends the command with its totals and exit 0.
   it('ixy forward --workers 2: SIGINT during a TX stall counts the frames still on the rings as dropped, not sent', async () => {
-    const [a, b] = model.addresses;
-    await model.clear(0);
-    await model.clear(1);
+    const [a, b] = model().addresses;
+    await model().clear(0);
+    await model().clear(1);
     let run;
     try {
       run = await runIxy(['forward', a, b, '--workers', '2'], {
-        env: { IXY_PCI_ROOT: model.dir },
+        env: { IXY_PCI_ROOT: model().dir },
         onStart: async (child) => {
-          // The source only once the queues are up: frames offered to RSS queues while the
-          // driver sets them up crash the model (a NULL ring in rx_visit, seen with issue 34).
-          await model.waitFor(1, (s) => s.txQueuesActive === 2, 10000);
-          await model.source(0, { rate: 20000, flows: 64 });
+          // Traffic, the stall and SIGINT once both workers' TX queues are up: they must find
+          // the forwarder running, not setting up.
+          await model().waitFor(1, (s) => s.txQueuesActive === 2, 10000);
+          await model().source(0, { rate: 20000, flows: 64 });
           await sleep(500);
-          await model.stall(1, 10000);
+          await model().stall(1, 10000);
           await sleep(1000);
           child.kill('SIGINT');
         },
       });
     } finally {
-      await model.sourceOff(0);
+      await model().sourceOff(0);
     }
-    assert.strictEqual(run.code, 0, run.stderr);
-    const totals = parseTotals(run.stdout);
-    const nic = await model.stats(1);
-    await model.stall(1, 0);
-    assert.ok(totals[b], run.stdout);
-    assert.strictEqual(totals[b].txPackets, nic.txFrames, `frames said sent on ${b} against the model's:\n${run.stdout}`);
-    assert.strictEqual(totals[a].rxPackets, totals[b].txPackets + totals[b].txDropped, `received on ${a} against sent + dropped on ${b}:\n${run.stdout}`);
+    const totals = await assertForwardAccounts(run, model(), a, b);
     assert.ok(totals[b].txDropped > 0, run.stdout);
   });
 
   it('ixy forward --workers 2: SIGINT during the link wait ends it with its totals and exit 0', async () => {
-    await model.link(1, false);
+    await model().link(1, false);
     let run;
     try {
-      run = await runIxy(['forward', ...model.addresses, '--workers', '2', '--link-timeout', '60000'], {
-        env: { IXY_PCI_ROOT: model.dir },
+      run = await runIxy(['forward', ...model().addresses, '--workers', '2', '--link-timeout', '60000'], {
+        env: { IXY_PCI_ROOT: model().dir },
         timeoutMs: 30000,
         onStart: (child) => setTimeout(() => child.kill('SIGINT'), 1500),
       });
     } finally {
-      await model.link(1, true);
+      await model().link(1, true);
     }
     assert.deepStrictEqual({ code: run.code, signal: run.signal }, { code: 0, signal: null }, run.stderr);
-    assert.deepStrictEqual(Object.keys(parseTotals(run.stdout)).sort(), [...model.addresses].sort(), run.stdout);
+    assert.deepStrictEqual(Object.keys(parseTotals(run.stdout)).sort(), [...model().addresses].sort(), run.stdout);
   });
 
   it('one owner per queue pair: a second is EBUSY, in another thread or this one, until the first closes', async () => {
-    const dev = await ixy.open(model.addresses[0], { rxQueues: 2, txQueues: 2, workers: true });
+    const dev = await ixy.open(model().addresses[0], { rxQueues: 2, txQueues: 2, workers: true });
     try {
       const handle = dev.workerHandle();
       const mine = ixy.attachQueue(handle, 0);
@@ -196,10 +180,10 @@ describe('queue pairs in worker threads', function () {
   });
 
   it('a worker that throws gives its queue pair back (try/finally) and the error to the main thread', async () => {
-    const dev = await ixy.open(model.addresses[0], { rxQueues: 2, txQueues: 2, workers: true });
+    const dev = await ixy.open(model().addresses[0], { rxQueues: 2, txQueues: 2, workers: true });
     try {
-      await model.clear(0);
-      await model.source(0, { count: 1000, flows: 8, vary: ['sport'] }); // flows on both queues
+      await model().clear(0);
+      await model().source(0, { count: 1000, flows: 8, vary: ['sport'] }); // flows on both queues
       const body = `(ixy, h) => {
         const pair = ixy.attachQueue(h, 0);
         try {
@@ -213,15 +197,15 @@ describe('queue pairs in worker threads', function () {
     } finally {
       dev.close();
     }
-    const s = await model.waitFor(0, (x) => !x.busMaster); // the model scans every 0.5 ms
+    const s = await model().waitFor(0, (x) => !x.busMaster); // the model scans every 0.5 ms
     assert.strictEqual(s.dmaAfterRelease, 0);
   });
 
   it('a worker that ends without close() still stops its queues before its memory goes', async () => {
-    const dev = await ixy.open(model.addresses[0], { rxQueues: 2, txQueues: 2, workers: true });
+    const dev = await ixy.open(model().addresses[0], { rxQueues: 2, txQueues: 2, workers: true });
     try {
-      await model.clear(0);
-      await model.source(0, { flows: 8, vary: ['sport'], rate: 200000 });
+      await model().clear(0);
+      await model().source(0, { flows: 8, vary: ['sport'], rate: 200000 });
       const body = `(ixy, h) => {
         const pair = ixy.attachQueue(h, 0);
         const batch = new ixy.PacketBatch(32);
@@ -229,24 +213,24 @@ describe('queue pairs in worker threads', function () {
         throw new Error('no finally');
       }`;
       await assert.rejects(inWorker(body, dev.workerHandle()), /no finally/);
-      await model.waitFor(0, (s) => !s.rxQueueActive && !s.rxQueueReleased, 2000);
+      await model().waitFor(0, (s) => !s.rxQueueActive && !s.rxQueueReleased, 2000);
       await sleep(100);
-      assert.strictEqual((await model.stats(0)).dmaAfterRelease, 0);
+      assert.strictEqual((await model().stats(0)).dmaAfterRelease, 0);
       ixy.attachQueue(dev.workerHandle(), 0).close(); // the thread's end let go of it
     } finally {
-      await model.sourceOff(0);
+      await model().sourceOff(0);
       dev.close();
     }
   });
 
   it('refuses a handle of a device not open with workers, or not open in this process', async () => {
-    const dev = await ixy.open(model.addresses[1]);
+    const dev = await ixy.open(model().addresses[1]);
     try {
       assert.throws(() => dev.workerHandle(), { code: 'EINVAL' });
     } finally {
       dev.close();
     }
-    const stale = { address: model.addresses[1], driver: 'ixgbe', pciRoot: model.dir, owners: new Int32Array(new SharedArrayBuffer(256)), rxQueues: 1, txQueues: 1 };
+    const stale = { address: model().addresses[1], driver: 'ixgbe', pciRoot: model().dir, owners: new Int32Array(new SharedArrayBuffer(256)), rxQueues: 1, txQueues: 1 };
     assert.throws(() => ixy.attachQueue(stale, 0), { code: 'ENODEV' });
     assert.throws(() => ixy.attachQueue({ address: 'x' }, 0), { code: 'EINVAL' });
   });

@@ -7,6 +7,7 @@ const { spawn, execFile, execFileSync } = require('child_process');
 const fs = require('fs');
 const os = require('os');
 const path = require('path');
+const { parseTotals } = require('../../lib/apps/frame-account');
 
 const IXY = path.join(__dirname, '..', '..', 'bin', 'ixy.js');
 
@@ -45,8 +46,8 @@ function tsharkFields(file, fields) {
   return out.split('\n').filter((l) => l.length > 0).map((l) => l.split('|'));
 }
 
-// This process's mappings of hugetlbfs files: DMA memory it still holds.
-// Hugepage mappings of this process: files in /mnt/huge, or the addon's memfd fallback.
+// This process's hugepage mappings, the DMA memory it still holds: files in /mnt/huge, or
+// the addon's memfd fallback.
 function hugepageMappings() {
   return fs.readFileSync('/proc/self/maps', 'utf8').split('\n').filter((l) => l.includes('/mnt/huge/') || l.includes('/memfd:ixy-dma')).length;
 }
@@ -159,6 +160,20 @@ async function runBench(args, dir, { pattern = /\.json$/, timeoutMs = 110000 } =
   return { results: JSON.parse(fs.readFileSync(path.join(dir, files[0]), 'utf8')), stdout };
 }
 
+// After `ixy forward A B` ran while the model stalled port 1's TX (model.stall(1, ms)): it
+// exited 0, what it says it sent on B is what port 1 sent, and every frame it received on A
+// was sent or dropped on B. Ends the stall. Returns its totals (parseTotals).
+async function assertForwardAccounts(run, model, a, b) {
+  assert.strictEqual(run.code, 0, run.stderr);
+  const totals = parseTotals(run.stdout);
+  const nic = await model.stats(1);
+  await model.stall(1, 0);
+  assert.ok(totals[b], run.stdout);
+  assert.strictEqual(totals[b].txPackets, nic.txFrames, `frames said sent on ${b} against the model's:\n${run.stdout}`);
+  assert.strictEqual(totals[a].rxPackets, totals[b].txPackets + totals[b].txDropped, `frames received on ${a} against sent + dropped on ${b}:\n${run.stdout}`);
+  return totals;
+}
+
 // The command lines of the benchmark's driver processes (the C forwarder, js-child.js,
 // stand-in.js) still running or stopped on this machine.
 function benchDriversLeft() {
@@ -166,4 +181,4 @@ function benchDriversLeft() {
     .filter((line) => line.includes('build/c-forward') || line.includes('bench/js-child.js') || line.includes('bench/stand-in.js'));
 }
 
-module.exports = { IXY, assertIxyError, benchDriversLeft, cpuShare, runBench, runIxy, tsharkFields, freeHugepages, hugetlbfsFiles, hugepageMappings, runOptimising, suiteTmpDir, modelForSuite, fakePciDevice };
+module.exports = { IXY, assertForwardAccounts, assertIxyError, benchDriversLeft, cpuShare, runBench, runIxy, tsharkFields, freeHugepages, hugetlbfsFiles, hugepageMappings, runOptimising, suiteTmpDir, modelForSuite, fakePciDevice };

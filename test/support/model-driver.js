@@ -57,6 +57,12 @@ async function linkUp(dev) {
   await waitReg(dev, R.LINKS, 1 << 30, 1 << 30, 2000);
 }
 
+// Where a test that moves frames starts: reset, then link up.
+async function resetLinkUp(dev) {
+  await reset(dev);
+  await linkUp(dev);
+}
+
 // One hugepage of DMA memory: rings at 0 and 64 KiB, buffers of 2 KiB from 128 KiB.
 function dmaMemory() {
   const m = addon.allocDma(addon.HUGE_PAGE_SIZE);
@@ -66,13 +72,22 @@ function dmaMemory() {
 }
 
 // A fresh two-port model with port PORT mapped, one hugepage of DMA memory and bus
-// mastering on: what most model tests start from. stopPort() undoes it.
-async function startPort(port = 0) {
+// mastering on: what most model tests start from; with `link`, also reset and linked up
+// (resetLinkUp). stopPort() undoes it.
+async function startPort(port = 0, { link = false } = {}) {
   const { Model } = require('../../lib/model');
   const model = await Model.start({ ports: 2 });
   const dev = open(model, port);
   const mem = dmaMemory();
   busMaster(dev, true);
+  if (link) {
+    try {
+      await resetLinkUp(dev);
+    } catch (err) {
+      await stopPort({ model, mem });
+      throw err;
+    }
+  }
   return { model, dev, mem };
 }
 
@@ -107,6 +122,12 @@ async function setupRx(dev, mem, { count = 256, tail = count - 1, srrctl = (1 <<
   await waitReg(dev, R.RXDCTL, 1 << 25, 1 << 25);
   dev.write(R.RDT, tail);
   dev.write(R.RXCTRL, dev.read(R.RXCTRL) | 1);       // RXEN
+}
+
+// Reset, link up and RX queue 0 running (setupRx with `opts`).
+async function readyRx(dev, mem, opts) {
+  await resetLinkUp(dev);
+  await setupRx(dev, mem, opts);
 }
 
 // Read-back of RX descriptor i in write-back format (7.1.6.2): packet type in
@@ -158,6 +179,30 @@ async function setupTx(dev, mem, { count = 256 } = {}) {
   await waitReg(dev, R.TXDCTL, 1 << 25, 1 << 25);
 }
 
+// Reset, link up and TX queue 0 running (setupTx with `opts`).
+async function readyTx(dev, mem, opts) {
+  await resetLinkUp(dev);
+  await setupTx(dev, mem, opts);
+}
+
+// Port 0 (dev, mem) transmitting over the model's cable into port 1: port 1 mapped with its
+// own DMA memory, bus mastering and RX queue 0 running; port 0 with TX queue 0 running.
+// Returns port 1's { dev1, mem1 }; the caller frees mem1.
+async function cableToPort1(model, dev, mem) {
+  const dev1 = open(model, 1);
+  const mem1 = dmaMemory();
+  try {
+    busMaster(dev1, true);
+    await readyRx(dev1, mem1);
+    await readyTx(dev, mem);
+    await model.cable(0, 1);
+  } catch (err) {
+    mem1.free();
+    throw err;
+  }
+  return { dev1, mem1 };
+}
+
 // Advanced data descriptor i: EOP | IFCS | RS | DEXT, DTYP 0011. addr overrides the
 // buffer; eop = false leaves EOP clear (the frame goes on in descriptor i + 1).
 function txDesc(mem, i, len, addr, eop = true) {
@@ -203,6 +248,6 @@ function csumAdd(buf, start, end, sum = 0) {
 const csumFold = (sum) => { while (sum > 0xffff) sum = (sum & 0xffff) + Math.floor(sum / 0x10000); return sum; };
 
 module.exports = {
-  R, RXD, addon, open, busMaster, reset, linkUp, dmaMemory, startPort, stopPort, setupRx, refillRx, rxDesc, setupTx, txDesc, queueTxFrames, txDone,
-  buildFrame, rxBuf, txBuf, sleep, waitReg, readStat, collectStat, csumAdd, csumFold,
+  R, RXD, addon, open, busMaster, reset, linkUp, resetLinkUp, dmaMemory, startPort, stopPort, setupRx, readyRx, refillRx, rxDesc,
+  setupTx, readyTx, cableToPort1, txDesc, queueTxFrames, txDone, buildFrame, rxBuf, txBuf, sleep, waitReg, readStat, collectStat, csumAdd, csumFold,
 };

@@ -6,8 +6,9 @@
 // that is cached already is not fetched again, so CI pays the download (about 5 s and
 // 130 MB each) once per machine.
 //
-//   node test/support/node-versions.js fetch [MAJOR...]   fetches what is missing (default: every
-//                                                 line in NODE_LINES), prints one path each
+//   node test/support/node-versions.js fetch [MAJOR...]   fetches what is missing (default:
+//                                                         every line in NODE_LINES), prints
+//                                                         one path each
 //   node test/support/node-versions.js path MAJOR         prints the cached binary's path, or fails
 //
 // Cache: $IXY_NODE_CACHE, else /var/cache/ixy-node for root and ~/.cache/ixy-node for
@@ -81,7 +82,7 @@ function fetchNode(major) {
   return cachedNode(major);
 }
 
-module.exports = { NODE_LINES, NEWEST_LTS, cacheDir, cachedNode, nodeFor, fetchNode, majorOf };
+module.exports = { NODE_LINES, NEWEST_LTS, nodeFor, majorOf };
 
 function parseMajor(text) {
   if (!/^\d+$/.test(text)) throw new Error(`'${text}' is not a Node.js major version (e.g. 26)`);

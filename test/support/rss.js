@@ -70,4 +70,4 @@ function frameTuple(b) {
   };
 }
 
-module.exports = { MS_KEY, MS_VECTORS, toeplitz, rssInput, hashOf, sourceFlow, frameTuple };
+module.exports = { MS_KEY, MS_VECTORS, hashOf, sourceFlow, frameTuple };
