@@ -81,13 +81,125 @@ describe('TxQueue.room(): what send() would take now', function () {
       assert.strictEqual(gen.send(tx, batch, 32), 31, 'one slot stays empty');
       assert.strictEqual(tx.room(), 0);
       assert.strictEqual(gen.send(tx, batch, 32), 0);
-      assert.strictEqual(gen.pool.freeCount, 256 - 63, 'nothing stamped for a full ring stays taken');
+      assert.strictEqual(gen.pool.freeCount, 256 - 64, 'the ring holds one buffer per slot, no more');
       standInNic(port, 60, 0); // the NIC sends all 63
       assert.strictEqual(tx.room(), 32, 'one group of 32 reclaimed (the rest waits for its group)');
       assert.strictEqual(gen.seq, 63);
     } finally {
       closeQueues(port);
       port.pool.close();
+      gen.close();
+    }
+  });
+});
+
+describe('Generator.send() of the default frames: they stay on the TX ring', function () {
+  const { openPort, standInNic, closeQueues } = require('../lib/warm-up/stand-in');
+  const layout = require('../lib/intel/ixgbe/registers');
+
+  // The frame each descriptor of slots [first, first + n) points at: its buffer's bytes.
+  function framesOn(port, gen, first, n) {
+    const tx = port.tx;
+    const byAddress = new Map();
+    for (let id = 0; id < gen.pool.entries; id++) byAddress.set(gen.pool.physOf(id), id);
+    const frames = [];
+    for (let k = 0; k < n; k++) {
+      const t = (first + k) & tx.mask;
+      const d = tx.ring.subarray(t * 4, t * 4 + 4);
+      const id = byAddress.get(d[0] + d[1] * 2 ** 32);
+      assert.strictEqual(id, tx.bufferIds[t], `slot ${t} sends its own buffer`);
+      const length = d[2] & 0xffff;
+      assert.strictEqual(d[3] >>> 14, length, 'PAYLEN');
+      frames.push({ id, bytes: gen.pool.buffers[id].subarray(0, length) });
+    }
+    return frames;
+  }
+
+  it('each slot sends its one buffer again with the next sequence number, big-endian, wrapping at 2^32', function () {
+    const port = openPort(layout, 64, { entries: 256 });
+    const gen = new Generator({ entries: 256, size: 100, vlan: 5 });
+    const batch = new PacketBatch(32);
+    try {
+      const tx = port.tx;
+      const seqAt = gen.recipe.seqAt; // 46: after the VLAN tag
+      const template = new Uint8Array(gen.pool.buffers[0].subarray(0, 100));
+      gen.seq = 2 ** 32 - 70 + 2 ** 33; // a count far past 2^32; the number wraps 70 frames on
+      const seen = new Map(); // slot -> buffer id
+      let sent = 0;
+      for (let round = 0; sent < 135; round++) {
+        assert.ok(round < 20, 'the ring keeps taking frames');
+        const first = tx.tail;
+        const n = gen.send(tx, batch, 20 + (round % 7));
+        assert.ok(n > 0 && n <= 20 + (round % 7));
+        for (const [k, { id, bytes }] of framesOn(port, gen, first, n).entries()) {
+          const slot = (first + k) & tx.mask;
+          if (seen.has(slot)) assert.strictEqual(id, seen.get(slot), `slot ${slot} kept its buffer`);
+          seen.set(slot, id);
+          const s = (2 ** 32 - 70 + sent + k) % 2 ** 32;
+          const expected = new Uint8Array(template);
+          expected.set([s >>> 24, (s >>> 16) & 0xff, (s >>> 8) & 0xff, s & 0xff], seqAt);
+          assert.deepStrictEqual(bytes, expected, `frame ${sent + k}: only the sequence number differs`);
+        }
+        sent += n;
+        standInNic(port, 60, 0);
+      }
+      assert.strictEqual(new Set(seen.values()).size, 64, 'one buffer per slot, each its own');
+      assert.strictEqual(gen.pool.freeCount, 256 - 64);
+      const other = new PacketBatch(1, port.pool);
+      other.count = port.pool.allocMany(other.ids, 1);
+      other.lengths[0] = 60;
+      assert.throws(() => tx.send(other), { code: 'EBUSY' }, 'other buffers cannot take the held slots');
+      other.freeFrom(0);
+      closeQueues(port);
+      assert.strictEqual(gen.pool.freeCount, 256, 'closing the queue gives every held buffer back');
+    } finally {
+      closeQueues(port);
+      port.pool.close();
+      gen.close();
+    }
+  });
+
+  it('reset() (after a hang) gives the held buffers back, and the next send() holds them again', function () {
+    const port = openPort(layout, 64, { entries: 256 });
+    const gen = new Generator({ entries: 256 });
+    const batch = new PacketBatch(32);
+    try {
+      assert.strictEqual(gen.send(port.tx, batch, 32), 32);
+      assert.strictEqual(port.tx.reset(), 32, 'the 32 frames the NIC never sent are dropped');
+      assert.strictEqual(gen.pool.freeCount, 256);
+      port.txHead = 0; // the stand-in NIC follows the reset ring
+      assert.strictEqual(gen.send(port.tx, batch, 32), 32);
+      assert.strictEqual(gen.pool.freeCount, 256 - 64);
+      assert.strictEqual(gen.seq, 64);
+    } finally {
+      closeQueues(port);
+      port.pool.close();
+      gen.close();
+    }
+  });
+
+  it('a queue holds buffers only from a pool with one free for each slot, and only while nothing is in flight', function () {
+    const port = openPort(layout, 64, { entries: 256 });
+    const small = new Generator({ entries: 63 });
+    const gen = new Generator({ entries: 256 });
+    const batch = new PacketBatch(32);
+    try {
+      assert.throws(() => small.send(port.tx, batch, 8), { code: 'EINVAL' });
+      assert.strictEqual(small.pool.freeCount, 63, 'nothing taken');
+      const free = port.pool.freeCount;
+      port.pool.allocMany(batch.ids, 4);
+      batch.count = 4;
+      batch.pool = port.pool;
+      for (let i = 0; i < 4; i++) batch.lengths[i] = 60;
+      assert.strictEqual(port.tx.send(batch), 4);
+      assert.throws(() => gen.send(port.tx, batch, 8), { code: 'EBUSY' });
+      standInNic(port, 60, 0); // the NIC sends those 4: their buffers go home, the slots are free
+      assert.strictEqual(gen.send(port.tx, batch, 8), 8);
+      assert.strictEqual(port.pool.freeCount, free, 'the frames sent before went back to their pool');
+    } finally {
+      closeQueues(port);
+      port.pool.close();
+      small.close();
       gen.close();
     }
   });

@@ -11,12 +11,15 @@
 // bufferIds, the pools' physical addresses and the batch's arrays are spans of the index
 // arena: send() indexes `words` at offsets named ...At; reclaim() pushes ids back on their
 // pool's free stack through mempool.js.
+// Held frames (holdBuffers(), sendHeld(): held-frames.js, for a packet generator): each
+// slot keeps one buffer for good; reclaim() then frees nothing.
 const rings = require('./rings');
 const { RingQueue } = require('./ring-queue');
 const { ID_BITS, pushIds, pushId } = require('../memory/mempool');
 const { IxyError } = require('../host/errors');
 const { PACKETS, BYTES } = require('../device/device');
 const { setField, setReg } = require('../host/register-access');
+const { holdBuffers, sendHeld, freeHeld } = require('./held-frames');
 const arena = require('../memory/arena');
 
 const TWO_32 = 2 ** 32;
@@ -50,6 +53,8 @@ class TxQueue extends RingQueue {
     this.headIndex = layout.TDH(index) >> 2;
     this.lastHead = -1; // TDH at the last hung() call
     this.stalls = 0; // hung() calls in a row that saw frames pending and TDH unmoved
+    this.heldPool = null; // with held frames (holdBuffers()): their pool
+    this.held = null; // and what sendHeld() needs (held-frames.js)
   }
 
   // 4.6.8: ring address and length; prefetch/host/write-back thresholds from the layout
@@ -90,9 +95,9 @@ class TxQueue extends RingQueue {
       if (this.poolCount === 1) {
         // The usual case, one pool ever sent from: its tag is 0, entries are plain ids.
         pushIds(this.pools[0], fromAt, CLEAN_BATCH);
-      } else {
+      } else if (this.heldPool === null) {
         this.reclaimMixed(fromAt);
-      }
+      } // held buffers stay in their slots
       clean = (last + 1) & mask;
     }
     this.clean = clean;
@@ -112,6 +117,7 @@ class TxQueue extends RingQueue {
   // file); a pool seen for the first time gets the next number.
   tagOf(pool) {
     if (pool === this.lastPool) return this.lastTag;
+    if (this.heldPool !== null) throw new IxyError('EBUSY', 'this TX queue holds a generator\'s buffers (holdBuffers()): send() would take their slots');
     let k = 0;
     while (k < this.poolCount && this.pools[k] !== pool) k++;
     if (k === this.poolCount) {
@@ -174,6 +180,17 @@ class TxQueue extends RingQueue {
       totals[BYTES] += bytes;
     }
     return n;
+  }
+
+  // Held frames, for a packet generator (held-frames.js): each slot keeps a buffer of
+  // pool, whose sequence number at byte seqAt sendHeld() rewrites as it sends it again.
+  holdBuffers(pool, seqAt) {
+    holdBuffers(this, pool, seqAt);
+  }
+
+  // Sends up to n held frames of `length` bytes, numbered from seq; returns how many.
+  sendHeld(n, length, seq) {
+    return sendHeld(this, n, length, seq);
   }
 
   // How many frames send() would take now, after the reclaim send() would do first: a
@@ -248,8 +265,12 @@ class TxQueue extends RingQueue {
     return frames;
   }
 
-  // Gives every buffer still on the ring back to its pool.
+  // Gives every buffer still on the ring back to its pool; held buffers, all of them.
   freeRing() {
+    if (this.heldPool !== null) {
+      freeHeld(this);
+      return;
+    }
     for (let i = this.clean; i !== this.tail; i = (i + 1) & this.mask) {
       const entry = this.bufferIds[i];
       this.pools[entry >>> ID_BITS].free(entry & ID_MASK);

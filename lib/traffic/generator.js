@@ -1,14 +1,19 @@
 'use strict';
 
 // A packet generator on one TX queue: a mempool whose buffers each hold a frame of the
-// recipe (frames.js), and send(), which takes buffers, stamps them and hands them to the
-// queue. Frame k of the run (k = 0, 1, ...; k counts frames sent) carries sequence number
-// k mod 2^32, belongs to flow k mod flows and has size sizes[k mod sizes.length].
+// recipe (frames.js), and send(), which stamps frames and hands them to the queue. Frame k
+// of the run (k = 0, 1, ...; k counts frames sent) carries sequence number k mod 2^32,
+// belongs to flow k mod flows and has size sizes[k mod sizes.length].
 //
-// Per frame: with one flow, one size and UDP (the default) only the sequence number is
-// written, 4 bytes, as ixy's C packet generator does; otherwise the flow's header, the
-// lengths and the checksums too. Both loops index the pool's one view of every buffer at
-// offsets taken from the index arena (no per-frame object, no allocation).
+// The default frames (one flow, one size, UDP) differ only in their sequence number, so
+// they stay on the TX ring: the queue keeps one buffer of the pool in each of its slots
+// (TxQueue.holdBuffers()), and sending frame k writes k's number into the buffer of the
+// next free slot and hands the slot to the NIC again (TxQueue.sendHeld(),
+// lib/intel/held-frames.js). No buffer id moves and nothing is allocated per frame.
+// Otherwise (many flows or sizes, TCP, or a queue that cannot hold buffers) frames go as
+// a batch through the queue's send(): buffers off the pool's free stack, the flow's
+// header, the lengths and the checksums written too. These loops index the pool's one
+// view of every buffer at offsets taken from the index arena.
 const { Mempool, popIds } = require('../memory/mempool');
 const arena = require('../memory/arena');
 const { IPPROTO_UDP, MAX_FRAME } = require('../packet');
@@ -62,7 +67,8 @@ function stampFlows(recipe, bytes, shift, idsAt, lengthsAt, n, seq, flow, sizeAt
 
 class Generator {
   // options: the recipe's (frames.js), or recipe: a FrameRecipe; entries: buffers in the
-  // pool (more than the TX ring holds, or the ring is never full).
+  // pool (more than the TX ring holds, or the ring is never full; the default frames take
+  // one for each of its descriptors).
   constructor({ recipe = null, entries = 4096, ...frameOptions } = {}) {
     this.recipe = recipe || new FrameRecipe(frameOptions);
     const r = this.recipe;
@@ -100,14 +106,24 @@ class Generator {
     return got;
   }
 
-  // Sends up to n frames on txQueue through batch; returns how many went. It fills no
-  // more frames than the queue has room for (where the queue says, room()); frames it
-  // could not take go back to the pool and are stamped again next time.
+  // Sends up to n frames on txQueue through batch (at most its capacity); returns how many
+  // went. The default frames stay on a queue that can hold them (sendHeld()); otherwise it
+  // fills no more frames than the queue has room for (where the queue says, room()), and
+  // frames it could not take go back to the pool and are stamped again next time.
   send(txQueue, batch, n) {
+    if (this.simple && txQueue.holdBuffers !== undefined) return this.sendHeld(txQueue, n < batch.capacity ? n : batch.capacity);
     const room = txQueue.room === undefined ? n : txQueue.room();
     const got = this.fill(batch, n < room ? n : room);
     const sent = txQueue.send(batch);
     if (sent < got) batch.freeFrom(sent);
+    this.seq += sent;
+    return sent;
+  }
+
+  // send() of the default frames: they stay on the ring (see the top of this file).
+  sendHeld(txQueue, n) {
+    if (txQueue.heldPool !== this.pool) txQueue.holdBuffers(this.pool, this.recipe.seqAt);
+    const sent = txQueue.sendHeld(n, this.size, this.seq | 0);
     this.seq += sent;
     return sent;
   }
