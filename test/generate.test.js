@@ -110,6 +110,7 @@ describe('Generator.send() of the default frames: they stay on the TX ring', fun
       assert.strictEqual(id, tx.bufferIds[t], `slot ${t} sends its own buffer`);
       const length = d[2] & 0xffff;
       assert.strictEqual(d[3] >>> 14, length, 'PAYLEN');
+      assert.strictEqual(d[2], tx.command | length, 'DTALEN and the command bits');
       frames.push({ id, bytes: gen.pool.buffers[id].subarray(0, length) });
     }
     return frames;

@@ -22,6 +22,13 @@ const { TXD_PAYLEN_SHIFT, writeTail } = rings;
 // two words of the buffer. The two bytes either side of the number are the frame's own
 // and never change (`before`, `after`, as they sit in those words). Typed arrays use the
 // host's byte order: little-endian here (x64, arm64), checked by holdBuffers().
+// A descriptor is written as two 64-bit halves, two stores instead of four, as C does:
+// each half is made as two 32-bit words and copied as the double with those bits
+// (Float64Array views of the same memory: arena.doubles, rings.doubles). A copy keeps
+// every bit; none of these patterns is a NaN (their top 12 bits are never all ones).
+const HALF = new Float64Array(1);
+const HALF_WORDS = new Uint32Array(HALF.buffer);
+
 const LITTLE_ENDIAN = new Uint8Array(new Uint32Array([1]).buffer)[0] === 1;
 
 // Gives each slot t of queue's ring a buffer of pool to keep, bufferIds[t]; each holds the
@@ -38,21 +45,22 @@ function holdBuffers(queue, pool, seqAt) {
   queue.poolCount = 0;
   queue.lastPool = null;
   const numbers = arena.allocWords(queue.size);
-  const addresses = arena.allocWords(2 * queue.size);
+  const addresses = arena.allocWords(2 * queue.size + 1);
+  const skip = arena.offsetOf(addresses) % 2; // so that the table starts at an even word
   for (let t = 0; t < queue.size; t++) {
     const id = pool.alloc();
     const address = pool.physOf(id);
     queue.bufferIds[t] = id;
     numbers[t] = (id * pool.bufferSize + seqAt - 2) / 4;
-    addresses[2 * t] = address % TWO_32;
-    addresses[2 * t + 1] = Math.floor(address / TWO_32);
+    addresses[skip + 2 * t] = address % TWO_32;
+    addresses[skip + 2 * t + 1] = Math.floor(address / TWO_32);
   }
   const frame = pool.buffers[queue.bufferIds[0]];
   const memory = pool.memory.buffer;
   queue.held = {
     pool,
-    addresses, // slot t's buffer address: words[addressesAt + 2t], [addressesAt + 2t + 1]
-    addressesAt: arena.offsetOf(addresses),
+    addresses, // slot t's buffer address: arena.doubles[addressesAt + t]
+    addressesAt: (arena.offsetOf(addresses) + skip) / 2,
     words32: new Uint32Array(memory, 0, memory.byteLength / 4), // the pool's buffers
     numbers, // slot t's number is in words32[m] and words32[m + 1], m = words[numbersAt + t]
     numbersAt: arena.offsetOf(numbers),
@@ -71,23 +79,22 @@ function sendHeld(queue, want, length, seq) {
   const room = mask - ((queue.tail - queue.clean) & mask); // one slot stays empty
   const n = want < room ? want : room;
   const words = arena.words; // locals, so TurboFan folds them (lib/memory/arena.js)
-  const ring = rings.words;
+  const doubles = arena.doubles;
+  const ring = rings.doubles; // descriptor t is ring[ringAt + 2t], ring[ringAt + 2t + 1]
   const { words32, numbersAt, before, after, addressesAt } = queue.held;
-  const ringAt = queue.ringAt;
-  const command = queue.command | length;
-  const paylen = length << TXD_PAYLEN_SHIFT;
+  const ringAt = queue.ringAt / 2;
+  HALF_WORDS[0] = queue.command | length; // 7.2.3.2.4: length and command, then PAYLEN
+  HALF_WORDS[1] = length << TXD_PAYLEN_SHIFT;
+  const lengthHalf = HALF[0];
   let t = queue.tail;
   for (let k = 0; k < n; k++) {
     const at = words[numbersAt + t];
     const s = (seq + k) | 0;
     words32[at] = before | ((s >>> 24) << 16) | ((s >>> 16) << 24);
     words32[at + 1] = ((s >>> 8) & 0xff) | ((s & 0xff) << 8) | after;
-    const w = ringAt + (t << 2); // 7.2.3.2.4: buffer address, then length and command
-    const a = addressesAt + (t << 1);
-    ring[w] = words[a];
-    ring[w + 1] = words[a + 1];
-    ring[w + 2] = command;
-    ring[w + 3] = paylen;
+    const d = ringAt + (t << 1);
+    ring[d] = doubles[addressesAt + t]; // the buffer's address
+    ring[d + 1] = lengthHalf;
     t = (t + 1) & mask;
   }
   if (n > 0) {

@@ -61,7 +61,7 @@ function udpChecksumField(b, length) {
 // Two hugepages: 256 rings of 1024 descriptors, or 32 of the largest (8192, 128 KiB).
 const REGION_BYTES = 4 * 1024 * 1024;
 
-const rings = {}; // rings.words: the region's Uint32Array, once it exists
+const rings = {}; // rings.words, rings.doubles: the region's views, once it exists
 let memory = null;
 const spans = []; // rings handed out, sorted by offset: { at, bytes, phys, view } (`at` in words)
 
@@ -73,6 +73,7 @@ function allocRing(bytes) {
   if (memory === null) {
     memory = new DmaMemory(REGION_BYTES);
     rings.words = new Uint32Array(memory.buffer);
+    rings.doubles = new Float64Array(memory.buffer); // 64-bit halves of descriptors (held-frames.js)
   }
   let start = 0; // in bytes
   let k = 0;

@@ -22,6 +22,9 @@ const { IxyError } = require('../host/errors');
 // the spans in use cost memory: a mempool of 4096 buffers takes 48 KiB.
 const WORDS = 1 << 24;
 const words = new Uint32Array(WORDS);
+// The same memory as 64-bit elements: doubles[k] is words[2k] and words[2k + 1], for
+// copying 64-bit patterns made as two words (lib/intel/held-frames.js), never for arithmetic.
+const doubles = new Float64Array(words.buffer);
 
 // Free spans, sorted by offset, neighbours merged: [{ at, length }].
 const free = [{ at: 0, length: WORDS }];
@@ -79,4 +82,4 @@ function freeWords() {
   return sum;
 }
 
-module.exports = { words, allocWords, offsetOf, freeWords, WORDS };
+module.exports = { words, doubles, allocWords, offsetOf, freeWords, WORDS };
