@@ -22,14 +22,16 @@ const { TXD_PAYLEN_SHIFT, writeTail } = rings;
 // two words of the buffer. The two bytes either side of the number are the frame's own
 // and never change (`before`, `after`, as they sit in those words). Typed arrays use the
 // host's byte order: little-endian here (x64, arm64), checked by holdBuffers().
+const LITTLE_ENDIAN = new Uint8Array(new Uint32Array([1]).buffer)[0] === 1;
+
 // A descriptor is written as two 64-bit halves, two stores instead of four, as C does:
 // each half is made as two 32-bit words and copied as the double with those bits
 // (Float64Array views of the same memory: arena.doubles, rings.doubles). A copy keeps
-// every bit; none of these patterns is a NaN (their top 12 bits are never all ones).
+// every bit; none of these patterns is a NaN (bits 62..52, a double's exponent, are
+// never all ones: an address is below 2^52, and PAYLEN, a frame length below 2^16, sits
+// at bit 46).
 const HALF = new Float64Array(1);
 const HALF_WORDS = new Uint32Array(HALF.buffer);
-
-const LITTLE_ENDIAN = new Uint8Array(new Uint32Array([1]).buffer)[0] === 1;
 
 // Gives each slot t of queue's ring a buffer of pool to keep, bufferIds[t]; each holds the
 // same frame, with its sequence number at byte seqAt. Only on a queue with nothing in
@@ -70,9 +72,9 @@ function holdBuffers(queue, pool, seqAt) {
   queue.heldPool = pool;
 }
 
-// Sends the buffers of the next n slots again, or as many as are free (reclaiming first,
-// as TxQueue.send() does), each a frame of `length` bytes, the k-th with sequence number
-// seq + k (mod 2^32). Returns how many it sent.
+// Sends the buffers of the next `want` slots again, or of as many as are free (reclaiming
+// first, as TxQueue.send() does), each a frame of `length` bytes, the k-th with sequence
+// number seq + k (mod 2^32). Returns how many it sent.
 function sendHeld(queue, want, length, seq) {
   const mask = queue.mask;
   if (((queue.tail - queue.clean) & mask) >= queue.reclaimAt) queue.reclaim();
