@@ -160,6 +160,25 @@ describe('Generator.send() of the default frames: they stay on the TX ring', fun
     }
   });
 
+  it('numbers run on across 2^31 (where a 32-bit signed counter wraps)', function () {
+    const port = openPort(layout, 64, { entries: 256 });
+    const gen = new Generator({ entries: 256 });
+    const batch = new PacketBatch(32);
+    try {
+      gen.seq = 2 ** 31 - 5;
+      const n = gen.send(port.tx, batch, 10);
+      assert.strictEqual(n, 10);
+      const seqAt = gen.recipe.seqAt;
+      const numbers = framesOn(port, gen, 0, n).map(({ bytes }) => bytes.subarray(seqAt, seqAt + 4).reduce((v, b) => v * 256 + b, 0));
+      assert.deepStrictEqual(numbers, Array.from({ length: 10 }, (_, k) => 2 ** 31 - 5 + k));
+      assert.strictEqual(gen.seq, 2 ** 31 + 5);
+    } finally {
+      closeQueues(port);
+      port.pool.close();
+      gen.close();
+    }
+  });
+
   it('reset() (after a hang) gives the held buffers back, and the next send() holds them again', function () {
     const port = openPort(layout, 64, { entries: 256 });
     const gen = new Generator({ entries: 256 });

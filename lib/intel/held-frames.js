@@ -89,9 +89,9 @@ function sendHeld(queue, want, length, seq) {
   HALF_WORDS[1] = length << TXD_PAYLEN_SHIFT;
   const lengthHalf = HALF[0];
   let t = queue.tail;
-  for (let k = 0; k < n; k++) {
+  const end = (seq + n) | 0;
+  for (let s = seq; s !== end; s = (s + 1) | 0) { // s: the frame's number, an int32
     const at = words[numbersAt + t];
-    const s = (seq + k) | 0;
     words32[at] = before | ((s >>> 24) << 16) | ((s >>> 16) << 24);
     words32[at + 1] = ((s >>> 8) & 0xff) | ((s & 0xff) << 8) | after;
     const d = ringAt + (t << 1);
