@@ -1,7 +1,7 @@
 'use strict';
 
 // ixgbe with several RX queues on the device model: RSS as the driver programs it (key,
-// RETA, MRQC; lib/intel/ixgbe/rss.js) spreads flows over the queues, and each frame's hash, read
+// RETA, MRQC; lib/intel/rss.js) spreads flows over the queues, and each frame's hash, read
 // from batch.hashes, equals this test's own Toeplitz (test/support/rss.js).
 const assert = require('assert');
 const ixy = require('../lib');

@@ -10,7 +10,7 @@ const { AdvancedNic } = require('../nic');
 const { sleepSync, setBits, clearBits, setField, waitSet, waitClear, setReg } = require('../../host/register-access');
 const pci = require('../../host/pci');
 const { isSfp } = require('./ids');
-const { setupRss } = require('./rss');
+const { setupRss } = require('../rss');
 
 const MAX_QUEUES = 64;
 
@@ -87,8 +87,8 @@ class IxgbeDevice extends AdvancedNic {
       // 8.2.3.11.1: bit 12 of DCA_RXCTRL is reserved, reads as 1 and must be written 0.
       clearBits(regs, R.DCA_RXCTRL(q), R.DCA_RXCTRL_RESERVED_BIT12);
     }
-    // 7.1.2.8: with several RX queues, RSS spreads the flows over them (rss.js).
-    if (this.options.rxQueues > 1) setupRss(regs, this.options.rxQueues);
+    // 7.1.2.8: with several RX queues, RSS spreads the flows over them (lib/intel/rss.js).
+    if (this.options.rxQueues > 1) setupRss(regs, R, this.options.rxQueues);
     // 4.6.7: set CTRL_EXT.NS_DIS (no-snoop disable) as the sequence requires.
     setBits(regs, R.CTRL_EXT, R.CTRL_EXT_NS_DIS);
     setBits(regs, R.RXCTRL, R.RXCTRL_RXEN);
