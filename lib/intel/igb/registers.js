@@ -92,6 +92,7 @@ const R = {
   RDT: rxQueueReg(0x0c018),
   RXDCTL: rxQueueReg(0x0c028),
   RXDCTL_ENABLE: 1 << 25,
+  RQDPC: rxQueueReg(0x0c030), // RC: frames queue q dropped for want of a descriptor (SRRCTL.DROP_EN)
 
   // Transmit (8.12)
   TCTL: 0x00400,
@@ -141,7 +142,9 @@ R.LINK = {
   at: R.STATUS, up: R.STATUS_LU, speedMask: R.STATUS_SPEED_MASK,
   mbps: { [R.STATUS_SPEED_10]: 10, [R.STATUS_SPEED_100]: 100, [R.STATUS_SPEED_1000]: 1000, [3 << 6]: 1000 },
 };
-R.MISSED_COUNTERS = [R.MPC];
+// With SRRCTL.DROP_EN (several RX queues) a queue without a free descriptor drops at once
+// and counts in its RQDPC; MPC counts what overflowed the receive FIFO.
+R.MISSED_COUNTERS = [R.MPC, ...Array.from({ length: 16 }, (_, q) => R.RQDPC(q))];
 R.ERROR_COUNTERS = [R.CRCERRS];
 R.CLEAR_ON_READ = [R.GPRC, R.GPTC, R.GORCL, R.GORCH, R.GOTCL, R.GOTCH, ...R.MISSED_COUNTERS, ...R.ERROR_COUNTERS];
 // What lib/intel/rss.js writes to MRQC: RSS only, hashing IPv4 addresses and TCP/UDP ports.
