@@ -85,10 +85,9 @@ struct source {
 	uint32_t size;       /* frame length without FCS, SRC_MIN..SRC_MAX */
 	int ip_bad, fcs_bad; /* ipsum=bad, fcs=bad */
 	int udp_mode;        /* udpsum: 0 zero, 1 good, 2 bad */
-	int fill_extra;      /* per-frame work beyond the copy: flows > 1 or UDP checksum */
+	int fill_extra;      /* per-frame work beyond the copy: flows > 1, mixed or an L4 checksum */
 	uint32_t fcs_xor;    /* fcs=bad: XORed into the appended FCS */
 	uint32_t seq_mask;   /* bytes of the sequence number inside the frame */
-	uint32_t udp_base;   /* UDP checksum sum without source address, port, seq */
 	uint32_t wb_lo;      /* write-back packet type of every frame (rx_classify) */
 	uint32_t wb_st;      /* write-back status/errors of every frame (DD, EOP included) */
 	uint64_t count;      /* 0 = endless */
@@ -101,7 +100,6 @@ struct source {
 	double tokens;
 	uint64_t last_ns;
 	uint8_t tmpl[SRC_MAX + 64];  /* frame template (flow 0, seq 0) */
-	uint32_t ip_sum;     /* partial IPv4 header sum without source address */
 	/* flows (flows.c): tuples, protocols and weights */
 	int proto;           /* 0 udp, 1 tcp, 2 mixed (odd flows TCP) */
 	int tcp_bad;         /* tcpsum=bad */
