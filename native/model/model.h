@@ -88,8 +88,8 @@ struct source {
 	int fill_extra;      /* per-frame work beyond the copy: flows > 1, mixed or an L4 checksum */
 	uint32_t fcs_xor;    /* fcs=bad: XORed into the appended FCS */
 	uint32_t seq_mask;   /* bytes of the sequence number inside the frame */
-	uint32_t wb_lo;      /* write-back packet type of every frame (rx_classify) */
-	uint32_t wb_st;      /* write-back status/errors of every frame (DD, EOP included) */
+	uint32_t wb_lo[2];   /* write-back packet type of every UDP, TCP frame (rx_classify) */
+	uint32_t wb_st[2];   /* write-back status/errors of every UDP, TCP frame (DD, EOP included) */
 	uint64_t count;      /* 0 = endless */
 	uint32_t flows;
 	int dst_kind;        /* 0 = port's own MAC, 1 = given MAC */
@@ -110,7 +110,6 @@ struct source {
 	struct flow *flow;   /* flows entries, NULL for the single default flow */
 	uint16_t *sched;     /* zipf: flow of frame seq is sched[seq % FLOW_SCHED] */
 	uint32_t l4_base[2]; /* L4 checksum sum without addresses, ports, seq: UDP, TCP */
-	uint32_t wb_lo2[2], wb_st2[2];  /* write-back of UDP and of TCP frames */
 	uint8_t alt[SRC_MAX + 64];   /* mixed: the template of the other protocol */
 };
 #define FLOW_VARY_SIP   1u

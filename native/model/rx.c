@@ -404,7 +404,7 @@ static uint64_t rx_source_fast(struct port *p, uint64_t n, uint32_t out, uint32_
 {
 	struct source *s = &p->src;
 	struct ring *r = &p->rxq;
-	uint32_t lo = s->wb_lo, fcs_xor = s->fcs_xor;
+	uint32_t lo = s->wb_lo[s->proto == 1], fcs_xor = s->fcs_xor;
 	uint64_t done = 0;
 	/* The ring state lives in locals for the loop; the slow path (rx_buffer)
 	 * works on the struct, so it is synced around that call. */
@@ -449,11 +449,12 @@ static uint64_t rx_source_fast(struct port *p, uint64_t n, uint32_t out, uint32_
 static uint64_t rx_source_segs(struct port *p, uint64_t n, uint32_t st)
 {
 	struct source *s = &p->src;
+	uint32_t lo = s->wb_lo[s->proto == 1];
 	uint64_t done = 0;
 	while (done < n && p->rx_free) {
 		source_fill(p, scratch, s->seq + done);
 		uint32_t fcs = p->strip_crc ? 0 : crc32_eth(scratch, s->size) ^ s->fcs_xor;
-		if (!rx_frame(p, scratch, s->size, fcs, s->wb_lo, st))
+		if (!rx_frame(p, scratch, s->size, fcs, lo, st))
 			break;
 		done++;
 	}
@@ -502,8 +503,8 @@ static uint64_t rx_source_each(struct port *p, uint64_t n, uint32_t out, uint32_
 	while (done < n) {
 		uint64_t seq = s->seq + done;
 		struct flow *fl = source_flow(s, seq);
-		uint64_t lo = s->wb_lo2[fl->tcp];
-		uint32_t st = s->wb_st2[fl->tcp] | err;
+		uint64_t lo = s->wb_lo[fl->tcp];
+		uint32_t st = s->wb_st[fl->tcp] | err;
 		if (p->rss.on)
 			lo |= rss_flow(p, fl, (uint32_t)lo);
 		if (p->rx_bufsize == 0) {
@@ -593,7 +594,7 @@ static int rx_source(struct port *p, uint64_t now)
 		return 0;
 	}
 	uint32_t out = s->size + (p->strip_crc ? 0 : 4);
-	uint32_t st = s->wb_st | (uint32_t)err;
+	uint32_t st = s->wb_st[s->proto == 1] | (uint32_t)err;
 	uint64_t done, n = s->backlog;
 	if (p->rss.on || s->proto == 2)
 		done = rx_source_each(p, n, out, (uint32_t)err);
