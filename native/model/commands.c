@@ -86,9 +86,9 @@ static int stats(char *reply, size_t n, int only)
 			t->rx_drop_runt, t->tx_frames, t->tx_bytes, t->tx_drop_bad_length,
 			t->desc_errors, t->sink_frames, t->sink_seq_errors,
 			t->sink_bad_frames, t->pcap_frames, dma_owner_pid(i),
-			p->bus_master ? "true" : "false", p->rxq.desc ? "true" : "false",
+			p->bus_master ? "true" : "false", p->rx.ring.desc ? "true" : "false",
 			__builtin_popcountll(p->tx_active), p->src.seq, p->src.backlog, M.max_gap_ns / 1000,
-			t->dma_waits, t->dma_after_release, p->rxq.released ? "true" : "false",
+			t->dma_waits, t->dma_after_release, p->rx.ring.released ? "true" : "false",
 			__builtin_popcountll(p->tx_released), t->source_paused_ns / 1000, p->device_id, p->removed ? "true" : "false");
 		o += rss_json(p, reply + o, n - o);
 		o += sink_flows_json(p, reply + o, n - o);

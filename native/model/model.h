@@ -78,6 +78,16 @@ struct flow {
 	uint32_t hash;       /* RSS hash */
 };
 
+/* An RX queue's delivery state: the port's (p->rx) is the queue being
+ * delivered to, the others wait in rss.q[] (rss.c). */
+struct rxq {
+	struct ring ring;
+	uint32_t free;       /* free descriptors in the current batch */
+	uint32_t free_begin; /* ... when the batch began */
+	uint32_t bufsize;    /* SRRCTL.BSIZEPACKET in bytes, 0 = invalid */
+	int drop_en;         /* SRRCTL.DROP_EN */
+};
+
 /* A traffic source (frames generated into RX). */
 struct source {
 	int on;
@@ -118,12 +128,6 @@ struct source {
 #define FLOW_VARY_DPORT 8u
 #define FLOW_SCHED      65536u      /* length of a Zipf schedule */
 
-/* An RX queue's delivery state while another queue's is in the port (rss.c). */
-struct rxq_save {
-	struct ring ring;
-	uint32_t free, free_begin, bufsize;
-	int drop_en;
-};
 
 /* RSS and RX queues 1..63 (rss.c; 82599 datasheet 7.1.2.8). */
 struct rss {
@@ -134,9 +138,9 @@ struct rss {
 	uint32_t gen;            /* bumped when the key or the fields change (never 0) */
 	uint8_t reta[128];       /* RETA: RX queue of each hash index (low 7 bits) */
 	uint8_t map[128];        /* RQSMR: statistics counter of each RX queue */
-	int cur;                 /* queue whose state is in p->rxq, p->rx_free, ... */
+	int cur;                 /* queue whose state is in p->rx.ring, p->rx.free, ... */
 	uint64_t active;         /* queues 1..63 with a ring or a released one */
-	struct rxq_save q[NUM_QUEUES];  /* queues other than cur */
+	struct rxq q[NUM_QUEUES];       /* queues other than cur */
 	uint64_t frames[NUM_QUEUES], drops[NUM_QUEUES];  /* queues 1..63 since reset */
 	uint64_t t_frames[NUM_QUEUES];  /* truth: frames delivered per queue (clear) */
 	uint32_t tab[12][256];   /* Toeplitz of each input byte value, from the key */
@@ -218,8 +222,6 @@ struct port {
 	/* state derived from registers by the slow scan */
 	int bus_master, link_up, link_forced_down, rx_en, tx_en;
 	int rx_ok;                    /* RX usable during the current batch */
-	uint32_t rx_free;             /* free RX descriptors in the current batch */
-	uint32_t rx_free_begin;       /* ... when the batch began */
 	uint32_t rx_dirty;            /* RDH/RX statistics to publish (port_publish) */
 	uint32_t tx_dirty;            /* TDH/TX statistics to publish */
 	uint64_t link_up_at;          /* ns, 0 = no link-up pending */
@@ -227,15 +229,13 @@ struct port {
 	uint8_t filter_mac[6];        /* RAL0/RAH0 */
 	int filter_valid;             /* RAH0.AV */
 	uint32_t fctrl;
-	uint32_t rx_bufsize;          /* SRRCTL(0).BSIZEPACKET in bytes, 0 = invalid */
-	int rx_drop_en;               /* SRRCTL(0).DROP_EN */
 	int rx_cls;                   /* class of the frames being delivered (rx.c) */
 	uint32_t max_frame;           /* largest accepted frame incl. FCS */
 	uint32_t tx_max_len;          /* largest frame accepted for TX, without FCS */
 	int strip_crc;
 	uint32_t ra_seen[16][2];      /* RAL/RAH(n), n < 16, as last synced with their aliases */
 
-	struct ring rxq;              /* RX queue 0, or the queue rss.cur while RSS delivers */
+	struct rxq rx;                /* RX queue 0, or the queue rss.cur while RSS delivers */
 	struct ring txq[NUM_QUEUES];
 	uint64_t tx_active;           /* bit q set = txq[q].desc valid */
 	uint64_t tx_released;         /* bit q set = txq[q] released (see dma.c) */
@@ -342,9 +342,7 @@ uint64_t rss_qstat(const struct port *p, int counter, int drops);
 uint32_t rss_hash(const struct rss *r, const uint8_t *in, uint32_t n);
 int rss_json(const struct port *p, char *out, size_t n);
 int rss_command(struct port *p, char **tok, int nt, char *reply, size_t n);
-void ring_start(struct port *p, struct ring *ring, uint32_t bal, uint32_t bah,
-		uint32_t len, uint32_t head, uint64_t now);
-void ring_retry(struct ring *ring);
+void rxq_scan(struct port *p, int q, struct rxq *x, uint64_t now);   /* regs.c */
 
 /* flows.c: the source's flows; sink-flows.c: the sink's per-flow check */
 int source_flows_build(struct port *p, char *err, size_t n);

@@ -15,11 +15,11 @@
  * the hash in the second (without PCSD that dword is the fragment checksum,
  * which the model leaves 0).
  *
- * Delivery state: rx.c works on one RX queue at a time, the one in p->rxq
- * (ring), p->rx_free/rx_free_begin, p->rx_bufsize and p->rx_drop_en.  That
- * is queue 0 except during a batch, where rss_switch() swaps another queue's
- * state in; rss_end() swaps queue 0 back, so that outside a batch (scan,
- * commands, publish, DMA rescans) p->rxq is queue 0 and q[1..63] the rest.
+ * Delivery state: rx.c works on one RX queue at a time, the one in p->rx.
+ * That is queue 0 except during a batch, where rss_switch() swaps another
+ * queue's state in; rss_end() swaps queue 0 back, so that outside a batch
+ * (scan, commands, publish, DMA rescans) p->rx is queue 0 and q[1..63] the
+ * rest.
  */
 #include <arpa/inet.h>
 #include <stdlib.h>
@@ -102,18 +102,8 @@ static uint32_t tuple_hash(const struct rss *r, uint32_t sip, uint32_t dip, uint
 void rss_switch(struct port *p, int q)
 {
 	struct rss *r = &p->rss;
-	struct rxq_save *s = &r->q[r->cur];
-	s->ring = p->rxq;
-	s->free = p->rx_free;
-	s->free_begin = p->rx_free_begin;
-	s->bufsize = p->rx_bufsize;
-	s->drop_en = p->rx_drop_en;
-	s = &r->q[q];
-	p->rxq = s->ring;
-	p->rx_free = s->free;
-	p->rx_free_begin = s->free_begin;
-	p->rx_bufsize = s->bufsize;
-	p->rx_drop_en = s->drop_en;
+	r->q[r->cur] = p->rx;
+	p->rx = r->q[q];
 	r->cur = q;
 }
 
@@ -161,23 +151,16 @@ uint64_t rss_flow(struct port *p, struct flow *fl, uint32_t wb_lo)
 	return route(p, fl->rss_type, fl->hash);
 }
 
-/* Queues 1..63 as the driver set them up (8.2.3.8.1-8.2.3.8.7), like queue 0 in regs.c. */
+/* Queues 1..63 (rxq_scan, regs.c); one without a ring drops what RSS sends it. */
 static void scan_rx_queues(struct port *p, uint64_t now)
 {
 	struct rss *r = &p->rss;
 	for (int q = 1; q < NUM_QUEUES; q++) {
-		struct rxq_save *s = &r->q[q];
-		int en = (REG(p, RXDCTL(q)) & XDCTL_ENABLE) != 0;
-		if (en && !s->ring.enabled)
-			ring_start(p, &s->ring, REG(p, RDBAL(q)), REG(p, RDBAH(q)), REG(p, RDLEN(q)),
-				   REG(p, RDH(q)), now);
-		else if ((!en && s->ring.enabled) || (!p->bus_master && s->ring.released))
-			memset(&s->ring, 0, sizeof s->ring);
-		ring_retry(&s->ring);
-		uint32_t srrctl = REG(p, SRRCTL(q)), bs = srrctl & SRRCTL_BSIZE_MASK;
-		s->bufsize = bs >= 1 && bs <= 16 ? bs * 1024 : 0;
-		s->drop_en = (srrctl & SRRCTL_DROP_EN) != 0 || !(s->ring.desc || s->ring.released);
-		if (s->ring.desc || s->ring.released)
+		struct rxq *s = &r->q[q];
+		rxq_scan(p, q, s, now);
+		int ring = s->ring.desc || s->ring.released;
+		s->drop_en |= !ring;
+		if (ring)
 			r->active |= 1ull << q;
 		else
 			r->active &= ~(1ull << q);
@@ -224,7 +207,7 @@ void rss_begin(struct port *p)
 	struct rss *r = &p->rss;
 	for (uint64_t a = r->active; a; a &= a - 1) {
 		int q = __builtin_ctzll(a);
-		struct rxq_save *s = &r->q[q];
+		struct rxq *s = &r->q[q];
 		uint32_t tail = __atomic_load_n(&REG(p, RDT(q)), __ATOMIC_ACQUIRE), n = s->ring.count;
 		s->free = tail < n ? (tail + n - s->ring.head) % n : 0;
 		s->free_begin = s->free;
@@ -323,7 +306,7 @@ int rss_command(struct port *p, char **tok, int nt, char *reply, size_t n)
 uint64_t rss_free(const struct port *p)
 {
 	const struct rss *r = &p->rss;
-	uint64_t sum = p->rx_free;          /* queue cur */
+	uint64_t sum = p->rx.free;          /* queue cur */
 	for (uint64_t a = r->active | 1; a; a &= a - 1) {
 		int q = __builtin_ctzll(a);
 		if (q != r->cur)
