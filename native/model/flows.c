@@ -4,7 +4,7 @@
  *
  * Flow f (0 <= f < flows) has the 5-tuple of flow 0 (sip=, dip=, sport=,
  * dport=) with f added to each field named in vary= (default sip,sport:
- * 10.0.<port>.1 + f, port 1024 + f, as before flows had options); its
+ * 10.0.<port>.1 + f, port 1024 + f); its
  * protocol is proto= (udp, tcp, or mixed: odd flows TCP).  Frame seq belongs
  * to flow seq % flows, or with zipf=S to a flow drawn with weight
  * 1/(f+1)^S from a fixed schedule of 65536 draws (the same every run).

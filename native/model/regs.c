@@ -317,10 +317,10 @@ void regs_scan(struct port *p, uint64_t now)
  * its counts), the model also adds to it while it is not 0, compare-and-swap
  * old -> old + pending, so that one read after traffic stops holds every
  * event.  An add that falls between the driver's read and its write of 0
- * is lost: a window of nanoseconds, only while traffic flows (README).
+ * is lost, only while traffic flows (README).
  * The 36-bit GORC/GOTC are read as two halves, so they are only filled from
  * 0 (both halves at once, 64 bits) and otherwise wait.  A driver that never
- * writes 0 sees its first value forever, as it did.
+ * writes 0 sees its first value forever.
  */
 enum { S_GPRC, S_GORC, S_TPR, S_MPC0, S_CRCERRS, S_RUC, S_RFC,
        S_ROC, S_RJC, S_GPTC, S_TPT, S_GOTC,
