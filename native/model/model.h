@@ -428,8 +428,10 @@ void ptp_tx(struct port *p, uint64_t ps);
 void lat_rx(struct port *p, uint64_t seq, uint64_t n, uint64_t t0, uint64_t t1);
 void lat_tx(struct port *p, const uint8_t *f, uint32_t len, uint64_t now);
 void lat_clear(struct port *p);
+int lat_command(char **tok, int nt, char *reply, size_t n);
+int lat_stats(struct port *p, char *out, size_t n);
 
-/* commands.c: replies for commands kept in other files */
+/* commands.c: the replies of every command (JSON, one line) */
 int reply_ok(char *reply, size_t n);
 int reply_fail(char *reply, size_t n, const char *msg, const char *arg);
 

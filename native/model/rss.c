@@ -289,10 +289,8 @@ int rss_command(struct port *p, char **tok, int nt, char *reply, size_t n)
 		dport = strtol(tok[5], &end, 10);
 		bad |= !*tok[5] || *end || dport < 0 || dport > 65535;
 	}
-	if (bad) {
-		snprintf(reply, n, "{\"ok\":false,\"error\":\"usage: hash PORT SIP DIP [SPORT DPORT]\"}");
-		return -1;
-	}
+	if (bad)
+		return reply_fail(reply, n, "usage: hash PORT SIP DIP [SPORT DPORT]", NULL);
 	uint8_t in[12] = { (uint8_t)(sport >> 8), (uint8_t)sport, (uint8_t)(dport >> 8), (uint8_t)dport };
 	memmove(in + 8, in, 4);
 	memcpy(in, &a.s_addr, 4);
