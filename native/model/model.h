@@ -333,13 +333,11 @@ void rss_scan(struct port *p, uint64_t now);
 void rss_drop(struct port *p);
 void rss_begin(struct port *p);
 void rss_end(struct port *p, uint64_t now);
-void rss_switch(struct port *p, int q);
 uint64_t rss_free(const struct port *p);
 void rss_publish(struct port *p);
 uint64_t rss_route(struct port *p, const uint8_t *f, uint32_t len);
 uint64_t rss_flow(struct port *p, struct flow *fl, uint32_t wb_lo);
 uint64_t rss_qstat(const struct port *p, int counter, int drops);
-uint32_t rss_hash(const struct rss *r, const uint8_t *in, uint32_t n);
 int rss_json(const struct port *p, char *out, size_t n);
 int rss_command(struct port *p, char **tok, int nt, char *reply, size_t n);
 void rxq_scan(struct port *p, int q, struct rxq *x, uint64_t now);   /* regs.c */

@@ -68,7 +68,7 @@ static void build_table(struct rss *r)
 }
 
 /* Toeplitz hash of n <= 12 input bytes with the key as last scanned. */
-uint32_t rss_hash(const struct rss *r, const uint8_t *in, uint32_t n)
+static uint32_t rss_hash(const struct rss *r, const uint8_t *in, uint32_t n)
 {
 	uint32_t h = 0;
 	for (uint32_t i = 0; i < n; i++)
@@ -76,17 +76,24 @@ uint32_t rss_hash(const struct rss *r, const uint8_t *in, uint32_t n)
 	return h;
 }
 
-/* Hash and type of an IPv4 tuple (l4: ports present, 6 or 17; 0 none). */
-static uint32_t tuple_hash(const struct rss *r, uint32_t sip, uint32_t dip, uint16_t sport,
-			   uint16_t dport, int l4, uint32_t *type)
+/* The hash input of an IPv4 tuple (host order): addresses, then ports, all
+ * in network order (7.1.2.8.1). */
+static void tuple_bytes(uint8_t in[12], uint32_t sip, uint32_t dip, uint16_t sport, uint16_t dport)
 {
-	uint8_t in[12];
 	uint32_t be = htonl(sip);
 	memcpy(in, &be, 4);
 	be = htonl(dip);
 	memcpy(in + 4, &be, 4);
 	in[8] = (uint8_t)(sport >> 8); in[9] = (uint8_t)sport;
 	in[10] = (uint8_t)(dport >> 8); in[11] = (uint8_t)dport;
+}
+
+/* Hash and type of an IPv4 tuple (l4: ports present, 6 or 17; 0 none). */
+static uint32_t tuple_hash(const struct rss *r, uint32_t sip, uint32_t dip, uint16_t sport,
+			   uint16_t dport, int l4, uint32_t *type)
+{
+	uint8_t in[12];
+	tuple_bytes(in, sip, dip, sport, dport);
 	if (l4 == 6 && (r->fields & MRQC_TCPIPV4))
 		*type = RSS_TCP_IPV4;
 	else if (l4 == 17 && (r->fields & MRQC_UDPIPV4))
@@ -99,7 +106,7 @@ static uint32_t tuple_hash(const struct rss *r, uint32_t sip, uint32_t dip, uint
 }
 
 /* Make queue q the one rx.c delivers to (see the header). */
-void rss_switch(struct port *p, int q)
+static void rss_switch(struct port *p, int q)
 {
 	struct rss *r = &p->rss;
 	r->q[r->cur] = p->rx;
@@ -291,10 +298,8 @@ int rss_command(struct port *p, char **tok, int nt, char *reply, size_t n)
 	}
 	if (bad)
 		return reply_fail(reply, n, "usage: hash PORT SIP DIP [SPORT DPORT]", NULL);
-	uint8_t in[12] = { (uint8_t)(sport >> 8), (uint8_t)sport, (uint8_t)(dport >> 8), (uint8_t)dport };
-	memmove(in + 8, in, 4);
-	memcpy(in, &a.s_addr, 4);
-	memcpy(in + 4, &b.s_addr, 4);
+	uint8_t in[12];
+	tuple_bytes(in, ntohl(a.s_addr), ntohl(b.s_addr), (uint16_t)sport, (uint16_t)dport);
 	uint32_t h = rss_hash(r, in, nt == 6 ? 12 : 8);
 	snprintf(reply, n, "{\"ok\":true,\"hash\":%u,\"queue\":%d}", h, r->reta[h & 127]);
 	return 0;
