@@ -399,12 +399,13 @@ static uint64_t packet_buffer_frames(struct port *p, uint32_t size)
 	return bytes / (size + 24);
 }
 
-/* Source frames of one buffer each: generated straight into the buffers. */
-static uint64_t rx_source_fast(struct port *p, uint64_t n, uint32_t out, uint32_t st)
+/* Source frames seq.. of one buffer each: generated straight into the buffers. */
+static uint64_t rx_source_fast(struct port *p, uint64_t seq, uint64_t n, uint32_t out,
+			       uint64_t lo, uint32_t st)
 {
 	struct source *s = &p->src;
 	struct ring *r = &p->rx.ring;
-	uint32_t lo = s->wb_lo[s->proto == 1], fcs_xor = s->fcs_xor;
+	uint32_t fcs_xor = s->fcs_xor;
 	uint64_t done = 0;
 	/* The ring state lives in locals for the loop; the slow path (rx_buffer)
 	 * works on the struct, so it is synced around that call. */
@@ -426,7 +427,7 @@ static uint64_t rx_source_fast(struct port *p, uint64_t n, uint32_t out, uint32_
 				continue;
 			}
 		}
-		source_fill(p, v, s->seq + done);
+		source_fill(p, v, seq + done);
 		if (!p->strip_crc) {
 			uint32_t crc = crc32_eth(v, s->size) ^ fcs_xor;
 			memcpy(v + s->size, &crc, 4);
@@ -445,45 +446,19 @@ static uint64_t rx_source_fast(struct port *p, uint64_t n, uint32_t out, uint32_
 	return done;
 }
 
-/* Source frames larger than one buffer: built whole, then spread (rx_frame). */
-static uint64_t rx_source_segs(struct port *p, uint64_t n, uint32_t st)
+/* Source frames seq.. larger than one buffer: built whole, then spread (rx_frame). */
+static uint64_t rx_source_segs(struct port *p, uint64_t seq, uint64_t n, uint64_t lo, uint32_t st)
 {
 	struct source *s = &p->src;
-	uint32_t lo = s->wb_lo[s->proto == 1];
 	uint64_t done = 0;
 	while (done < n && p->rx.free) {
-		source_fill(p, scratch, s->seq + done);
+		source_fill(p, scratch, seq + done);
 		uint32_t fcs = p->strip_crc ? 0 : crc32_eth(scratch, s->size) ^ s->fcs_xor;
 		if (!rx_frame(p, scratch, s->size, fcs, lo, st))
 			break;
 		done++;
 	}
 	return done;
-}
-
-/* Source frame seq straight into the next buffer of the current queue, as
- * rx_source_fast does; 0 when its buffer is not in the page cache (the
- * caller takes the general path). */
-static inline int rx_source_one(struct port *p, uint64_t seq, uint32_t out, uint64_t lo, uint32_t st)
-{
-	struct ring *r = &p->rx.ring;
-	uint32_t ahead = r->head + 16 < r->count ? r->head + 16 : r->head + 16 - r->count;
-	__builtin_prefetch(r->desc + (size_t)ahead * 16, 1);   /* as rx_source_fast */
-	uint8_t *d = r->desc + (size_t)r->head * 16;
-	uint8_t *v = dma_virt_fast(*(volatile uint64_t *)d, out);
-	if (!v)
-		return 0;
-	source_fill(p, v, seq);
-	if (!p->strip_crc) {
-		uint32_t crc = crc32_eth(v, p->src.size) ^ p->src.fcs_xor;
-		memcpy(v + p->src.size, &crc, 4);
-	}
-	rx_writeback(d, lo, st, out);
-	r->head = r->head + 1 == r->count ? 0 : r->head + 1;
-	p->rx.free--;
-	r->miss_gen = 0;
-	rx_count(p, 1, out);
-	return 1;
 }
 
 /*
@@ -537,13 +512,7 @@ static uint64_t rx_source_each(struct port *p, uint64_t n, uint32_t out, uint32_
 			done++;
 			continue;
 		}
-		if (segs == 1 && rx_source_one(p, seq, out, lo, st)) {
-			done++;
-			continue;
-		}
-		source_fill(p, scratch, seq);
-		uint32_t fcs = p->strip_crc ? 0 : crc32_eth(scratch, s->size) ^ s->fcs_xor;
-		if (!rx_frame(p, scratch, s->size, fcs, lo, st))
+		if (!(segs == 1 ? rx_source_fast(p, seq, 1, out, lo, st) : rx_source_segs(p, seq, 1, lo, st)))
 			break;
 		done++;
 	}
@@ -594,16 +563,17 @@ static int rx_source(struct port *p, uint64_t now)
 		return 0;
 	}
 	uint32_t out = s->size + (p->strip_crc ? 0 : 4);
-	uint32_t st = s->wb_st[s->proto == 1] | (uint32_t)err;
+	int tcp = s->proto == 1;   /* one protocol (mixed: rx_source_each) */
+	uint32_t lo = s->wb_lo[tcp], st = s->wb_st[tcp] | (uint32_t)err;
 	uint64_t done, n = s->backlog;
 	if (p->rss.on || s->proto == 2)
 		done = rx_source_each(p, n, out, (uint32_t)err);
 	else if (p->rx.ring.released)
 		done = rx_released(p, n, out);
 	else if (out <= p->rx.bufsize)
-		done = rx_source_fast(p, n, out, st);
+		done = rx_source_fast(p, s->seq, n, out, lo, st);
 	else
-		done = rx_source_segs(p, n, st);
+		done = rx_source_segs(p, s->seq, n, lo, st);
 	if (p->lat && done)
 		lat_rx(p, s->seq, done, lat_t0, now_ns());   /* latency.c */
 	s->seq += done;
