@@ -338,8 +338,6 @@ int command_exec(char *line, char *reply, size_t n)
 	}
 	if (!strcmp(c, "clear") && nt == 2) {
 		memset(&p->t, 0, sizeof p->t);
-		memset(p->rss.t_frames, 0, sizeof p->rss.t_frames);
-		p->ptp.rx_stamped = p->ptp.tx_stamped = 0;
 		lat_clear(p);
 		p->sink_last_seq = -1;
 		if (p->sink_flows)

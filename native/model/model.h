@@ -44,6 +44,8 @@ struct truth {
 	uint64_t irq[IRQ_VECTORS];              /* interrupts the NIC would have sent, per vector */
 	uint64_t rx_last_ns, tx_last_ns;        /* CLOCK_MONOTONIC of the last RX write-back / TX frame */
 	uint64_t sink_flow_errors;              /* check=1: frames older than their flow's last */
+	uint64_t ptp_rx_stamped, ptp_tx_stamped;/* IEEE 1588 timestamps latched (ptp.c) */
+	uint64_t rxq_frames[NUM_QUEUES];        /* delivered per RX queue 1..63; queue 0's: the rest (rss.c) */
 };
 
 /*
@@ -142,7 +144,6 @@ struct rss {
 	uint64_t active;         /* queues 1..63 with a ring or a released one */
 	struct rxq q[NUM_QUEUES];       /* queues other than cur */
 	uint64_t frames[NUM_QUEUES], drops[NUM_QUEUES];  /* queues 1..63 since reset */
-	uint64_t t_frames[NUM_QUEUES];  /* truth: frames delivered per queue (clear) */
 	uint32_t tab[12][256];   /* Toeplitz of each input byte value, from the key */
 };
 
@@ -192,7 +193,6 @@ struct ptp {
 	uint32_t rx_type, rx_msgt;    /* TSYNCRXCTL.Type, RXMTRL message type */
 	uint16_t etype[8];            /* EType of the ETQF filters with the 1588 bit */
 	int n_etype;
-	uint64_t rx_stamped, tx_stamped;   /* truth: timestamps latched */
 };
 
 struct lat;                           /* latency.c */

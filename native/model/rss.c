@@ -271,11 +271,11 @@ int rss_json(const struct port *p, char *out, size_t n)
 	const struct rss *r = &p->rss;
 	uint64_t rest = 0;
 	for (int q = 1; q < NUM_QUEUES; q++)
-		rest += r->t_frames[q];
+		rest += p->t.rxq_frames[q];
 	int o = snprintf(out, n, "\"rss\":%s,\"rxQueues\":[%lu", r->on ? "true" : "false",
 			 p->t.rx_delivered - rest);
 	for (int q = 1; q < 16; q++)
-		o += snprintf(out + o, n - o, ",%lu", r->t_frames[q]);
+		o += snprintf(out + o, n - o, ",%lu", p->t.rxq_frames[q]);
 	return o + snprintf(out + o, n - o, "],");
 }
 

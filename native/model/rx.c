@@ -264,7 +264,7 @@ static inline void rx_count(struct port *p, uint64_t n, uint32_t out)
 	p->t.rx_delivered += n;
 	p->t.rx_bytes += n * out;
 	if (p->rss.cur) {
-		p->rss.t_frames[p->rss.cur] += n;
+		p->t.rxq_frames[p->rss.cur] += n;
 		if (p->rx_cls == RXC_GOOD)
 			p->rss.frames[p->rss.cur] += n;
 	}

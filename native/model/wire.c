@@ -95,6 +95,6 @@ int wire_stats(struct port *p, char *out, size_t n)
 	return snprintf(out, n, "\"wire\":\"%s\",\"wireLastNs\":%lu,\"ptpRxStamped\":%lu,"
 			"\"ptpTxStamped\":%lu,\"txRateLimited\":%d,",
 			p->w.unlimited ? "unlimited" : "paced",
-			p->w.last_ps ? wire_to_ns(p->w.last_ps) : 0, p->ptp.rx_stamped,
-			p->ptp.tx_stamped, __builtin_popcountll(p->w.limited));
+			p->w.last_ps ? wire_to_ns(p->w.last_ps) : 0, p->t.ptp_rx_stamped,
+			p->t.ptp_tx_stamped, __builtin_popcountll(p->w.limited));
 }
