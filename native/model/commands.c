@@ -316,7 +316,7 @@ int command_exec(char *line, char *reply, size_t n)
 		p->pcap_out = NULL;
 		if (strcmp(tok[2], "off") && !(p->pcap_out = pcap_open_out(tok[2], nano)))
 			return reply_fail(reply, n, errno == EINVAL ? "holds the other timestamp precision" : "cannot open", tok[2]);
-		p->w.pcap_nano = nano;
+		p->pcap_nano = nano;
 		return reply_ok(reply, n);
 	}
 	if (!strcmp(c, "hash"))

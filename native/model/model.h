@@ -181,7 +181,6 @@ struct wire {
 	uint32_t sel_seen, bcnrc_seen;/* RTTDQSEL / RTTBCNRC as last scanned */
 	uint64_t horizon_ps;          /* how far ahead of now frames are fetched (TXPBSIZE) */
 	int64_t real_off_ns;          /* CLOCK_REALTIME - CLOCK_MONOTONIC, for pcap-out */
-	int pcap_nano;                /* pcap-out writes nanosecond timestamps */
 };
 
 /* IEEE 1588 time sync (ptp.c, 82599 7.9, 8.2.3.26). */
@@ -250,6 +249,7 @@ struct port {
 	struct sink_flows *sink_flows;/* check=1: last sequence number per flow (sink-flows.c) */
 	struct rss rss;
 	FILE *pcap_out;
+	int pcap_nano;                /* pcap_out has nanosecond timestamps (ts=ns) */
 
 	/* statistics: totals since reset and what the registers got of them */
 	uint64_t cnt[NCNT];
