@@ -261,8 +261,9 @@ static void drop_stale_rings(void)
 	for (int i = 0; i < M.nports; i++) {
 		struct port *p = &M.ports[i];
 		release_if_stale(&p->rx.ring);
-		for (int q = 1; q < NUM_QUEUES; q++)
-			release_if_stale(&p->rss.q[q].ring);
+		for (int q = 0; q < NUM_QUEUES; q++)   /* mid-batch queue 0 waits here too */
+			if (q != p->rss.cur)
+				release_if_stale(&p->rss.q[q].ring);
 		for (int q = 0; q < NUM_QUEUES; q++)
 			if (release_if_stale(&p->txq[q])) {
 				p->tx_active &= ~(1ull << q);

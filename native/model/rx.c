@@ -46,7 +46,8 @@ uint32_t rx_begin(struct port *p)
 		return 0;
 	uint32_t tail = __atomic_load_n(&REG(p, RDT(0)), __ATOMIC_ACQUIRE);
 	uint32_t n = p->rx.ring.count;
-	if (tail < n)
+	/* With RSS queue 0 may be here without a ring (rx_active): it has none free. */
+	if (tail < n && (p->rx.ring.desc || p->rx.ring.released))
 		p->rx.free = (tail + n - p->rx.ring.head) % n;
 	p->rx.free_begin = p->rx.free;
 	if (p->rss.active)
@@ -601,7 +602,7 @@ static int rx_replay(struct port *p, uint64_t now)
 	struct replay *r = &p->rep;
 	uint64_t n;
 	if (r->rate == 0) {
-		n = p->rx.free;
+		n = p->rss.on ? rss_free(p) : p->rx.free;   /* what the queues hold */
 	} else {
 		r->tokens += (double)(now - r->last_ns) * r->rate / 1e9;
 		if (r->tokens > 1024)
