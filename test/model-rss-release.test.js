@@ -148,4 +148,38 @@ describe('model RSS: queue 0 released while another queue receives', function ()
     assert.deepStrictEqual(s.rxQueues.slice(0, 2), [0, 1]);
     assert.strictEqual(mem.u32[2] & 1, 1, 'queue 1 wrote its frame back (DD)');
   });
+
+  it('drops a frame RETA sends to a queue the driver has disabled since it last received', async () => {
+    const q0mem = d.dmaMemory();
+    q0mem.live = true;
+    extra.push(q0mem);
+    dev.write(d.R.RDRXCTL, dev.read(d.R.RDRXCTL) | 2); // CRCSTRIP
+    setupQueue(dev, q0mem, 0);
+    setupQueue(dev, mem, 1);
+    for (let n = 0; n < 10; n++) dev.write(RSSRK(n), MS_KEY.readUInt32LE(4 * n));
+    for (let n = 0; n < 32; n++) dev.write(RETA(n), 0x01000100); // entry i: queue i % 2
+    dev.write(MRQC, (TCPIPV4 | IPV4 | MRQE_RSS) >>> 0);
+    for (const q of [0, 1]) await d.waitReg(dev, d.R.RXDCTL + 0x40 * q, 1 << 25, 1 << 25);
+    for (const q of [0, 1]) dev.write(d.R.RDT + 0x40 * q, RING - 1);
+    dev.write(d.R.RXCTRL, dev.read(d.R.RXCTRL) | 1); // RXEN
+    await model.waitFor(0, (s) => s.rxQueueActive, 2000);
+
+    const toQueue = (q) => MS_VECTORS.find((v) => (hashOf(MS_KEY, v.src, v.dst, v.sport, v.dport) & 127) % 2 === q);
+    const dir = fs.mkdtempSync('/tmp/ixy-model-');
+    const file = path.join(dir, 'in.pcap');
+    writePcap(file, [tcpFrame(toQueue(1))]);
+    try {
+      await model.pcapIn(0, file);
+      await model.waitFor(0, (s) => s.rxDelivered === 1);
+      dev.write(d.R.RXDCTL + 0x40, 0); // queue 1 off
+      await d.sleep(5);
+      await model.pcapIn(0, file);
+      await model.waitFor(0, (s) => s.rxOffered === 2);
+    } finally {
+      fs.rmSync(dir, { recursive: true });
+    }
+    const s = await model.stats(0);
+    assert.strictEqual(s.rxDelivered, 1);
+    assert.strictEqual(s.rxDropNoDesc, 1, 'the frame for the disabled queue found no descriptor');
+  });
 });

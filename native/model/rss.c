@@ -158,7 +158,13 @@ uint64_t rss_flow(struct port *p, struct flow *fl, uint32_t wb_lo)
 	return route(p, fl->rss_type, fl->hash);
 }
 
-/* Queues 1..63 (rxq_scan, regs.c); one without a ring drops what RSS sends it. */
+/*
+ * Queues 1..63 (rxq_scan, regs.c); one without a ring drops what RSS sends
+ * it.  A queue outside `active` has no free descriptor: rss_begin counts
+ * them for active queues only, so a count left from when the queue still
+ * had its ring would send rx.c into a ring that is gone (count 0 after
+ * RXDCTL.ENABLE was cleared, desc NULL).
+ */
 static void scan_rx_queues(struct port *p, uint64_t now)
 {
 	struct rss *r = &p->rss;
@@ -167,10 +173,12 @@ static void scan_rx_queues(struct port *p, uint64_t now)
 		rxq_scan(p, q, s, now);
 		int ring = s->ring.desc || s->ring.released;
 		s->drop_en |= !ring;
-		if (ring)
+		if (ring) {
 			r->active |= 1ull << q;
-		else
+		} else {
 			r->active &= ~(1ull << q);
+			s->free = s->free_begin = 0;
+		}
 	}
 }
 
