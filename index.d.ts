@@ -282,7 +282,8 @@ export interface OpenOptions {
   /**
    * RX queues (default 1). With more than one, ixgbe programs RSS: flows spread over the
    * queues by the Toeplitz hash of their IPv4 addresses and TCP/UDP ports (the published
-   * Microsoft/DPDK key), the redirection table naming queues 0..N-1 in turn (the first 16).
+   * Microsoft/DPDK key, or rssKey), the redirection table naming queues 0..N-1 in turn.
+   * ixgbe: at most 16, the queues the 82599's RETA can name (EINVAL above).
    */
   rxQueues?: number;
   txQueues?: number;
@@ -306,6 +307,11 @@ export interface OpenOptions {
    * RSS) but makes no queues; workerHandle() gives each worker what attachQueue() needs.
    */
   workers?: boolean;
+  /**
+   * ixgbe, with rxQueues above 1: the 40-byte Toeplitz key RSS hashes with (copied at
+   * open(); another length is EINVAL). Default: Microsoft's published key.
+   */
+  rssKey?: Uint8Array | null;
   /** Once aborted, open() stops waiting for link and rejects with code EABORTED. */
   signal?: AbortSignal;
   /** Check buffer ownership (default: IXY_DEBUG_BUFFERS=1 in the environment). */

@@ -9,20 +9,22 @@
 const R = require('./registers');
 const { setReg, setBits } = require('../../host/register-access');
 
-// The RSS key: the one Microsoft's RSS verification suite publishes (also DPDK's
-// default), so that the hashes the NIC reports can be checked against published values.
+// The default RSS key (open()'s rssKey replaces it): the one Microsoft's RSS verification
+// suite publishes (also DPDK's default), so that the hashes the NIC reports can be checked
+// against published values.
 const RSS_KEY = Buffer.from(
   '6d5a56da255b0ec24167253d43a38fb0d0ca2bcbae7b30b477cb2da38030f20c6a42b73bbeac01fa', 'hex');
 
 // The 82599's RETA entries name one of 16 queues (4 bits each).
 const RSS_MAX_QUEUES = 16;
 
-// Key, redirection table (queues 0..n-1 in turn, over the first 16 when there are more),
-// hash fields (IPv4 addresses; TCP and UDP ports) and RSS on in MRQC.
-function setupRss(regs, queues) {
+// Key (40 bytes; null: RSS_KEY), redirection table (queues 0..n-1 in turn; open() allows
+// at most RSS_MAX_QUEUES), hash fields (IPv4 addresses; TCP and UDP ports) and RSS on in MRQC.
+function setupRss(regs, queues, key = null) {
   const n = Math.min(queues, RSS_MAX_QUEUES);
+  const k = key === null ? RSS_KEY : key;
   // 8.2.3.7 RSSRK: key byte 4i+j in bits 8j+7:8j of RSSRK(i).
-  for (let i = 0; i < R.RSSRK_COUNT; i++) setReg(regs, R.RSSRK(i), RSS_KEY.readUInt32LE(4 * i));
+  for (let i = 0; i < R.RSSRK_COUNT; i++) setReg(regs, R.RSSRK(i), (k[4 * i] | (k[4 * i + 1] << 8) | (k[4 * i + 2] << 16) | (k[4 * i + 3] << 24)) >>> 0);
   // 8.2.3.7 RETA: entry 4i+j in byte j of RETA(i).
   for (let i = 0; i < R.RETA_COUNT; i++) {
     let value = 0;
