@@ -430,6 +430,11 @@ export interface PcapWriterOptions {
   snaplen?: number;
   /** Bytes buffered before a write to the file (default 1 MiB). */
   bufferSize?: number;
+  /**
+   * Write the file header first (default true). false: only records, appended after a
+   * header another writer of the same file descriptor wrote.
+   */
+  header?: boolean;
 }
 
 /** Writes classic pcap files (link type Ethernet), buffered. */
@@ -446,11 +451,24 @@ export class PcapWriter {
   close(): void;
 }
 
-/** Wall-clock time without allocating: now() updates sec and nsec in place. */
+export interface CaptureClockBase {
+  sec: number;
+  nsec: number;
+  /** The monotonic clock (process.hrtime.bigint(), as a number) at the origin. */
+  mono: number;
+}
+
+/**
+ * Wall-clock time without allocating: now() updates sec and nsec in place. Clocks made from
+ * the same base() tell the same time in every thread.
+ */
 export class CaptureClock {
+  constructor(base?: CaptureClockBase | null);
   sec: number;
   nsec: number;
   now(): this;
+  /** Plain data (for workerData) from which another thread's CaptureClock tells the same time. */
+  base(): CaptureClockBase;
 }
 
 export interface PcapFrame {

@@ -20,7 +20,7 @@ async function main(address: string): Promise<void> {
   const counts = new Map<number, number>();
   const info = new packet.FrameInfo();
   const writer = new ixy.PcapWriter('/tmp/example.pcap', { nanoseconds: true });
-  const clock = new ixy.CaptureClock();
+  const clock = new ixy.CaptureClock(new ixy.CaptureClock().base());
   const timer = setInterval(() => console.log(dev.stats().rxPackets), 1000);
   let seen = 0;
 
