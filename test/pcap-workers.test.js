@@ -175,6 +175,14 @@ describe('ixy pcap --workers', function () {
     assert.strictEqual(s.dmaAfterRelease, 0);
   });
 
+  it('the library call refuses a bad batch size, filter or worker count before it opens the port or makes a file', async () => {
+    const file = path.join(tmpDir(), 'refused.pcap');
+    await assert.rejects(pcapWorkers(model().addresses[0], file, { workers: 2, batchSize: 5000 }), { name: 'IxyError', code: 'EBATCH' });
+    await assert.rejects(pcapWorkers(model().addresses[0], file, { workers: 2, filter: 'udp and' }), { name: 'IxyError', code: 'EFILTER' });
+    await assert.rejects(pcapWorkers(model().addresses[0], file, { workers: 17 }), { name: 'IxyError', code: 'EINVAL' });
+    assert.ok(!fs.existsSync(file), 'no file');
+  });
+
   it('a bad --workers, --workers with --json or --idle interrupt: one line and exit 1, no file', async () => {
     for (const [args, message] of [
       [['--workers', '0'], /^ixy: option '-w, --workers <n>' argument '0' is invalid\. --workers must be 1\.\.16\n$/],

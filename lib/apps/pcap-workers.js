@@ -24,6 +24,7 @@ const { computeRates, formatRates, formatPacketRate, noTraffic } = require('../l
 const { Report } = require('../loop/report');
 const { SharedPcapAppender, sharedState, framesTaken } = require('./shared-pcap');
 const { ProgressBar } = require('./progress');
+const { checkBatchSize } = require('../memory/batch');
 
 // Per worker: RX packets, RX bytes, frames written, their bytes in the file, buffers not
 // back in its pool after close (Float64, written by that worker only).
@@ -41,7 +42,8 @@ async function pcapWorkers(address, file, {
   checkInteger('workers', workers, 1, 16);
   checkInteger('count', count, 0, 2 ** 32 - 1);
   const { open, PcapWriter, compileFilter } = require('../index');
-  if (filter !== '') compileFilter(filter); // EFILTER before the device is touched (a bad batchSize: EBATCH from the workers)
+  checkBatchSize(batchSize); // EBATCH and EFILTER before the device is touched
+  if (filter !== '') compileFilter(filter);
   if (idle !== undefined && idle !== 'backoff' && idle !== 'spin') {
     throw new IxyError('EINVAL', `with workers, idle is 'backoff' (each worker sleeps 1 ms once its queue stays empty) or 'spin', got ${JSON.stringify(idle)}`);
   }
@@ -134,8 +136,10 @@ async function runWorkers(dev, writer, o) {
   let ticker = null;
   try {
     await Promise.all(attached); // the start line says that every queue is capturing
-    o.report.line('start', `capturing on ${dev.address} (${dev.mac}) to ${o.what}, ${workers} workers; Ctrl-C stops`);
-    ticker = startTicker(dev, counts, shared, o);
+    if (failure === null) {
+      o.report.line('start', `capturing on ${dev.address} (${dev.mac}) to ${o.what}, ${workers} workers; Ctrl-C stops`);
+      ticker = startTicker(dev, counts, shared, o);
+    }
     await Promise.all(exits);
   } finally {
     halt(null);
