@@ -55,6 +55,34 @@ function writePcap(file, frames) {
   fs.writeFileSync(file, Buffer.concat([head, ...recs]));
 }
 
+// RSS on with the verification key, RETA entry i naming queue i % 2, then RX started on
+// queues 0 and 1 (each given RING - 1 descriptors).
+async function rssOnTwoQueues(dev) {
+  for (let n = 0; n < 10; n++) dev.write(RSSRK(n), MS_KEY.readUInt32LE(4 * n));
+  for (let n = 0; n < 32; n++) dev.write(RETA(n), 0x01000100);
+  dev.write(MRQC, (TCPIPV4 | IPV4 | MRQE_RSS) >>> 0);
+  for (const q of [0, 1]) await d.waitReg(dev, d.R.RXDCTL + 0x40 * q, 1 << 25, 1 << 25);
+  for (const q of [0, 1]) dev.write(d.R.RDT + 0x40 * q, RING - 1);
+  dev.write(d.R.RXCTRL, dev.read(d.R.RXCTRL) | 1); // RXEN
+}
+
+// A verification vector whose hash RETA above sends to queue q.
+const toQueue = (q) => MS_VECTORS.find((v) => (hashOf(MS_KEY, v.src, v.dst, v.sport, v.dport) & 127) % 2 === q);
+
+// Offers `frames` on port 0 through pcap-in and waits until the model has offered
+// `offered` frames in all.
+async function offer(model, frames, offered) {
+  const dir = fs.mkdtempSync('/tmp/ixy-model-');
+  const file = path.join(dir, 'in.pcap');
+  writePcap(file, frames);
+  try {
+    await model.pcapIn(0, file);
+    await model.waitFor(0, (s) => s.rxOffered === offered);
+  } finally {
+    fs.rmSync(dir, { recursive: true });
+  }
+}
+
 describe('model RSS: queue 0 released while another queue receives', function () {
   this.timeout(20000);
   let model;
@@ -79,15 +107,9 @@ describe('model RSS: queue 0 released while another queue receives', function ()
     dev.write(d.R.RDRXCTL, dev.read(d.R.RDRXCTL) | 2); // CRCSTRIP
     setupQueue(dev, q0mem, 0);
     setupQueue(dev, mem, 1);
-    for (let n = 0; n < 10; n++) dev.write(RSSRK(n), MS_KEY.readUInt32LE(4 * n));
-    for (let n = 0; n < 32; n++) dev.write(RETA(n), 0x01000100); // entry i: queue i % 2
-    dev.write(MRQC, (TCPIPV4 | IPV4 | MRQE_RSS) >>> 0);
-    for (const q of [0, 1]) await d.waitReg(dev, d.R.RXDCTL + 0x40 * q, 1 << 25, 1 << 25);
-    for (const q of [0, 1]) dev.write(d.R.RDT + 0x40 * q, RING - 1);
-    dev.write(d.R.RXCTRL, dev.read(d.R.RXCTRL) | 1); // RXEN
+    await rssOnTwoQueues(dev);
     await model.waitFor(0, (s) => s.rxQueueActive, 2000); // queue 0's ring mapped
 
-    const toQueue = (q) => MS_VECTORS.find((v) => (hashOf(MS_KEY, v.src, v.dst, v.sport, v.dport) & 127) % 2 === q);
     const x = toQueue(1);
     const y = toQueue(0);
     // Queue 1's first buffer in memory the model has not seen yet; queue 0's memory gone.
@@ -99,15 +121,7 @@ describe('model RSS: queue 0 released while another queue receives', function ()
     q0mem.free();
     q0mem.live = false;
 
-    const dir = fs.mkdtempSync('/tmp/ixy-model-');
-    const file = path.join(dir, 'in.pcap');
-    writePcap(file, [tcpFrame(x), tcpFrame(y)]);
-    try {
-      await model.pcapIn(0, file);
-      await model.waitFor(0, (s) => s.rxOffered === 2);
-    } finally {
-      fs.rmSync(dir, { recursive: true });
-    }
+    await offer(model, [tcpFrame(x), tcpFrame(y)], 2);
     const s = await model.stats(0);
     assert.strictEqual(mem.u32[2] & 1, 1, 'queue 1 wrote its frame back (DD)');
     assert.strictEqual((fresh.bytes[34] << 8) | fresh.bytes[35], x.sport, 'into the buffer the rescan found');
@@ -125,24 +139,10 @@ describe('model RSS: queue 0 released while another queue receives', function ()
     dev.write(d.R.RDLEN, RING * 16);
     dev.write(d.R.RDH, 0); dev.write(d.R.RDT, 0);
     dev.write(d.R.RXDCTL, 1 << 25);
-    for (let n = 0; n < 10; n++) dev.write(RSSRK(n), MS_KEY.readUInt32LE(4 * n));
-    for (let n = 0; n < 32; n++) dev.write(RETA(n), 0x01000100); // entry i: queue i % 2
-    dev.write(MRQC, (TCPIPV4 | IPV4 | MRQE_RSS) >>> 0);
-    for (const q of [0, 1]) await d.waitReg(dev, d.R.RXDCTL + 0x40 * q, 1 << 25, 1 << 25);
-    for (const q of [0, 1]) dev.write(d.R.RDT + 0x40 * q, RING - 1);
-    dev.write(d.R.RXCTRL, dev.read(d.R.RXCTRL) | 1); // RXEN
+    await rssOnTwoQueues(dev);
     await d.sleep(5);
 
-    const toQueue = (q) => MS_VECTORS.find((v) => (hashOf(MS_KEY, v.src, v.dst, v.sport, v.dport) & 127) % 2 === q);
-    const dir = fs.mkdtempSync('/tmp/ixy-model-');
-    const file = path.join(dir, 'in.pcap');
-    writePcap(file, [tcpFrame(toQueue(0)), tcpFrame(toQueue(1))]);
-    try {
-      await model.pcapIn(0, file);
-      await model.waitFor(0, (s) => s.rxOffered === 2);
-    } finally {
-      fs.rmSync(dir, { recursive: true });
-    }
+    await offer(model, [tcpFrame(toQueue(0)), tcpFrame(toQueue(1))], 2);
     const s = await model.stats(0);
     assert.strictEqual(s.rxDropNoDesc, 1, 'the frame for queue 0 found no descriptor');
     assert.deepStrictEqual(s.rxQueues.slice(0, 2), [0, 1]);
@@ -156,28 +156,14 @@ describe('model RSS: queue 0 released while another queue receives', function ()
     dev.write(d.R.RDRXCTL, dev.read(d.R.RDRXCTL) | 2); // CRCSTRIP
     setupQueue(dev, q0mem, 0);
     setupQueue(dev, mem, 1);
-    for (let n = 0; n < 10; n++) dev.write(RSSRK(n), MS_KEY.readUInt32LE(4 * n));
-    for (let n = 0; n < 32; n++) dev.write(RETA(n), 0x01000100); // entry i: queue i % 2
-    dev.write(MRQC, (TCPIPV4 | IPV4 | MRQE_RSS) >>> 0);
-    for (const q of [0, 1]) await d.waitReg(dev, d.R.RXDCTL + 0x40 * q, 1 << 25, 1 << 25);
-    for (const q of [0, 1]) dev.write(d.R.RDT + 0x40 * q, RING - 1);
-    dev.write(d.R.RXCTRL, dev.read(d.R.RXCTRL) | 1); // RXEN
+    await rssOnTwoQueues(dev);
     await model.waitFor(0, (s) => s.rxQueueActive, 2000);
 
-    const toQueue = (q) => MS_VECTORS.find((v) => (hashOf(MS_KEY, v.src, v.dst, v.sport, v.dport) & 127) % 2 === q);
-    const dir = fs.mkdtempSync('/tmp/ixy-model-');
-    const file = path.join(dir, 'in.pcap');
-    writePcap(file, [tcpFrame(toQueue(1))]);
-    try {
-      await model.pcapIn(0, file);
-      await model.waitFor(0, (s) => s.rxDelivered === 1);
-      dev.write(d.R.RXDCTL + 0x40, 0); // queue 1 off
-      await d.sleep(5);
-      await model.pcapIn(0, file);
-      await model.waitFor(0, (s) => s.rxOffered === 2);
-    } finally {
-      fs.rmSync(dir, { recursive: true });
-    }
+    await offer(model, [tcpFrame(toQueue(1))], 1);
+    await model.waitFor(0, (s) => s.rxDelivered === 1);
+    dev.write(d.R.RXDCTL + 0x40, 0); // queue 1 off
+    await d.sleep(5);
+    await offer(model, [tcpFrame(toQueue(1))], 2);
     const s = await model.stats(0);
     assert.strictEqual(s.rxDelivered, 1);
     assert.strictEqual(s.rxDropNoDesc, 1, 'the frame for the disabled queue found no descriptor');
