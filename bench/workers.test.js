@@ -35,7 +35,8 @@ describe('npm run bench -- --workers', function () {
     }
     assert.match(stdout, /^ {2}1 worker +total .* Mpps .* ns\/pkt {2}CPU .* ns\/pkt\n {4}worker 0 /m);
     assert.match(stdout, /^ {2}2 workers +total .*\n {4}worker 0 .*\n {4}worker 1 .* ns\/pkt\n/m);
-    assert.deepStrictEqual(benchDriversLeft(), [], 'driver processes left behind');
+    // This bench's drivers (other sessions may be benchmarking beside it).
+    assert.deepStrictEqual(benchDriversLeft().filter((l) => l.includes('"mode":"forward-workers"')), [], 'driver processes left behind');
   });
 
   it('refuses a bad worker count with one line and exit 1', function () {
