@@ -120,6 +120,19 @@ describe('ixy pcap --workers', function () {
     assert.strictEqual(tsharkFields(file, ['frame.number']).length, n);
   });
 
+  it('--seconds ends it by itself, with every frame it says it captured in the file', async () => {
+    await model().source(0, { rate: 50000, flows: FLOWS, vary: VARY });
+    const file = path.join(tmpDir(), 'seconds.pcap');
+    const run = await runIxy(['pcap', model().addresses[0], file, '--workers', '2', '--seconds', '1'], { env: { IXY_PCI_ROOT: model().dir } });
+    assert.strictEqual(run.code, 0, run.stderr);
+    const captured = Number(/captured (\d+) frames/.exec(run.stderr)[1]);
+    assert.ok(captured > 0, run.stderr);
+    assert.doesNotMatch(run.stderr, /interrupted/);
+    const frames = framesOf(file, 2);
+    assert.strictEqual(frames.length, captured);
+    assertOrder(frames);
+  });
+
   it('to a pipe (stdout): every batch goes out whole, and tshark reads the n frames as they come', async () => {
     await model().source(0, { rate: 100000, flows: FLOWS, vary: VARY });
     const out = await new Promise((resolve, reject) => {
