@@ -11,8 +11,9 @@
 // than one RX queue: with one, MRQC stays at its reset value and every frame goes to queue 0.
 const { setReg, setBits } = require('../host/register-access');
 
-// The RSS key: the one Microsoft's RSS verification suite publishes (also DPDK's
-// default), so that the hashes the NIC reports can be checked against published values.
+// The default RSS key (open()'s rssKey replaces it): the one Microsoft's RSS verification
+// suite publishes (also DPDK's default), so that the hashes the NIC reports can be checked
+// against published values.
 const RSS_KEY = Buffer.from(
   '6d5a56da255b0ec24167253d43a38fb0d0ca2bcbae7b30b477cb2da38030f20c6a42b73bbeac01fa', 'hex');
 
@@ -20,13 +21,15 @@ const RSS_KEY = Buffer.from(
 // with RSS alone (no VMDq) the low 4 bits of each entry (QEMU's igb reads them so too).
 const RSS_MAX_QUEUES = 16;
 
-// Key, redirection table (queues 0..n-1 in turn, over the first 16 when there are more),
-// the write-back's hash, and RSS on with its hash fields (layout.MRQC_RSS).
-function setupRss(regs, layout, queues) {
+// Key (40 bytes; null: RSS_KEY), redirection table (queues 0..n-1 in turn, over the first
+// 16 when there are more), the write-back's hash, and RSS on with its hash fields
+// (layout.MRQC_RSS).
+function setupRss(regs, layout, queues, key = null) {
   const L = layout;
   const n = Math.min(queues, RSS_MAX_QUEUES);
+  const k = key === null ? RSS_KEY : key;
   // RSSRK: key byte 4i+j in bits 8j+7:8j of RSSRK(i).
-  for (let i = 0; i < L.RSSRK_COUNT; i++) setReg(regs, L.RSSRK(i), RSS_KEY.readUInt32LE(4 * i));
+  for (let i = 0; i < L.RSSRK_COUNT; i++) setReg(regs, L.RSSRK(i), (k[4 * i] | (k[4 * i + 1] << 8) | (k[4 * i + 2] << 16) | (k[4 * i + 3] << 24)) >>> 0);
   // RETA: entry 4i+j in byte j of RETA(i).
   for (let i = 0; i < L.RETA_COUNT; i++) {
     let value = 0;

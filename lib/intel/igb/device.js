@@ -100,7 +100,7 @@ class IgbDevice extends AdvancedNic {
     // several queues), RDBAL/RDBAH/RDLEN, RDH/RDT; RXDCTL.ENABLE comes with start().
     for (let q = 0; q < this.options.rxQueues; q++) this.addRxQueue(q);
     // 7.1.2: with several RX queues, RSS spreads the flows over them (lib/intel/rss.js).
-    if (this.options.rxQueues > 1) setupRss(this.regs, R, this.options.rxQueues);
+    if (this.options.rxQueues > 1) setupRss(this.regs, R, this.options.rxQueues, this.options.rssKey);
     setBits(this.regs, R.RCTL, R.RCTL_EN | R.RCTL_BAM | R.RCTL_SECRC);
   }
 
