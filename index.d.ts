@@ -283,6 +283,9 @@ export interface OpenOptions {
    * RX queues (default 1). With more than one, ixgbe programs RSS: flows spread over the
    * queues by the Toeplitz hash of their IPv4 addresses and TCP/UDP ports (the published
    * Microsoft/DPDK key), the redirection table naming queues 0..N-1 in turn (the first 16).
+   * virtio-net: max(rxQueues, txQueues) queue pairs, more than one where the device offers
+   * multiqueue (EUNSUPPORTED otherwise), with its RSS (same key, 128-entry table) where it
+   * offers that, and the device's hash reports in batch.hashes where it offers those.
    */
   rxQueues?: number;
   txQueues?: number;
@@ -636,7 +639,7 @@ export class IgbDevice extends Device {
   hardwareCounters(): { rxPackets: number; txPackets: number; rxBytes: number; txBytes: number };
 }
 
-/** The virtio-net driver (1af4:1000 legacy/transitional, 1af4:1041 modern); one queue pair. */
+/** The virtio-net driver (1af4:1000 legacy/transitional, 1af4:1041 modern); several queue pairs with VIRTIO_NET_F_MQ, RSS with VIRTIO_NET_F_RSS. */
 export class VirtioDevice extends Device {
   static open(address: string, options?: OpenOptions): Promise<VirtioDevice>;
 }
