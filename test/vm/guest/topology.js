@@ -20,7 +20,9 @@ const KINDS = {
   // in a network namespace of QEMU's own (run.js), each MAC bound to its TAP. Port 0 offers
   // 4 pairs with RSS and hash reports, port 1 (one pair) sends to the others, port 2 offers
   // 4 pairs without RSS (the TAP's own steering spreads the flows), port 3 is a legacy
-  // device without multiqueue. Odd slots from 3: free beside igb's.
+  // device without multiqueue, port 4 has RSS without hash reports (QEMU steers with its
+  // eBPF program in the TAP where that loads, else in software). Odd slots from 3, free
+  // beside igb's, and 0x1e.
   'virtio-rss': {
     device: 'virtio-net-pci', slot: 0x03, stride: 2, id: '1af4:1041',
     ports: [
@@ -28,22 +30,24 @@ const KINDS = {
       { options: 'disable-legacy=on', tap: 1 },
       { options: 'disable-legacy=on,mq=on,vectors=10', tap: 4 },
       { options: 'disable-modern=on', id: '1af4:1000', tap: 1 },
+      { options: 'disable-legacy=on,mq=on,rss=on,vectors=10', tap: 4, slot: 0x1e },
     ],
   },
 };
 
 // [{ kind, port, slot, address, mac, hub, name, options, id, tap }] for the kinds asked
-// for: a kind's `ports` entries override its options and id port by port; `tap` is the
-// number of queues of the port's TAP interface (0: on a QEMU hub), `tapName` its name.
+// for: four ports each, or a kind's `ports`, whose entries override its options, id and
+// slot port by port; `tap` is the number of queues of the port's TAP interface (0: on a
+// QEMU hub), `tapName` its name.
 function nics(kinds) {
   const out = [];
   kinds.forEach((kind) => {
     const k = KINDS[kind];
     if (!k) throw new Error(`unknown NIC kind ${kind}`);
-    for (let port = 0; port < 4; port++) {
-      const slot = k.slot + port * (k.stride || 1);
-      const hex = slot.toString(16).padStart(2, '0');
+    for (let port = 0; port < (k.ports ? k.ports.length : 4); port++) {
       const own = (k.ports && k.ports[port]) || {};
+      const slot = own.slot || k.slot + port * (k.stride || 1);
+      const hex = slot.toString(16).padStart(2, '0');
       out.push({
         kind, port, slot,
         address: `0000:00:${hex}.0`,

@@ -5,8 +5,9 @@
 // fills by its RSS, with hash reports. Every flow must stay on one queue and in order,
 // and each frame's reported hash and its queue must be what the test's own Toeplitz
 // (test/support/rss.js) and the indirection table the driver documents (entry i names
-// queue i % 4 of 128) say. Port 2 has multiqueue without RSS (QEMU's TAP spreads the
-// flows), port 3 is a legacy device without multiqueue.
+// queue i % 4 of 128) say. Port 4 has RSS without hash reports (the queue alone is
+// checked), port 2 multiqueue without RSS (QEMU's TAP spreads the flows), port 3 is a
+// legacy device without multiqueue.
 const assert = require('assert');
 const ixy = require('../../../lib');
 const packet = require('../../../lib/packet');
@@ -64,8 +65,9 @@ function writeFlowFrame(b, flow, id, seq, dst, src) {
 
 // Sends PER_FLOW frames of every flow (interleaved) from `tx` TX queue 0 to `rx`, polling
 // all of rx's RX queues, with at most WINDOW frames in flight. Returns per flow the queues
-// its frames came on, and what went wrong.
-async function sendFlows(tx, txMac, rx, rxMac, flows, { hashes }) {
+// its frames came on, and what went wrong. hashes: the device reports each frame's hash,
+// which must be the Toeplitz hash (else 0); table: the queue must be the table's entry.
+async function sendFlows(tx, txMac, rx, rxMac, flows, { hashes, table }) {
   const pool = new Mempool({ entries: 1024, bufferSize: 2048 });
   const out = new PacketBatch(32, pool);
   const batch = new PacketBatch(64, null, { hashes: true });
@@ -94,12 +96,9 @@ async function sendFlows(tx, txMac, rx, rxMac, flows, { hashes }) {
       if (seq !== rec.next) problems.push(`flow ${id}: frame ${seq} came after frame ${rec.next - 1}`);
       rec.next = seq + 1;
       const hash = hashOf(MS_KEY, flow.src, flow.dst, flow.sport, flow.dport);
-      if (hashes) {
-        if (batch.hashes[i] !== hash) problems.push(`flow ${id} frame ${seq}: QEMU reported hash ${batch.hashes[i].toString(16)}, Toeplitz says ${hash.toString(16)}`);
-        if (q !== (hash & (TABLE - 1)) % QUEUES) problems.push(`flow ${id} frame ${seq}: on queue ${q}, the table names ${(hash & (TABLE - 1)) % QUEUES} for hash ${hash.toString(16)}`);
-      } else if (batch.hashes[i] !== 0) {
-        problems.push(`flow ${id} frame ${seq}: hash ${batch.hashes[i]} without hash reports`);
-      }
+      if (hashes && batch.hashes[i] !== hash) problems.push(`flow ${id} frame ${seq}: QEMU reported hash ${batch.hashes[i].toString(16)}, Toeplitz says ${hash.toString(16)}`);
+      if (!hashes && batch.hashes[i] !== 0) problems.push(`flow ${id} frame ${seq}: hash ${batch.hashes[i]} without hash reports`);
+      if (table && q !== (hash & (TABLE - 1)) % QUEUES) problems.push(`flow ${id} frame ${seq}: on queue ${q}, the table names ${(hash & (TABLE - 1)) % QUEUES} for hash ${hash.toString(16)}`);
     }
     batch.freeFrom(0);
   };
@@ -140,15 +139,21 @@ async function sendFlows(tx, txMac, rx, rxMac, flows, { hashes }) {
 describe('virtio-rss (virtio) multiqueue and RSS against QEMU\'s virtio-net', function () {
   const addr = (i) => ports[i].address;
 
-  for (const [name, protocol] of [['UDP', packet.IPPROTO_UDP], ['TCP', packet.IPPROTO_TCP]]) {
-    it(`spreads ${FLOWS} ${name} flows over 4 RX queues as QEMU's RSS hashes them: one queue per flow, in order, the reported hash the test's Toeplitz`, async function () {
-      const flows = Array.from({ length: FLOWS }, (_, f) => flowOf(f, protocol));
-      const rx = await ixy.open(addr(0), { rxQueues: QUEUES, txQueues: QUEUES });
+  const cases = [
+    ['UDP', packet.IPPROTO_UDP, 0, 'the reported hash the test\'s Toeplitz'],
+    ['TCP', packet.IPPROTO_TCP, 0, 'the reported hash the test\'s Toeplitz'],
+    ['UDP and TCP', null, 4, 'without hash reports'],
+  ];
+  for (const [name, protocol, port, how] of cases) {
+    it(`spreads ${FLOWS} ${name} flows over 4 RX queues as QEMU's RSS hashes them (port ${port}): one queue per flow, in order, ${how}`, async function () {
+      const hashes = port === 0;
+      const flows = Array.from({ length: FLOWS }, (_, f) => flowOf(f, protocol || (f % 2 ? packet.IPPROTO_TCP : packet.IPPROTO_UDP)));
+      const rx = await ixy.open(addr(port), { rxQueues: QUEUES, txQueues: QUEUES });
       try {
         assert.strictEqual(rx.rxQueues.length, QUEUES);
         assert.strictEqual(rx.txQueues.length, QUEUES);
         const tx = await ixy.open(addr(1));
-        const r = await sendFlows(tx, ports[1].mac, rx, ports[0].mac, flows, { hashes: true });
+        const r = await sendFlows(tx, ports[1].mac, rx, ports[port].mac, flows, { hashes, table: true });
         assert.deepStrictEqual(r.problems.slice(0, 10), []);
         assert.strictEqual(r.received, r.total, 'frames received');
         r.seen.forEach((s, f) => assert.strictEqual(s.queues.size, 1, `flow ${f} came on queues ${[...s.queues]}`));
@@ -212,7 +217,7 @@ describe('virtio-rss (virtio) multiqueue and RSS against QEMU\'s virtio-net', fu
     const rx = await ixy.open(addr(2), { rxQueues: QUEUES, txQueues: QUEUES });
     try {
       const tx = await ixy.open(addr(1));
-      const r = await sendFlows(tx, ports[1].mac, rx, ports[2].mac, flows, { hashes: false });
+      const r = await sendFlows(tx, ports[1].mac, rx, ports[2].mac, flows, { hashes: false, table: false });
       assert.deepStrictEqual(r.problems.slice(0, 10), []);
       assert.strictEqual(r.received, r.total, 'frames received');
       r.seen.forEach((s, f) => assert.strictEqual(s.queues.size, 1, `flow ${f} came on queues ${[...s.queues]}`));
