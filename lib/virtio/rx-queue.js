@@ -65,11 +65,6 @@ class VirtioRxQueue extends Queue {
     const outLengths = batch.lengths;
     const max = batch.capacity;
     const headerBytes = this.headerBytes;
-    // A batch that keeps hashes gets each frame's, from its header's slot (or 0).
-    const outHashes = batch.hashes;
-    const hashWords = this.hashWords;
-    const slotWords = this.slotWords;
-    const hashWord = this.hashWord;
     // One read of used.idx: everything up to it is complete (2.6.14).
     const used = Atomics.load(vq.usedHead, 1);
     let last = vq.lastUsed;
@@ -88,7 +83,6 @@ class VirtioRxQueue extends Queue {
         if (fresh < 0) break; // no buffer to put in its place: later
         outIds[n] = ids[k];
         outLengths[n] = length;
-        if (outHashes !== null) outHashes[n] = hashWords === null ? 0 : hashWords[k * slotWords + hashWord];
         n++;
         bytes += length;
         ids[k] = fresh;
@@ -103,6 +97,9 @@ class VirtioRxQueue extends Queue {
     batch.count = n;
     batch.pool = pool;
     if (batch.statusAt >= 0) batch.filledBy = null; // virtio reports no checksum status here
+    // Before the chains go back to the device (publish), while their headers still hold
+    // what it wrote: one compare per call for batches that keep no hashes.
+    if (batch.hashesAt >= 0) this.copyHashes(batch, vq.lastUsed, last);
     if (last !== vq.lastUsed) {
       vq.lastUsed = last;
       if (vq.publish(availIdx)) this.notify();
@@ -111,6 +108,22 @@ class VirtioRxQueue extends Queue {
       totals[BYTES] += bytes;
     }
     return n;
+  }
+
+  // batch.hashes of the frames receive() just took, used entries [from, to): each one's
+  // hash_value from its chain's header, or 0 without hash reports. The entries receive()
+  // gave back without a frame (errors) have none.
+  copyHashes(batch, from, to) {
+    const out = batch.hashes;
+    const usedRing = this.vq.usedRing;
+    const mask = this.vq.mask;
+    const hashWords = this.hashWords;
+    let n = 0;
+    for (let i = from; i !== to; i = (i + 1) & 0xffff) {
+      const slot = (i & mask) << 1;
+      if (usedRing[slot + 1] <= this.headerBytes) continue;
+      out[n++] = hashWords === null ? 0 : hashWords[(usedRing[slot] >>> 1) * this.slotWords + this.hashWord];
+    }
   }
 
   close() {
