@@ -18,9 +18,9 @@ const KINDS = {
   // Multiqueue: QEMU's virtio-net has as many queue pairs as its netdev has queues, and a
   // hubport has one; so these ports sit on TAP interfaces (`tap`: how many queues) bridged
   // in a network namespace of QEMU's own (run.js), each MAC bound to its TAP. Port 0 offers
-  // 4 pairs with RSS and hash reports, port 1 (one pair) sends to the others, port 2 offers
-  // 4 pairs without RSS (the TAP's own steering spreads the flows), port 3 is a legacy
-  // device without multiqueue, port 4 has RSS without hash reports (QEMU steers with its
+  // 4 pairs with RSS and hash reports, port 1 (one pair) sends to the others, port 2 is a
+  // legacy device with 4 pairs (no RSS: the TAP's own steering spreads the flows), port 3 a
+  // legacy device without multiqueue, port 4 has RSS without hash reports (QEMU steers with its
   // eBPF program in the TAP where that loads, else in software). Odd slots from 3, free
   // beside igb's, and 0x1e.
   'virtio-rss': {
@@ -28,7 +28,7 @@ const KINDS = {
     ports: [
       { options: 'disable-legacy=on,mq=on,rss=on,hash=on,vectors=10', tap: 4 },
       { options: 'disable-legacy=on', tap: 1 },
-      { options: 'disable-legacy=on,mq=on,vectors=10', tap: 4 },
+      { options: 'disable-modern=on,mq=on,vectors=10', id: '1af4:1000', tap: 4 },
       { options: 'disable-modern=on', id: '1af4:1000', tap: 1 },
       { options: 'disable-legacy=on,mq=on,rss=on,vectors=10', tap: 4, slot: 0x1e },
     ],

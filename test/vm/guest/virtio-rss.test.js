@@ -6,8 +6,8 @@
 // and each frame's reported hash and its queue must be what the test's own Toeplitz
 // (test/support/rss.js) and the indirection table the driver documents (entry i names
 // queue i % 4 of 128) say. Port 4 has RSS without hash reports (the queue alone is
-// checked), port 2 multiqueue without RSS (QEMU's TAP spreads the flows), port 3 is a
-// legacy device without multiqueue.
+// checked), port 2 is a legacy device with multiqueue, which has no RSS (QEMU's TAP
+// spreads the flows), port 3 a legacy device without multiqueue.
 const assert = require('assert');
 const ixy = require('../../../lib');
 const packet = require('../../../lib/packet');
@@ -212,7 +212,7 @@ describe('virtio-rss (virtio) multiqueue and RSS against QEMU\'s virtio-net', fu
     }
   });
 
-  it('keeps each flow on one queue with multiqueue but no RSS (the device steers), without hashes', async function () {
+  it('keeps each flow on one queue with multiqueue but no RSS (a legacy device; the TAP steers), without hashes', async function () {
     const flows = Array.from({ length: FLOWS }, (_, f) => flowOf(f, f % 2 ? packet.IPPROTO_TCP : packet.IPPROTO_UDP));
     const rx = await ixy.open(addr(2), { rxQueues: QUEUES, txQueues: QUEUES });
     try {
