@@ -73,7 +73,8 @@ async function sendFlows(tx, txMac, rx, rxMac, flows, { hashes, table }) {
   const batch = new PacketBatch(64, null, { hashes: true });
   const total = flows.length * PER_FLOW;
   const seen = flows.map(() => ({ queues: new Set(), next: 0 }));
-  const perQueue = new Array(QUEUES).fill(0);
+  const queues = rx.rxQueues.length;
+  const perQueue = new Array(queues).fill(0);
   const problems = [];
   let sent = 0;
   let received = 0;
@@ -98,7 +99,7 @@ async function sendFlows(tx, txMac, rx, rxMac, flows, { hashes, table }) {
       const hash = hashOf(MS_KEY, flow.src, flow.dst, flow.sport, flow.dport);
       if (hashes && batch.hashes[i] !== hash) problems.push(`flow ${id} frame ${seq}: QEMU reported hash ${batch.hashes[i].toString(16)}, Toeplitz says ${hash.toString(16)}`);
       if (!hashes && batch.hashes[i] !== 0) problems.push(`flow ${id} frame ${seq}: hash ${batch.hashes[i]} without hash reports`);
-      if (table && q !== (hash & (TABLE - 1)) % QUEUES) problems.push(`flow ${id} frame ${seq}: on queue ${q}, the table names ${(hash & (TABLE - 1)) % QUEUES} for hash ${hash.toString(16)}`);
+      if (table && q !== (hash & (TABLE - 1)) % queues) problems.push(`flow ${id} frame ${seq}: on queue ${q}, the table names ${(hash & (TABLE - 1)) % queues} for hash ${hash.toString(16)}`);
     }
     batch.freeFrom(0);
   };
@@ -119,13 +120,13 @@ async function sendFlows(tx, txMac, rx, rxMac, flows, { hashes, table }) {
         out.freeFrom(s);
         sent += s;
       }
-      for (let q = 0; q < QUEUES; q++) take(q);
+      for (let q = 0; q < queues; q++) take(q);
       await new Promise((r) => setImmediate(r));
     }
     // A little longer: anything more that arrives is a problem.
     const until = Date.now() + 300;
     while (Date.now() < until) {
-      for (let q = 0; q < QUEUES; q++) take(q);
+      for (let q = 0; q < queues; q++) take(q);
       await new Promise((r) => setTimeout(r, 10));
     }
     return { received, total, seen, perQueue, problems };
@@ -139,18 +140,20 @@ async function sendFlows(tx, txMac, rx, rxMac, flows, { hashes, table }) {
 describe('virtio-rss (virtio) multiqueue and RSS against QEMU\'s virtio-net', function () {
   const addr = (i) => ports[i].address;
 
+  // [flows, protocol (null: both), port, RX queues, what else]
   const cases = [
-    ['UDP', packet.IPPROTO_UDP, 0, 'the reported hash the test\'s Toeplitz'],
-    ['TCP', packet.IPPROTO_TCP, 0, 'the reported hash the test\'s Toeplitz'],
-    ['UDP and TCP', null, 4, 'without hash reports'],
+    ['UDP', packet.IPPROTO_UDP, 0, QUEUES, 'the reported hash the test\'s Toeplitz'],
+    ['TCP', packet.IPPROTO_TCP, 0, QUEUES, 'the reported hash the test\'s Toeplitz'],
+    ['UDP and TCP', null, 4, QUEUES, 'without hash reports'],
+    ['UDP and TCP', null, 0, 2, `the table over 2 of ${QUEUES} queue pairs (txQueues ${QUEUES})`],
   ];
-  for (const [name, protocol, port, how] of cases) {
-    it(`spreads ${FLOWS} ${name} flows over 4 RX queues as QEMU's RSS hashes them (port ${port}): one queue per flow, in order, ${how}`, async function () {
+  for (const [name, protocol, port, rxQueues, how] of cases) {
+    it(`spreads ${FLOWS} ${name} flows over ${rxQueues} RX queues as QEMU's RSS hashes them (port ${port}): one queue per flow, in order, ${how}`, async function () {
       const hashes = port === 0;
       const flows = Array.from({ length: FLOWS }, (_, f) => flowOf(f, protocol || (f % 2 ? packet.IPPROTO_TCP : packet.IPPROTO_UDP)));
-      const rx = await ixy.open(addr(port), { rxQueues: QUEUES, txQueues: QUEUES });
+      const rx = await ixy.open(addr(port), { rxQueues, txQueues: QUEUES });
       try {
-        assert.strictEqual(rx.rxQueues.length, QUEUES);
+        assert.strictEqual(rx.rxQueues.length, rxQueues);
         assert.strictEqual(rx.txQueues.length, QUEUES);
         const tx = await ixy.open(addr(1));
         const r = await sendFlows(tx, ports[1].mac, rx, ports[port].mac, flows, { hashes, table: true });
@@ -158,8 +161,8 @@ describe('virtio-rss (virtio) multiqueue and RSS against QEMU\'s virtio-net', fu
         assert.strictEqual(r.received, r.total, 'frames received');
         r.seen.forEach((s, f) => assert.strictEqual(s.queues.size, 1, `flow ${f} came on queues ${[...s.queues]}`));
         // The flows were chosen so that the table spreads them over every queue.
-        const expected = new Array(QUEUES).fill(0);
-        for (const flow of flows) expected[(hashOf(MS_KEY, flow.src, flow.dst, flow.sport, flow.dport) & (TABLE - 1)) % QUEUES] += PER_FLOW;
+        const expected = new Array(rxQueues).fill(0);
+        for (const flow of flows) expected[(hashOf(MS_KEY, flow.src, flow.dst, flow.sport, flow.dport) & (TABLE - 1)) % rxQueues] += PER_FLOW;
         assert.ok(expected.every((n) => n > 0), `the test's flows miss a queue: ${expected}`);
         assert.deepStrictEqual(r.perQueue, expected, 'frames per queue');
         assert.deepStrictEqual(rx.stats().rxQueues.map((q) => q.packets), expected, 'stats().rxQueues');
