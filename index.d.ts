@@ -284,6 +284,9 @@ export interface OpenOptions {
    * queues by the Toeplitz hash of their IPv4 addresses and TCP/UDP ports (the published
    * Microsoft/DPDK key, or rssKey), the redirection table naming queues 0..N-1 in turn.
    * ixgbe: at most 16, the queues the 82599's RETA can name (EINVAL above).
+   * virtio-net: max(rxQueues, txQueues) queue pairs, more than one where the device offers
+   * multiqueue (EUNSUPPORTED otherwise), with its RSS (same key, 128-entry table) where it
+   * offers that, and the device's hash reports in batch.hashes where it offers those.
    */
   rxQueues?: number;
   txQueues?: number;
@@ -660,7 +663,7 @@ export class IgbDevice extends Device {
   hardwareCounters(): { rxPackets: number; txPackets: number; rxBytes: number; txBytes: number };
 }
 
-/** The virtio-net driver (1af4:1000 legacy/transitional, 1af4:1041 modern); one queue pair. */
+/** The virtio-net driver (1af4:1000 legacy/transitional, 1af4:1041 modern); several queue pairs with VIRTIO_NET_F_MQ, RSS with VIRTIO_NET_F_RSS. */
 export class VirtioDevice extends Device {
   static open(address: string, options?: OpenOptions): Promise<VirtioDevice>;
 }
