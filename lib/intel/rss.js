@@ -10,12 +10,7 @@
 // initialization (82599 4.6.7, 82576 4.5.9), before receive is enabled, and only with more
 // than one RX queue: with one, MRQC stays at its reset value and every frame goes to queue 0.
 const { setReg, setBits } = require('../host/register-access');
-
-// The default RSS key (open()'s rssKey replaces it): the one Microsoft's RSS verification
-// suite publishes (also DPDK's default), so that the hashes the NIC reports can be checked
-// against published values.
-const RSS_KEY = Buffer.from(
-  '6d5a56da255b0ec24167253d43a38fb0d0ca2bcbae7b30b477cb2da38030f20c6a42b73bbeac01fa', 'hex');
+const { RSS_KEY } = require('../device/rss-key');
 
 // RETA entries name one of 16 queues: a 4-bit queue index on the 82599, and on the 82576
 // with RSS alone (no VMDq) the low 4 bits of each entry (QEMU's igb reads them so too).
@@ -48,4 +43,4 @@ function queueOfHash(hash, queues) {
   return (hash & 127) % Math.min(queues, RSS_MAX_QUEUES);
 }
 
-module.exports = { setupRss, queueOfHash, RSS_KEY, RSS_MAX_QUEUES };
+module.exports = { setupRss, queueOfHash, RSS_MAX_QUEUES };

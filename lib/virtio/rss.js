@@ -10,12 +10,7 @@
 // each frame's receive header carries its hash (5.1.6.4.4). Control path only.
 const C = require('./constants');
 const { IxyError } = require('../host/errors');
-
-// The key Microsoft's RSS verification suite publishes, the one the Intel drivers program
-// too (lib/intel/ixgbe/rss.js): a flow hashes alike on every ixy NIC, and the hashes can be
-// checked against published values.
-const RSS_KEY = Buffer.from(
-  '6d5a56da255b0ec24167253d43a38fb0d0ca2bcbae7b30b477cb2da38030f20c6a42b73bbeac01fa', 'hex');
+const { RSS_KEY } = require('../device/rss-key');
 
 // IPv4 addresses, and TCP or UDP ports where the frame has them (as on the Intel NICs).
 const HASH_TYPES = C.NET_RSS_HASH_TYPE_IPv4 | C.NET_RSS_HASH_TYPE_TCPv4 | C.NET_RSS_HASH_TYPE_UDPv4;
@@ -85,9 +80,4 @@ function configureSteering(dev, rxQueues, pairs) {
   }
 }
 
-// The receive queue the table rssConfig() writes names for a hash.
-function queueOfHash(hash, rxQueues, tableLength = TABLE_LENGTH) {
-  return (hash & (tableLength - 1)) % Math.max(rxQueues, 1);
-}
-
-module.exports = { configureSteering, queueOfHash, rssConfig, RSS_KEY, HASH_TYPES, TABLE_LENGTH };
+module.exports = { configureSteering };
