@@ -282,7 +282,11 @@ export interface OpenOptions {
   /**
    * RX queues (default 1). With more than one, ixgbe programs RSS: flows spread over the
    * queues by the Toeplitz hash of their IPv4 addresses and TCP/UDP ports (the published
-   * Microsoft/DPDK key), the redirection table naming queues 0..N-1 in turn (the first 16).
+   * Microsoft/DPDK key, or rssKey), the redirection table naming queues 0..N-1 in turn.
+   * ixgbe: at most 16, the queues the 82599's RETA can name (EINVAL above).
+   * virtio-net: max(rxQueues, txQueues) queue pairs, more than one where the device offers
+   * multiqueue (EUNSUPPORTED otherwise), with its RSS (same key, 128-entry table) where it
+   * offers that, and the device's hash reports in batch.hashes where it offers those.
    */
   rxQueues?: number;
   txQueues?: number;
@@ -306,6 +310,11 @@ export interface OpenOptions {
    * RSS) but makes no queues; workerHandle() gives each worker what attachQueue() needs.
    */
   workers?: boolean;
+  /**
+   * ixgbe, with rxQueues above 1: the 40-byte Toeplitz key RSS hashes with (copied at
+   * open(); another length is EINVAL). Default: Microsoft's published key.
+   */
+  rssKey?: Uint8Array | null;
   /** Once aborted, open() stops waiting for link and rejects with code EABORTED. */
   signal?: AbortSignal;
   /** Check buffer ownership (default: IXY_DEBUG_BUFFERS=1 in the environment). */
@@ -424,6 +433,11 @@ export interface PcapWriterOptions {
   snaplen?: number;
   /** Bytes buffered before a write to the file (default 1 MiB). */
   bufferSize?: number;
+  /**
+   * Write the file header first (default true). false: only records, appended after a
+   * header another writer of the same file descriptor wrote.
+   */
+  header?: boolean;
 }
 
 /** Writes classic pcap files (link type Ethernet), buffered. */
@@ -440,11 +454,24 @@ export class PcapWriter {
   close(): void;
 }
 
-/** Wall-clock time without allocating: now() updates sec and nsec in place. */
+export interface CaptureClockBase {
+  sec: number;
+  nsec: number;
+  /** The monotonic clock (process.hrtime.bigint(), as a number) at the origin. */
+  mono: number;
+}
+
+/**
+ * Wall-clock time without allocating: now() updates sec and nsec in place. Clocks made from
+ * the same base() tell the same time in every thread.
+ */
 export class CaptureClock {
+  constructor(base?: CaptureClockBase | null);
   sec: number;
   nsec: number;
   now(): this;
+  /** Plain data (for workerData) from which another thread's CaptureClock tells the same time. */
+  base(): CaptureClockBase;
 }
 
 export interface PcapFrame {
@@ -636,7 +663,7 @@ export class IgbDevice extends Device {
   hardwareCounters(): { rxPackets: number; txPackets: number; rxBytes: number; txBytes: number };
 }
 
-/** The virtio-net driver (1af4:1000 legacy/transitional, 1af4:1041 modern); one queue pair. */
+/** The virtio-net driver (1af4:1000 legacy/transitional, 1af4:1041 modern); several queue pairs with VIRTIO_NET_F_MQ, RSS with VIRTIO_NET_F_RSS. */
 export class VirtioDevice extends Device {
   static open(address: string, options?: OpenOptions): Promise<VirtioDevice>;
 }

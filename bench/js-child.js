@@ -1,7 +1,8 @@
 'use strict';
 
 // One JavaScript benchmark run, in its own process (fresh JIT, fresh heap): the real
-// `forward` or `generate` app of lib/apps against the model named by IXY_PCI_ROOT.
+// `forward`, `forward --workers` (mode forward-workers) or `generate` app of lib/apps
+// against the model named by IXY_PCI_ROOT.
 //   node js-child.js '{"mode":"forward","batch":32,"warmup":1,"seconds":3,"addresses":[..]}'
 // stdout: {"ready":true} once the ports are up, then one JSON line with what only this
 // process can see: the heap allocated and the GCs during the measured window
@@ -11,6 +12,7 @@ const v8 = require('v8');
 const { tuneJit } = require('../lib/host/jit');
 const { forward } = require('../lib/apps/forward');
 const { generate } = require('../lib/apps/generate');
+const { forwardWorkers } = require('../lib/apps/forward-workers');
 
 const cfg = JSON.parse(process.argv[2]);
 tuneJit(); // as the ixy command does (bin/ixy.js)
@@ -59,6 +61,8 @@ async function main() {
   let window = null;
   const out = readyOut(() => {
     process.stdout.write('{"ready":true}\n');
+    // The heap of worker threads is their own: the main thread's says nothing there.
+    if (cfg.mode === 'forward-workers') return;
     // unref(): a run ended early (SIGTERM in side-by-side.js) exits without waiting for them.
     setTimeout(() => heap.start(), cfg.warmup * 1000).unref();
     setTimeout(() => { window = heap.stop(); }, (cfg.warmup + cfg.seconds) * 1000).unref();
@@ -75,6 +79,9 @@ async function main() {
   if (cfg.mode === 'generate') {
     const r = await generate(cfg.addresses[0], options);
     packets = r.sent;
+  } else if (cfg.mode === 'forward-workers') {
+    const r = await forwardWorkers(cfg.addresses[0], cfg.addresses[1], { workers: cfg.workers, batchSize: cfg.batch, seconds, out, deviceOptions });
+    packets = Object.values(r.stats).reduce((sum, s) => sum + s.txPackets, 0);
   } else {
     const r = await forward(cfg.addresses[0], cfg.addresses[1], options);
     packets = Object.values(r.stats).reduce((sum, s) => sum + s.txPackets, 0);

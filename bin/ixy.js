@@ -50,6 +50,11 @@ function deviceOptions(opts, more = {}) {
   return { linkTimeout: opts.linkTimeout, force: Boolean(opts.force), ...more };
 }
 
+// --workers: one worker thread per queue (pair), RSS spreading the flows over them.
+function workersOption(description) {
+  return new Option('-w, --workers <n>', `${description}, RSS over n RX queues (ixgbe, igb; 1..16)`).argParser(integer('--workers', 1, 16));
+}
+
 function jsonOption(description = 'report as JSON, one object per line (start, rates each second, events, totals, end)') {
   return new Option('--json', description);
 }
@@ -103,7 +108,7 @@ program
   .addOption(secondsOption())
   .addOption(linkTimeoutOption())
   .addOption(forceOption())
-  .option('-w, --workers <n>', 'one worker thread per queue pair, RSS over n RX queues (ixgbe, igb; 1..16)', integer('--workers', 1, 16))
+  .addOption(workersOption('one worker thread per queue pair'))
   .addOption(jsonOption())
   .addOption(idleOption())
   .addOption(idleRateOption())
@@ -212,17 +217,24 @@ program
   .addOption(jsonOption('report as JSON, one object per line (start, rates each second, totals, end), on stdout unless the capture goes there'))
   .addOption(idleOption())
   .addOption(idleRateOption())
+  .addOption(workersOption('capture each RX queue in its own worker thread into the one file'))
   .action(action(async (pci, file, n, expression, opts) => {
     if (opts.ns && opts.us) throw new InvalidArgumentError('--ns and --us exclude each other');
     // `ixy pcap PCI f.pcap udp` as tcpdump users write it: no count, the expression.
     const counted = n !== undefined && /^\d+$/.test(n);
     const words = n === undefined || counted ? expression : [n, ...expression];
-    const { pcap } = require('../lib/apps/pcap');
-    await pcap(pci, file, {
+    const options = {
       count: counted ? integer('n', 0, 2 ** 32 - 1)(n) : 0,
-      filter: words.join(' '), batchSize: opts.batch, nanoseconds: !opts.us, seconds: opts.seconds, packetBuffered: Boolean(opts.packetBuffered), idle: opts.idle, stop, json: Boolean(opts.json),
-      deviceOptions: deviceOptions(opts, { rxRingSize: opts.ring, idleRate: opts.idleRate }),
-    });
+      filter: words.join(' '), batchSize: opts.batch, nanoseconds: !opts.us, seconds: opts.seconds, packetBuffered: Boolean(opts.packetBuffered), idle: opts.idle, stop,
+    };
+    if (opts.workers !== undefined) {
+      if (opts.json) throw new InvalidArgumentError('--json does not go with --workers yet: the workers\' report is text only');
+      const { pcapWorkers } = require('../lib/apps/pcap-workers');
+      await pcapWorkers(pci, file, { ...options, workers: opts.workers, deviceOptions: deviceOptions(opts, { rxRingSize: opts.ring }) });
+      return;
+    }
+    const { pcap } = require('../lib/apps/pcap');
+    await pcap(pci, file, { ...options, json: Boolean(opts.json), deviceOptions: deviceOptions(opts, { rxRingSize: opts.ring, idleRate: opts.idleRate }) });
   }));
 
 program

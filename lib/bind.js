@@ -26,8 +26,7 @@ const KERNEL_MODULES = { ixgbe: 'ixgbe', igb: 'igb', virtio: 'virtio_pci' };
 // groupPeers } (from: the driver it had, or null; iommuGroup: its group number, or null;
 // groupPeers: the other devices of its group that keep VFIO from opening it).
 function bind(address, options = {}) {
-  checkOptionNames('bind()', options, ['driver', 'force']);
-  const { driver = 'vfio-pci', force = false } = options || {};
+  const { driver = 'vfio-pci', force = false } = checkOptionNames('bind()', options, ['driver', 'force']);
   if (typeof driver !== 'string' || !DRIVER_NAME.test(driver)) {
     throw new IxyError('EINVAL', `${JSON.stringify(String(driver))} is not a kernel driver name`);
   }
@@ -63,8 +62,7 @@ function bind(address, options = {}) {
 // Hands the device back to the kernel driver that matches its IDs: clears driver_override
 // and probes. Returns { address, from, to } (to: the driver now bound, or null).
 function unbind(address, options = {}) {
-  checkOptionNames('unbind()', options, ['force']);
-  const { force = false } = options || {};
+  const { force = false } = checkOptionNames('unbind()', options, ['force']);
   const id = pci.readIdentity(address);
   return withClaim(address, () => {
     const from = pci.boundDriver(address);

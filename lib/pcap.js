@@ -30,9 +30,11 @@ const DEFAULT_BUFFER = 1 << 20;
 
 class PcapWriter {
   // target: a file name (created or truncated) or an open file descriptor (e.g. 1, stdout).
+  // header: false for a writer that appends records after another's file header (the
+  // workers of lib/apps/pcap-workers.js).
   constructor(target, options = {}) {
-    checkOptionNames('new PcapWriter()', options, ['nanoseconds', 'snaplen', 'bufferSize']);
-    const { nanoseconds = true, snaplen = DEFAULT_SNAPLEN, bufferSize = DEFAULT_BUFFER } = options || {};
+    checkOptionNames('new PcapWriter()', options, ['nanoseconds', 'snaplen', 'bufferSize', 'header']);
+    const { nanoseconds = true, snaplen = DEFAULT_SNAPLEN, bufferSize = DEFAULT_BUFFER, header = true } = options || {};
     if (!Number.isInteger(snaplen) || snaplen < 1 || snaplen > 0x3ffff) {
       throw new IxyError('EINVAL', `pcap snaplen must be 1..262143, got ${shown(snaplen)}`);
     }
@@ -57,6 +59,8 @@ class PcapWriter {
     this.framesWritten = 0;
     this.bytesWritten = 0;
     this.failure = null;
+    this.headerBytes = header ? FILE_HEADER : 0; // what the first flush begins with
+    if (!header) return;
     const b = this.buffer;
     b.writeUInt32LE(nanoseconds ? MAGIC_NANOSECONDS : MAGIC_MICROSECONDS, 0);
     b.writeUInt16LE(2, 4);
@@ -130,7 +134,8 @@ class PcapWriter {
   // the last record written whole (a write may have stopped inside one), the rest of the
   // buffer is dropped, and the counts say what the file holds.
   writeFailed(err, done) {
-    let at = this.bytesWritten === 0 ? FILE_HEADER : 0; // this flush began with the file header
+    const from = this.flushOffset();
+    let at = this.bytesWritten === 0 ? this.headerBytes : 0; // this flush began with the file header
     if (done < at) at = done = 0; // not even the header: nothing of this flush counts
     while (at + RECORD_HEADER <= done) {
       const next = at + RECORD_HEADER + this.buffer.readUInt32LE(at + 8);
@@ -142,16 +147,28 @@ class PcapWriter {
     this.used = 0;
     this.frames = this.framesWritten;
     this.bytes = this.bytesWritten;
-    if (this.start !== null) {
+    if (from !== null) {
       try {
-        fs.ftruncateSync(this.fd, this.start + this.bytesWritten);
+        fs.ftruncateSync(this.fd, from + at);
       } catch {
         // the message below still says how many frames were written whole
       }
     }
     const reason = err.code === 'EPIPE' ? 'the reader closed the pipe' : `${err.code || err.message}`;
-    this.failure = new IxyError(err.code || 'EIO', `cannot write to ${this.name} (${reason}): it holds the first ${this.framesWritten} frames, ending on a whole record`);
+    this.failure = new IxyError(err.code || 'EIO', `cannot write to ${this.name} (${reason}): it holds the first ${this.framesInFile()} frames, ending on a whole record`);
     return this.failure;
+  }
+
+  // Frames the file holds, written whole: this writer's, unless it shares the file.
+  framesInFile() {
+    return this.framesWritten;
+  }
+
+  // Where in the file the flush under way began: null for a pipe or a device, which are not
+  // cut back. Here, the file's start and what this writer wrote before; a writer that
+  // shares the file with others knows better (SharedPcapAppender).
+  flushOffset() {
+    return this.start === null ? null : this.start + this.bytesWritten;
   }
 
   // Flushes and closes the file. Safe to call twice, and after a failed write (which it
@@ -242,14 +259,31 @@ function checkFd(fd) {
 // Wall-clock timestamps for captures without a BigInt or an array per read: the wall time
 // is taken once, and the monotonic clock (performance.now(), milliseconds with sub-
 // microsecond resolution) measures from there. now() updates `sec` and `nsec` in place.
+// Clocks in several threads agree when each is made from the same base(): performance.now()
+// counts from each thread's own start, the monotonic clock of process.hrtime is the same in
+// all of them.
 class CaptureClock {
-  constructor() {
-    const wallMs = Date.now();
-    this.origin = performance.now();
-    this.originSec = Math.floor(wallMs / 1000);
-    this.originNsec = (wallMs % 1000) * 1e6;
+  constructor(base = null) {
+    const { perf, mono } = clockPair();
+    this.origin = perf;
+    if (base === null) {
+      const wallMs = Date.now();
+      this.originSec = Math.floor(wallMs / 1000);
+      this.originNsec = (wallMs % 1000) * 1e6;
+      this.originMono = mono;
+    } else {
+      this.originSec = base.sec;
+      this.originNsec = base.nsec;
+      this.originMono = base.mono;
+      this.origin -= (mono - base.mono) / 1e6; // this thread's performance.now() at the base's origin
+    }
     this.sec = this.originSec;
     this.nsec = this.originNsec;
+  }
+
+  // Plain data (for workerData) from which another thread's CaptureClock tells the same time.
+  base() {
+    return { sec: this.originSec, nsec: this.originNsec, mono: this.originMono };
   }
 
   now() {
@@ -259,6 +293,20 @@ class CaptureClock {
     this.nsec = ns - whole * 1e9;
     return this;
   }
+}
+
+// performance.now() (ms) and the monotonic clock (ns) at one instant, as nearly as two
+// reads allow: of three tries, the one whose performance.now() reads around the monotonic
+// read were closest together (the first read of a clock can be slow).
+function clockPair() {
+  let best = null;
+  for (let i = 0; i < 3; i++) {
+    const before = performance.now();
+    const mono = Number(process.hrtime.bigint());
+    const after = performance.now();
+    if (best === null || after - before < best.gap) best = { gap: after - before, perf: (before + after) / 2, mono };
+  }
+  return best;
 }
 
 // Reads a whole classic pcap file (a file name, or a Buffer or Uint8Array holding one),

@@ -1,12 +1,14 @@
 'use strict';
 
 // The ixgbe/igb base (lib/intel/nic.js) reads link speed, promiscuous mode and the
-// statistics counters through each driver's register table. Checked for both tables on a
-// register file in plain memory, with the values each datasheet gives.
+// statistics counters through each driver's register table, and lib/intel/rss.js programs
+// RSS through it. Checked for both tables on a register file in plain memory, with the
+// offsets and values each datasheet gives.
 const assert = require('assert');
 const { AdvancedNic } = require('../lib/intel/nic');
 const IXGBE = require('../lib/intel/ixgbe/registers');
 const IGB = require('../lib/intel/igb/registers');
+const { setupRss, queueOfHash } = require('../lib/intel/rss');
 
 // The base's methods on `layout`'s registers, without a device behind them.
 function nicOn(layout) {
@@ -64,8 +66,9 @@ describe('the register tables the ixgbe/igb base reads', function () {
 
     const igb = nicOn(IGB);
     set(igb, IGB.MPC, 5);
+    for (let q = 0; q < 16; q++) set(igb, 0x0c030 + 0x40 * q, 2); // RQDPC: 16 queues with DROP_EN
     set(igb, IGB.CRCERRS, 7);
-    assert.strictEqual(igb.readMissed(), 5);
+    assert.strictEqual(igb.readMissed(), 5 + 32);
     assert.strictEqual(igb.readErrors(), 7);
   });
 
@@ -80,6 +83,30 @@ describe('the register tables the ixgbe/igb base reads', function () {
       for (const reg of layout.CLEAR_ON_READ) assert.strictEqual(get(nic, reg), 0);
       assert.strictEqual(nic.readMissed(), 0);
       assert.strictEqual(nic.readErrors(), 0);
+    }
+  });
+
+  it('program RSS where each datasheet has it: key in RSSRK, queues in RETA, RXCSUM.PCSD, MRQC', function () {
+    // [layout, RSSRK(0), RETA(0), RXCSUM, MRQC, MRQC with RSS on and IPv4, TCP/IPv4, UDP/IPv4 hashed]
+    for (const [layout, rssrk, reta, rxcsum, mrqc, on] of [
+      [IXGBE, 0x0eb80, 0x0eb00, 0x05000, 0x0ec80, 0x00430001], // 82599 8.2.3.7: MRQE 0001b
+      [IGB, 0x05c80, 0x05c00, 0x05000, 0x05818, 0x00430002], // 82576 8.10: enable 010b, RSS only
+    ]) {
+      const nic = nicOn(layout);
+      set(nic, rxcsum, 0x300); // IPOFLD, TUOFLD: kept
+      setupRss(nic.regs, layout, 3);
+      // The published verification key, byte 4i+j in byte j of RSSRK(i).
+      assert.strictEqual(get(nic, rssrk), 0xda565a6d);
+      assert.strictEqual(get(nic, rssrk + 36), 0xfa01acbe);
+      // Entry 4i+j in byte j of RETA(i): queues 0, 1, 2 in turn over all 128 entries.
+      assert.strictEqual(get(nic, reta), 0x00020100);
+      assert.strictEqual(get(nic, reta + 4), 0x01000201);
+      for (let e = 0; e < 128; e++) {
+        const entry = (get(nic, reta + 4 * (e >> 2)) >>> (8 * (e & 3))) & 0xff;
+        assert.strictEqual(entry, queueOfHash(e, 3), `RETA entry ${e}`);
+      }
+      assert.strictEqual(get(nic, rxcsum), 0x2300, 'RXCSUM.PCSD (bit 13): the hash in the write-back');
+      assert.strictEqual(get(nic, mrqc), on, 'MRQC');
     }
   });
 });

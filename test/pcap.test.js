@@ -185,6 +185,54 @@ describe('pcap files', function () {
     assert.strictEqual(open(), before, 'the writer leaked its file descriptor');
   });
 
+  it('writers with header: false append whole records after the header another writer of the descriptor wrote', function () {
+    const file = path.join(tmpDir(), 'appended.pcap');
+    const first = new PcapWriter(file);
+    const frame = new Uint8Array(2048);
+    const others = [new PcapWriter(first.fd, { header: false, snaplen: 1024, bufferSize: 2048 }), new PcapWriter(first.fd, { header: false })];
+    for (let i = 0; i < 200; i++) {
+      packet.writeUdpFrame(frame, { size: 60 + i });
+      packet.writeSeq(frame, i);
+      others[i % 2].write(frame, 60 + i, 1, i);
+    }
+    for (const w of others) w.close();
+    first.close();
+    assert.deepStrictEqual(others.map((w) => w.bytes), [100, 100].map((n, k) => n * 16 + [...Array(n)].reduce((sum, _, j) => sum + 60 + 2 * j + k, 0)));
+    const { frames } = readPcap(file);
+    assert.strictEqual(frames.length, 200);
+    assert.strictEqual(fs.statSync(file).size, first.bytes + others[0].bytes + others[1].bytes);
+    assert.deepStrictEqual(frames.map((f) => f.data.readUInt32BE(packet.SEQ_OFFSET)).sort((a, b) => a - b), [...Array(200).keys()]);
+    assert.strictEqual(tsharkCount(file), 200);
+  });
+
+  it('a CaptureClock made from another\'s base() tells the same time, in a worker thread too', async function () {
+    const { Worker } = require('worker_threads');
+    const main = new CaptureClock();
+    const ns = (c) => BigInt(c.sec) * 1000000000n + BigInt(c.nsec);
+    const here = new CaptureClock(main.base());
+    const t = [ns(main.now()), ns(here.now()), ns(main.now())];
+    assert.ok(t[0] <= t[1] && t[1] <= t[2], `in order: ${t}`);
+    const source = `const { parentPort, workerData } = require('worker_threads');
+      const { CaptureClock } = require(${JSON.stringify(path.join(__dirname, '..', 'lib', 'pcap'))});
+      const clock = new CaptureClock(workerData);
+      parentPort.once('message', () => { clock.now(); parentPort.postMessage([clock.sec, clock.nsec]); });
+      parentPort.postMessage('ready');`;
+    const worker = new Worker(source, { eval: true, workerData: main.base() });
+    try {
+      const messages = [];
+      worker.on('message', (m) => messages.push(m));
+      while (messages.length < 1) await new Promise(setImmediate);
+      const before = ns(main.now());
+      worker.postMessage('now');
+      while (messages.length < 2) await new Promise(setImmediate);
+      const after = ns(main.now());
+      const there = BigInt(messages[1][0]) * 1000000000n + BigInt(messages[1][1]);
+      assert.ok(before <= there && there <= after, `the worker's time ${there} within ${before}..${after}`);
+    } finally {
+      await worker.terminate();
+    }
+  });
+
   it('writeUdpFrame() refuses a wrong size or a missing buffer with IxyError EINVAL', function () {
     assert.throws(() => packet.writeUdpFrame({ size: 10 }), { name: 'IxyError', code: 'EINVAL', message: /writes into a Uint8Array/ });
     assert.throws(() => packet.writeUdpFrame(new Uint8Array(100), { size: 10 }), { name: 'IxyError', code: 'EINVAL', message: /^frame size must be 60\.\.1514, got 10$/ });

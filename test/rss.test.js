@@ -1,13 +1,13 @@
 'use strict';
 
 // ixgbe with several RX queues on the device model: RSS as the driver programs it (key,
-// RETA, MRQC; lib/intel/ixgbe/rss.js) spreads flows over the queues, and each frame's hash, read
+// RETA, MRQC; lib/intel/rss.js) spreads flows over the queues, and each frame's hash, read
 // from batch.hashes, equals this test's own Toeplitz (test/support/rss.js).
 const assert = require('assert');
 const ixy = require('../lib');
 const { Model } = require('../lib/model');
 const { PacketBatch } = require('../lib/memory/batch');
-const { modelForSuite } = require('./support/helpers');
+const { assertIxyError, modelForSuite } = require('./support/helpers');
 const { MS_KEY, MS_VECTORS, hashOf, sourceFlow, frameTuple } = require('./support/rss');
 
 const seqOf = (b) => ((b[42] << 24) | (b[43] << 16) | (b[44] << 8) | b[45]) >>> 0;
@@ -153,6 +153,49 @@ describe('ixgbe RSS on the device model (82599 7.1.2.8)', function () {
       process.env.IXY_PCI_ROOT = model().dir;
       await two.stop();
     }
+  });
+
+  it('rssKey: the NIC hashes with the key open() was given, and RETA places each flow by that hash', async () => {
+    const key = Buffer.from(Array.from({ length: 40 }, (_, i) => (i * 37 + 11) & 0xff));
+    const given = Buffer.from(key);
+    dev = await ixy.open(model().addresses[0], { rxQueues: 4, rssKey: given });
+    given.fill(0); // open() took a copy
+    const flows = 64;
+    await model().source(0, { count: 4 * flows, flows, proto: 'mixed', vary: ['sip', 'sport', 'dport'] });
+    const frames = await drain(dev, 4 * flows);
+    let differ = 0;
+    for (const f of frames) {
+      const hash = hashOf(key, f.src, f.dst, f.sport, f.dport);
+      assert.strictEqual(f.hash, hash, `hash of ${f.src}:${f.sport} -> ${f.dst}:${f.dport} under the given key`);
+      assert.strictEqual(f.queue, (hash & 127) % 4);
+      if (hash !== hashOf(MS_KEY, f.src, f.dst, f.sport, f.dport)) differ++;
+    }
+    assert.strictEqual(differ, frames.length, 'no frame hashed as under the default key');
+    const queues = new Set(frames.map((f) => f.queue));
+    assert.strictEqual(queues.size, 4, 'the flows spread over every queue');
+  });
+
+  it('rssKey must be 40 bytes, and rxQueues at most 16 (RETA names 16 queues): one line each, the port left free', async () => {
+    const address = model().addresses[0];
+    for (const rssKey of [Buffer.alloc(39), new Uint8Array(41), 'k'.repeat(40), [1, 2, 3]]) {
+      await assert.rejects(ixy.open(address, { rxQueues: 2, rssKey }), (err) => assertIxyError(err, 'EINVAL', /^rssKey must be a Buffer or Uint8Array of 40 bytes \(the NIC's Toeplitz key\), got /));
+    }
+    await assert.rejects(ixy.open(address, { rxQueues: 17 }),
+      (err) => assertIxyError(err, 'EINVAL', /^rxQueues must be 0\.\.16 \(RSS's redirection table, RETA, names only queues 0\.\.15 on the 82599: more would never receive a frame\), got 17$/));
+    // 16 queues: each receives the flows RETA names for it.
+    dev = await ixy.open(address, { rxQueues: 16, rxRingSize: 64, mempoolEntries: 128 });
+    const flows = 128;
+    await model().source(0, { count: flows, flows, vary: ['sip', 'sport', 'dport'] });
+    const frames = await drain(dev, flows);
+    const expected = new Array(16).fill(0);
+    for (let f = 0; f < flows; f++) {
+      const t = sourceFlow(f, { vary: ['sip', 'sport', 'dport'] });
+      expected[(hashOf(MS_KEY, t.src, t.dst, t.sport, t.dport) & 127) % 16]++;
+    }
+    const got = new Array(16).fill(0);
+    for (const f of frames) got[f.queue]++;
+    assert.deepStrictEqual(got, expected);
+    assert.ok(expected.filter((n) => n > 0).length > 8, `flows on most of the 16 queues: ${expected}`);
   });
 
   it('with one RX queue RSS stays off: every frame on queue 0, hash 0', async () => {

@@ -7,6 +7,7 @@
 // before the device is touched.
 const assert = require('assert');
 const fs = require('fs');
+const net = require('net');
 const os = require('os');
 const path = require('path');
 const { execFileSync } = require('child_process');
@@ -136,6 +137,23 @@ describe('device directories that are not what sysfs makes', function () {
           return true;
         });
       } finally {
+        fs.rmSync(elsewhere, { recursive: true, force: true });
+      }
+    });
+
+    it('takes no interrupt line through a control.sock that is a link to another socket', async function () {
+      const elsewhere = fs.mkdtempSync(path.join(os.tmpdir(), 'ixy-socket-'));
+      const heard = [];
+      const server = net.createServer((c) => c.on('data', (d) => heard.push(String(d))));
+      try {
+        await new Promise((resolve) => server.listen(path.join(elsewhere, 'some-service.sock'), resolve));
+        fs.symlinkSync(path.join(elsewhere, 'some-service.sock'), path.join(root, 'control.sock'));
+        assert.strictEqual(pci.hasInterruptLine(NOWHERE), false);
+        assert.strictEqual(pci.interruptLine(NOWHERE, () => {}), null);
+        await new Promise((resolve) => setTimeout(resolve, 50));
+        assert.deepStrictEqual(heard, [], 'a line was sent to the socket the link leads to');
+      } finally {
+        server.close();
         fs.rmSync(elsewhere, { recursive: true, force: true });
       }
     });

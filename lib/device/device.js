@@ -8,8 +8,6 @@ const { IxyError, shown } = require('../host/errors');
 const { ReceiveIterator } = require('./receive');
 const { frames, createReadStream } = require('./frames');
 const { PacketBatch } = require('../memory/batch');
-const vfio = require('../host/vfio');
-const modelIrq = require('../host/model-irq');
 const pci = require('../host/pci');
 const { needsVfio, noInterrupts } = require('./idle');
 
@@ -180,7 +178,7 @@ class Device extends EventEmitter {
     this.checkOpen("idle 'interrupt'");
     if (!this.interruptCapable) throw noInterrupts(this);
     const setup = () => this.setupInterrupts();
-    const line = vfio.interruptLine(this.address, setup) || modelIrq.interruptLine(this.address, pci.deviceDir(this.address), setup);
+    const line = pci.interruptLine(this.address, setup);
     if (line === null) {
       throw needsVfio(this.address);
     }
@@ -189,7 +187,7 @@ class Device extends EventEmitter {
 
   // Whether idle 'interrupt' works here (the default then, lib/device/idle.js bestIdle()).
   hasInterrupts() {
-    return this.interruptCapable && !this.closed && (vfio.deviceOf(this.address) !== undefined || modelIrq.available(this.address, pci.deviceDir(this.address)));
+    return this.interruptCapable && !this.closed && pci.hasInterruptLine(this.address);
   }
 
   setupInterrupts() {}

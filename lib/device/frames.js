@@ -38,8 +38,7 @@ async function* frames(dev, queue, options) {
 // receive() with nothing to receive never finishes one: so destroying the stream first
 // aborts the receive loop through its signal.
 function createReadStream(dev, queue, options = {}) {
-  checkOptionNames('createReadStream()', options, [...RECEIVE_OPTIONS, 'highWaterMark']);
-  const { highWaterMark = 256, signal, ...receiveOptions } = options || {};
+  const { highWaterMark = 256, signal, ...receiveOptions } = checkOptionNames('createReadStream()', options, [...RECEIVE_OPTIONS, 'highWaterMark']);
   const stop = new AbortController();
   // A signal that is not an AbortSignal goes on to receive(), which refuses it (EINVAL).
   const both = signal instanceof AbortSignal ? AbortSignal.any([signal, stop.signal]) : (signal ?? stop.signal);

@@ -59,8 +59,7 @@ class ReceiveIterator {
   // batch that throws ESTALEBATCH once its turn is over (lib/device/batch-turns.js);
   // default: the device's `debug` option.
   constructor(dev, queue, options = {}) {
-    checkOptionNames('receive()', options, RECEIVE_OPTIONS);
-    const { batchSize = 32, sliceMs = SLICE_MS, status = false, hashes = false, signal = null, idle, filter = null, debug } = options || {};
+    const { batchSize = 32, sliceMs = SLICE_MS, status = false, hashes = false, signal = null, idle, filter = null, debug } = checkOptionNames('receive()', options, RECEIVE_OPTIONS);
     dev.checkQueue('RX', queue, dev.rxQueues.length);
     const mode = idleMode(idle, dev.options ? dev.options.idle : undefined) || bestIdle([dev]);
     if (signal !== null && (typeof signal !== 'object' || typeof signal.addEventListener !== 'function')) {

@@ -18,11 +18,12 @@ const VECTOR = 0; // the drivers' receive queues raise vector 0 (Device.setupInt
 const lines = new Map(); // address -> InterruptLine
 
 // The control socket of the model whose device directory (lib/host/pci.js deviceDir()) is
-// `dir`, or null when it is no model's.
+// `dir`, or null when it is no model's. A link is none: the model makes the socket itself,
+// and a link planted in a fake tree could lead to any service's socket.
 function socketOf(dir) {
   try {
     const socket = path.join(path.dirname(dir), 'control.sock');
-    return fs.statSync(socket).isSocket() ? socket : null;
+    return fs.lstatSync(socket).isSocket() ? socket : null;
   } catch {
     return null;
   }

@@ -86,6 +86,19 @@ function deviceDir(address) {
   return dir;
 }
 
+// The device's interrupt line (lib/host/interrupts.js): through VFIO when the device was
+// opened through it, else from the device model (lib/host/model-irq.js); null where
+// neither gives one (sysfs gives user space no interrupts). setup() programs the device's
+// vectors once the line exists.
+function interruptLine(address, setup) {
+  return vfio.interruptLine(address, setup) || modelIrq.interruptLine(address, deviceDir(address), setup);
+}
+
+// Whether interruptLine() gives a line for the device.
+function hasInterruptLine(address) {
+  return vfio.deviceOf(address) !== undefined || modelIrq.available(address, deviceDir(address));
+}
+
 // Lets go of the device's files (claim.releaseDevice calls this): its VFIO group, if any,
 // and its resolved directory, which the next open resolves again.
 function forgetDevice(address) {
@@ -371,6 +384,8 @@ module.exports = {
   deviceDir,
   deviceFile,
   forgetDevice,
+  interruptLine,
+  hasInterruptLine,
   openPlain,
   openConfig,
   readIdentity,

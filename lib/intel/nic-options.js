@@ -20,19 +20,38 @@ const DEFAULTS = {
   // The queues belong to worker threads (lib/queue-pair.js): the device does the
   // global init and RSS, each worker attaches its queue pair with workerHandle().
   workers: false,
+  // RSS (with rxQueues above 1): the 40-byte Toeplitz key, a Buffer or Uint8Array; null:
+  // the driver's default key.
+  rssKey: null,
   signal: null, // an AbortSignal: once aborted, the link wait gives up (EABORTED)
 };
 
 // What open() takes for ixgbe and igb: DEFAULTS, and the idle mode and rate open() itself reads.
 const OPTION_NAMES = [...Object.keys(DEFAULTS), 'idle', 'idleRate'];
 
+// The RSS key's length: the ten 32-bit RSSRK registers of the 82599 (8.2.3.7) and of the 82576.
+const RSS_KEY_BYTES = 40;
+
 // The options, checked, with every one left out (or given as undefined) set to its
-// default. maxQueues and maxRingSize are the NIC's.
-function nicOptions(options, maxQueues, maxRingSize) {
+// default. maxQueues and maxRingSize are the NIC's; rxQueueLimit, where RX queues are
+// fewer than TX queues: { max, why } (why: the reason, in the message).
+function nicOptions(options, maxQueues, maxRingSize, rxQueueLimit = null) {
   checkOptionNames('open()', options, OPTION_NAMES);
   const o = withDefaults(DEFAULTS, options);
   checkOptions(o, maxQueues, maxRingSize);
+  if (rxQueueLimit !== null) checkInteger('rxQueues', o.rxQueues, 0, rxQueueLimit.max, rxQueueLimit.why);
+  o.rssKey = checkRssKey(o.rssKey);
   return o;
+}
+
+// The key as a copy (a caller's later change to its array changes nothing), or null.
+function checkRssKey(key) {
+  if (key === null) return null;
+  if (!(key instanceof Uint8Array) || key.length !== RSS_KEY_BYTES) {
+    const what = key instanceof Uint8Array ? `${key.length} bytes` : shown(key);
+    throw new IxyError('EINVAL', `rssKey must be a Buffer or Uint8Array of ${RSS_KEY_BYTES} bytes (the NIC's Toeplitz key), got ${what}`);
+  }
+  return Buffer.from(key);
 }
 
 function withDefaults(defaults, options) {

@@ -22,12 +22,12 @@ const { sleep, setBits, clearBits, setField, getReg, setReg } = require('../host
 class AdvancedNic extends Device {
   // Takes the device: checks the options, unbinds the kernel driver, maps BAR0 and, from
   // then on, stops the NIC on every way out of the process (lib/host/exit-guard.js).
-  constructor(address, driver, { layout, options, maxQueues, maxRingSize }) {
+  constructor(address, driver, { layout, options, maxQueues, maxRingSize, rxQueueLimit = null }) {
     super(address, driver);
     this.layout = layout;
     this.txMinLength = layout.TX_MIN_LENGTH;
     this.interruptCapable = true; // MSI-X receive interrupts (setupInterrupts)
-    this.options = nicOptions(options, maxQueues, maxRingSize); // EINVAL for a bad one
+    this.options = nicOptions(options, maxQueues, maxRingSize, rxQueueLimit); // EINVAL for a bad one
     pci.checkIommu(address);
     // One owner per device, before anything is written to it (lib/host/claim.js); close() ends
     // the claim, and so does the process's death.

@@ -24,9 +24,7 @@ class PacketBatch {
   // default: it costs a pass over the frames in every receive.
   // hashes: keep each received frame's RSS hash (see `hashes` below).
   constructor(capacity = 32, pool = null, options = {}) {
-    if (!Number.isInteger(capacity) || capacity < 1 || capacity > MAX_BATCH) {
-      throw new IxyError('EBATCH', `batch size must be 1..${MAX_BATCH}, got ${shown(capacity)}`);
-    }
+    checkBatchSize(capacity);
     if (pool !== null && !(pool instanceof Mempool)) {
       throw new IxyError('EINVAL', `a batch's pool must be a Mempool or null, got ${shown(pool)}`);
     }
@@ -183,8 +181,16 @@ class PacketBatch {
   }
 }
 
+// EBATCH unless `capacity` is a batch size PacketBatch takes; for code that checks one
+// before it makes the batch (elsewhere: a worker thread's).
+function checkBatchSize(capacity) {
+  if (!Number.isInteger(capacity) || capacity < 1 || capacity > MAX_BATCH) {
+    throw new IxyError('EBATCH', `batch size must be 1..${MAX_BATCH}, got ${shown(capacity)}`);
+  }
+}
+
 function unsendable(text) {
   return new IxyError('EINVAL', `${text}: nothing was sent`);
 }
 
-module.exports = { PacketBatch, CHECKSUM_IP_GOOD, CHECKSUM_IP_BAD, CHECKSUM_L4_GOOD, CHECKSUM_L4_BAD };
+module.exports = { PacketBatch, checkBatchSize, CHECKSUM_IP_GOOD, CHECKSUM_IP_BAD, CHECKSUM_L4_GOOD, CHECKSUM_L4_BAD };

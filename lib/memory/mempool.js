@@ -75,8 +75,7 @@ class Mempool {
   // `new Mempool({ debug: true })` is a CheckedMempool. The default comes from the
   // environment: IXY_DEBUG_BUFFERS=1.
   constructor(options = {}) {
-    checkOptionNames('new Mempool()', options, ['entries', 'bufferSize', 'debug']);
-    const { entries = 4096, bufferSize = 2048, debug = envDebug() } = options || {};
+    const { entries = 4096, bufferSize = 2048, debug = envDebug() } = checkOptionNames('new Mempool()', options, ['entries', 'bufferSize', 'debug']);
     if (debug && new.target === Mempool) return new CheckedMempool({ entries, bufferSize });
     if (!Number.isInteger(entries) || entries < 1 || entries > MAX_ENTRIES) {
       throw new IxyError('EINVAL', `mempool entries must be 1..${MAX_ENTRIES}, got ${shown(entries)}`);

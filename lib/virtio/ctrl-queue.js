@@ -9,25 +9,30 @@ const { IxyError } = require('../host/errors');
 const { sleepSync } = require('../host/register-access');
 
 const CMD = 0;
+const ACK = 8;
 const DATA = 16;
-const ACK = 32;
 
 class VirtioCtrlQueue {
   constructor(vq, notify) {
     this.vq = vq;
     this.notify = notify;
+    this.maxData = vq.scratch.length - DATA;
   }
 
-  // Sends class/command with one data byte; throws unless the device answers VIRTIO_NET_OK.
-  command(cls, cmd, value, what) {
+  // Sends class/command with its data: one byte (a number) or the bytes of a Uint8Array;
+  // throws unless the device answers VIRTIO_NET_OK.
+  command(cls, cmd, data, what) {
     const vq = this.vq;
     const s = vq.scratch;
+    const length = typeof data === 'number' ? 1 : data.length;
+    if (length > this.maxData) throw new IxyError('EINVAL', `a virtio control command of ${length} bytes does not fit the ${this.maxData} the queue holds (${what})`);
     s[CMD] = cls;
     s[CMD + 1] = cmd;
-    s[DATA] = value;
+    if (typeof data === 'number') s[DATA] = data;
+    else s.set(data, DATA);
     s[ACK] = 0xff;
     vq.setDescriptor(0, vq.scratchPhys(CMD), 2, C.DESC_F_NEXT, 1);
-    vq.setDescriptor(1, vq.scratchPhys(DATA), 1, C.DESC_F_NEXT, 2);
+    vq.setDescriptor(1, vq.scratchPhys(DATA), length, C.DESC_F_NEXT, 2);
     vq.setDescriptor(2, vq.scratchPhys(ACK), 1, C.DESC_F_WRITE, 0);
     vq.avail[2 + (vq.availIdx & vq.mask)] = 0;
     vq.publish((vq.availIdx + 1) & 0xffff);

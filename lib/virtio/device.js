@@ -3,7 +3,8 @@
 // The virtio-net driver: legacy and transitional devices (1af4:1000) through the I/O BAR,
 // modern ones (1af4:1041) through PCI capabilities and memory BARs; the same queues and
 // batch API on top of both. Initialisation follows virtio 1.1, 3.1.1 (and 3.1.2 for
-// legacy); the network specifics follow 5.1. One receive and one transmit queue.
+// legacy); the network specifics follow 5.1. One queue pair, or several where the device
+// offers multiqueue, spread by its RSS where it offers that (rss.js).
 const pci = require('../host/pci');
 const claim = require('../host/claim');
 const C = require('./constants');
@@ -19,6 +20,7 @@ const { Virtqueue } = require('./virtqueue');
 const { VirtioRxQueue } = require('./rx-queue');
 const { VirtioTxQueue } = require('./tx-queue');
 const { VirtioCtrlQueue } = require('./ctrl-queue');
+const { configureSteering } = require('./rss');
 
 const LEGACY_DEVICE_ID = 0x1000;
 const bit = (n) => 1n << BigInt(n);
@@ -31,6 +33,8 @@ const bit = (n) => 1n << BigInt(n);
 // buffers, no event index, no indirect descriptors.
 const WANTED = bit(C.NET_F_MAC) | bit(C.NET_F_STATUS) | bit(C.NET_F_CTRL_VQ) | bit(C.NET_F_CTRL_RX) |
   bit(C.F_ANY_LAYOUT) | bit(C.F_VERSION_1) | bit(C.F_ACCESS_PLATFORM);
+// ... and with more than one queue pair: multiqueue, RSS and hash reports (rss.js).
+const WANTED_MULTIQUEUE = bit(C.NET_F_MQ) | bit(C.NET_F_RSS) | bit(C.NET_F_HASH_REPORT);
 
 const DEFAULTS = {
   force: false, // take the NIC even while its kernel interface is in use (lib/host/iface.js)
@@ -53,11 +57,16 @@ class VirtioDevice extends Device {
     super(address, 'virtio');
     checkOptionNames('open()', options, [...Object.keys(DEFAULTS), 'idle', 'idleRate']);
     this.options = { ...DEFAULTS, ...options };
-    // One queue pair (no VIRTIO_NET_F_MQ). 0 hides a direction from the user (`ixy pcap`
-    // only receives); the device still gets both virtqueues.
+    // Queue pairs: as many as the larger of rxQueues and txQueues (at least one; more need
+    // VIRTIO_NET_F_MQ). 0 hides a direction from the user (`ixy pcap` only receives); the
+    // device still gets both virtqueues of every pair.
     for (const key of ['rxQueues', 'txQueues']) {
-      if (this.options[key] !== 0 && this.options[key] !== 1) throw new IxyError('EINVAL', `${key} must be 0 or 1 for virtio, got ${shown(this.options[key])}`);
+      const n = this.options[key];
+      if (!Number.isInteger(n) || n < 0 || n > C.NET_CTRL_MQ_VQ_PAIRS_MAX) {
+        throw new IxyError('EINVAL', `${key} must be an integer from 0 to ${C.NET_CTRL_MQ_VQ_PAIRS_MAX} for virtio, got ${shown(n)}`);
+      }
     }
+    this.pairs = Math.max(this.options.rxQueues, this.options.txQueues, 1);
     const id = pci.readIdentity(address);
     pci.checkIommu(address);
     // One owner per device, before anything is written to it (lib/host/claim.js); close() ends
@@ -72,8 +81,8 @@ class VirtioDevice extends Device {
     }
     this.interruptCapable = this.transport.kind === 'modern'; // MSI-X vector 0 for RX
     this.pools = [];
-    this.rx = null;
-    this.tx = null;
+    this.rxRings = []; // every pair's receive queue, shown to the user or not (rxQueues)
+    this.txRings = [];
     this.ctrl = null;
     try {
       // Every way out of the process stops the device from here on (lib/host/exit-guard.js):
@@ -115,24 +124,34 @@ class VirtioDevice extends Device {
     t.status = C.STATUS_ACKNOWLEDGE; // 2. we noticed the device
     t.status = C.STATUS_ACKNOWLEDGE | C.STATUS_DRIVER; // 3. we can drive it
     this.negotiate(); // 4.-6. features
-    this.headerBytes = this.has(C.F_VERSION_1) ? C.NET_HDR_MODERN : C.NET_HDR_LEGACY;
+    // 5.1.6 (1.2): the header grows by the hash report with VIRTIO_NET_F_HASH_REPORT.
+    this.headerBytes = this.has(C.NET_F_HASH_REPORT) ? C.NET_HDR_HASH : this.has(C.F_VERSION_1) ? C.NET_HDR_MODERN : C.NET_HDR_LEGACY;
     this.setupQueues(); // 7. device-specific setup
-    this.rx.fill(); // 5.1.6.3: receive buffers before DRIVER_OK is allowed
+    for (const rx of this.rxRings) rx.fill(); // 5.1.6.3: receive buffers before DRIVER_OK is allowed
     t.status |= C.STATUS_DRIVER_OK; // 8. live
     if (t.status & C.STATUS_DEVICE_NEEDS_RESET) throw new IxyError('EIO', `virtio device ${this.address} needs a reset after initialisation`);
-    this.rxNotify(); // the device may now look at the buffers
+    for (const rx of this.rxRings) rx.notify(); // the device may now look at the buffers
+    // 1.2 5.1.6.5.5: pairs beyond the first are used once the control queue says so.
+    if (this.multiqueue) configureSteering(this, this.options.rxQueues, this.pairs);
     if (this.ctrl !== null) this.promiscuous = this.options.promiscuous;
   }
 
-  // 3.1.1 steps 4-6 (2.2 Feature Bits): take the offered subset of WANTED; modern devices
-  // must confirm with FEATURES_OK.
+  // 3.1.1 steps 4-6 (2.2 Feature Bits): take the offered subset of WANTED (and, for more
+  // than one queue pair, of WANTED_MULTIQUEUE: those need VIRTIO_NET_F_MQ or
+  // VIRTIO_NET_F_RSS, and the control queue that sets them up); modern devices must
+  // confirm with FEATURES_OK.
   negotiate() {
     const t = this.transport;
     const offered = t.deviceFeatures();
     if (t.kind === 'modern' && (offered & bit(C.F_VERSION_1)) === 0n) {
       throw new IxyError('EUNSUPPORTED', `virtio device ${this.address} does not offer VIRTIO_F_VERSION_1`);
     }
-    this.features = offered & WANTED;
+    this.features = offered & (this.pairs > 1 ? WANTED | WANTED_MULTIQUEUE : WANTED);
+    this.multiqueue = this.has(C.NET_F_MQ) || this.has(C.NET_F_RSS);
+    if (this.pairs > 1 && (!this.multiqueue || !this.has(C.NET_F_CTRL_VQ))) {
+      const o = this.options;
+      throw new IxyError('EUNSUPPORTED', `virtio device ${this.address} (${t.kind}) offers no multiqueue (VIRTIO_NET_F_MQ with a control queue): rxQueues ${o.rxQueues} and txQueues ${o.txQueues} need ${this.pairs} queue pairs, it has 1`);
+    }
     t.setDriverFeatures(this.features);
     if (t.needsFeaturesOk) {
       t.status |= C.STATUS_FEATURES_OK;
@@ -150,36 +169,49 @@ class VirtioDevice extends Device {
   // 2.6.7 Used Buffer Notification Suppression: the device interrupts after using a
   // receive buffer only while AVAIL_F_NO_INTERRUPT is clear.
   armInterrupt() {
-    this.rx.vq.avail[0] = 0;
+    for (const rx of this.rxRings) rx.vq.avail[0] = 0;
   }
 
   disarmInterrupt() {
-    this.rx.vq.avail[0] = C.AVAIL_F_NO_INTERRUPT;
+    for (const rx of this.rxRings) rx.vq.avail[0] = C.AVAIL_F_NO_INTERRUPT;
   }
 
   has(feature) {
     return (this.features & bit(feature)) !== 0n;
   }
 
-  // 4.1.5.1.3 Virtqueue Configuration, for receiveq1, transmitq1 and the control queue.
+  // 4.1.5.1.3 Virtqueue Configuration, for receiveq(i) and transmitq(i) of every pair in
+  // use and the control queue (5.1.2: after the device's last pair with multiqueue). Each
+  // receive queue has its own mempool; they all raise MSI-X vector 0.
   setupQueues() {
     const t = this.transport;
-    const vq = (index) => {
+    const o = this.options;
+    const maxPairs = this.multiqueue ? t.readConfig16(C.NET_CONFIG_MAX_VIRTQUEUE_PAIRS) : 1;
+    if (this.pairs > maxPairs) {
+      throw new IxyError('EUNSUPPORTED', `virtio device ${this.address} has ${maxPairs} queue pairs (max_virtqueue_pairs); rxQueues ${o.rxQueues} and txQueues ${o.txQueues} need ${this.pairs}`);
+    }
+    const vq = (index, vector) => {
       const size = t.queueSize(index);
       if (size === 0) throw new IxyError('EUNSUPPORTED', `virtio device ${this.address} has no queue ${index}`);
       const ring = new Virtqueue(size);
-      t.activateQueue(index, ring);
+      t.activateQueue(index, ring, vector);
       return ring;
     };
-    const pool = new Mempool({ entries: this.options.mempoolEntries, bufferSize: this.options.bufferSize, debug: this.options.debug });
-    this.pools.push(pool);
-    this.rxNotify = t.notifier(C.RX_QUEUE);
-    this.rx = new VirtioRxQueue(vq(C.RX_QUEUE), pool, this.headerBytes, this.rxNotify);
-    this.tx = new VirtioTxQueue(vq(C.TX_QUEUE), this.headerBytes, t.notifier(C.TX_QUEUE));
-    this.tx.prepare();
-    if (this.options.rxQueues === 1) this.rxQueues.push(this.rx);
-    if (this.options.txQueues === 1) this.txQueues.push(this.tx);
-    if (this.has(C.NET_F_CTRL_VQ)) this.ctrl = new VirtioCtrlQueue(vq(C.CTRL_QUEUE), t.notifier(C.CTRL_QUEUE));
+    for (let i = 0; i < this.pairs; i++) {
+      const pool = new Mempool({ entries: o.mempoolEntries, bufferSize: o.bufferSize, debug: o.debug });
+      this.pools.push(pool);
+      const rx = new VirtioRxQueue(vq(2 * i, 0), pool, this.headerBytes, t.notifier(2 * i));
+      this.rxRings.push(rx);
+      const tx = new VirtioTxQueue(vq(2 * i + 1, C.NO_VECTOR), this.headerBytes, t.notifier(2 * i + 1));
+      this.txRings.push(tx);
+      tx.prepare();
+      if (i < o.rxQueues) this.rxQueues.push(rx);
+      if (i < o.txQueues) this.txQueues.push(tx);
+    }
+    if (this.has(C.NET_F_CTRL_VQ)) {
+      const index = this.multiqueue ? 2 * maxPairs : C.CTRL_QUEUE_SINGLE_PAIR;
+      this.ctrl = new VirtioCtrlQueue(vq(index, C.NO_VECTOR), t.notifier(index));
+    }
   }
 
   // 5.1.4: the MAC from the device config (VIRTIO_NET_F_MAC).
@@ -220,7 +252,7 @@ class VirtioDevice extends Device {
     if (this.stopped || !this.transport) return;
     this.stopped = true;
     const deadline = Date.now() + 100;
-    while (this.tx && !this.tx.drained() && Date.now() < deadline) { /* spin */ }
+    while (this.txRings.some((tx) => !tx.drained()) && Date.now() < deadline) { /* spin */ }
     try {
       this.transport.reset();
     } catch {
@@ -235,8 +267,8 @@ class VirtioDevice extends Device {
     // Bus Master off before memory goes back (PCI 3.0, 6.2.2), and out of the exit guard,
     // as for the Intel NICs (lib/intel/nic.js).
     const busMasterError = exitGuard.release(this);
-    if (this.tx) this.tx.close();
-    if (this.rx) this.rx.close();
+    for (const tx of this.txRings) tx.close();
+    for (const rx of this.rxRings) rx.close();
     this.forgetQueues();
     if (this.ctrl) this.ctrl.close();
     for (const pool of this.pools) pool.close();

@@ -71,6 +71,10 @@ class LegacyTransport {
     return this.read(C.LEGACY_DEVICE_CONFIG + offset, 2);
   }
 
+  readConfig32(offset) {
+    return this.read(C.LEGACY_DEVICE_CONFIG + offset, 4);
+  }
+
   // The device fixes the queue size; 0 means the queue does not exist.
   queueSize(index) {
     this.write(C.LEGACY_QUEUE_SELECT, 2, index);
@@ -78,8 +82,8 @@ class LegacyTransport {
   }
 
   // 4.1.4.8 / 4.1.5.1.3: the ring is one contiguous block in the legacy layout (2.6.2);
-  // the device learns its page number.
-  activateQueue(index, ring) {
+  // the device learns its page number. No MSI-X vectors here: `vector` is not used.
+  activateQueue(index, ring, _vector) {
     this.write(C.LEGACY_QUEUE_SELECT, 2, index);
     this.write(C.LEGACY_QUEUE_ADDRESS, 4, ring.descPhys / C.LEGACY_QUEUE_ALIGN);
   }

@@ -114,19 +114,24 @@ class ModernTransport {
     return this.device.u16[offset >> 1];
   }
 
+  readConfig32(offset) {
+    return this.device.u32[offset >> 2];
+  }
+
   queueSize(index) {
     this.common.u16[C.COMMON_QUEUE_SELECT >> 1] = index;
     return this.common.u16[C.COMMON_QUEUE_SIZE >> 1];
   }
 
   // 4.1.5.1.3 Virtqueue Configuration: size, the three ring addresses, the MSI-X vector,
-  // then enable. Only the receive queue (0) has a vector, 0: it interrupts when MSI-X is on
-  // (VFIO) and its driver has cleared AVAIL_F_NO_INTERRUPT (idle 'interrupt').
-  activateQueue(index, ring) {
+  // then enable. `vector`: MSI-X vector 0 for the receive queues, which interrupt when MSI-X
+  // is on (VFIO) and their driver has cleared AVAIL_F_NO_INTERRUPT (idle 'interrupt');
+  // C.NO_VECTOR for the others.
+  activateQueue(index, ring, vector) {
     const c = this.common;
     c.u16[C.COMMON_QUEUE_SELECT >> 1] = index;
     c.u16[C.COMMON_QUEUE_SIZE >> 1] = ring.size;
-    c.u16[C.COMMON_QUEUE_MSIX_VECTOR >> 1] = index === 0 ? 0 : C.NO_VECTOR;
+    c.u16[C.COMMON_QUEUE_MSIX_VECTOR >> 1] = vector;
     write64(c.u32, C.COMMON_QUEUE_DESC, ring.descPhys);
     write64(c.u32, C.COMMON_QUEUE_DRIVER, ring.availPhys);
     write64(c.u32, C.COMMON_QUEUE_DEVICE, ring.usedPhys);

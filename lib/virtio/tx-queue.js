@@ -9,7 +9,10 @@ const C = require('./constants');
 const { Queue, PACKETS, BYTES } = require('../device/device');
 const { pushId } = require('../memory/mempool');
 
+// Bytes of scratch per chain's header: 16, or 32 for the 20-byte header that comes with
+// VIRTIO_NET_F_HASH_REPORT (which a transmit chain carries too, zeroed).
 const HEADER_SLOT = 16;
+const HASH_HEADER_SLOT = 32;
 
 class VirtioTxQueue extends Queue {
   constructor(vq, headerBytes, notify) {
@@ -22,14 +25,15 @@ class VirtioTxQueue extends Queue {
     this.pools = new Array(this.chains).fill(null);
     this.freeChains = new Uint16Array(this.chains);
     this.freeCount = 0;
+    this.headerSlot = headerBytes > HEADER_SLOT ? HASH_HEADER_SLOT : HEADER_SLOT;
   }
 
   // The fixed part of every chain: header descriptor -> data descriptor.
   prepare() {
     const vq = this.vq;
-    vq.scratch.fill(0, 0, this.chains * HEADER_SLOT);
+    vq.scratch.fill(0, 0, this.chains * this.headerSlot);
     for (let k = 0; k < this.chains; k++) {
-      vq.setDescriptor(2 * k, vq.scratchPhys(k * HEADER_SLOT), this.headerBytes, C.DESC_F_NEXT, 2 * k + 1);
+      vq.setDescriptor(2 * k, vq.scratchPhys(k * this.headerSlot), this.headerBytes, C.DESC_F_NEXT, 2 * k + 1);
       vq.setDescriptor(2 * k + 1, 0, 0, 0, 0);
       this.freeChains[this.freeCount++] = this.chains - 1 - k;
     }

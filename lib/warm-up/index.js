@@ -38,8 +38,7 @@ const LENGTHS = [60, 1514, 590]; // frame lengths, in turn
 // the ring memory anew, no longer a constant (lib/intel/rings.js).
 function warmUp(work, options = {}) {
   if (typeof work !== 'function') throw new IxyError('EINVAL', `warmUp() needs the per-batch function work(rxQueue, txQueue), got ${shown(work)}`);
-  checkOptionNames('warmUp()', options, ['bufferSize']);
-  const { bufferSize = 2048 } = options || {};
+  const { bufferSize = 2048 } = checkOptionNames('warmUp()', options, ['bufferSize']);
   const pools = [0, 1].map(() => new Mempool({ entries: 4 * RING, bufferSize }));
   let ports = null;
   for (let round = 0; round < ROUNDS; round++) {

@@ -17,7 +17,7 @@
 int control_take_fd(void);                                            /* control.c */
 int irqfd_command(char **tok, int nt, int passed, char *reply, size_t n);   /* irqfd.c */
 
-static int fail(char *reply, size_t n, const char *msg, const char *arg)
+int reply_fail(char *reply, size_t n, const char *msg, const char *arg)
 {
 	char m[256];
 	snprintf(m, sizeof m, "%s%s%s", msg, arg ? ": " : "", arg ? arg : "");
@@ -31,15 +31,11 @@ static int fail(char *reply, size_t n, const char *msg, const char *arg)
 	return -1;
 }
 
-static int ok(char *reply, size_t n)
+int reply_ok(char *reply, size_t n)
 {
 	snprintf(reply, n, "{\"ok\":true}");
 	return 0;
 }
-
-/* For commands kept in other files (wire.c, latency.c). */
-int reply_ok(char *reply, size_t n) { return ok(reply, n); }
-int reply_fail(char *reply, size_t n, const char *msg, const char *arg) { return fail(reply, n, msg, arg); }
 
 /* Parse an unsigned decimal number; -1 when it is not one. */
 static long long num(const char *s)
@@ -86,13 +82,14 @@ static int stats(char *reply, size_t n, int only)
 			t->rx_drop_runt, t->tx_frames, t->tx_bytes, t->tx_drop_bad_length,
 			t->desc_errors, t->sink_frames, t->sink_seq_errors,
 			t->sink_bad_frames, t->pcap_frames, dma_owner_pid(i),
-			p->bus_master ? "true" : "false", p->rxq.desc ? "true" : "false",
+			p->bus_master ? "true" : "false", p->rx.ring.desc ? "true" : "false",
 			__builtin_popcountll(p->tx_active), p->src.seq, p->src.backlog, M.max_gap_ns / 1000,
-			t->dma_waits, t->dma_after_release, p->rxq.released ? "true" : "false",
+			t->dma_waits, t->dma_after_release, p->rx.ring.released ? "true" : "false",
 			__builtin_popcountll(p->tx_released), t->source_paused_ns / 1000, p->device_id, p->removed ? "true" : "false");
 		o += rss_json(p, reply + o, n - o);
 		o += sink_flows_json(p, reply + o, n - o);
 		o += wire_stats(p, reply + o, n - o);
+		o += lat_stats(p, reply + o, n - o);
 		o += snprintf(reply + o, n - o,
 			"\"tap\":\"%s\",\"tapRxFrames\":%lu,\"tapRxBytes\":%lu,\"tapTxFrames\":%lu,"
 			"\"tapTxBytes\":%lu,\"tapTxDropped\":%lu,\"rxLastNs\":%lu,\"txLastNs\":%lu,\"interrupts\":[",
@@ -111,7 +108,7 @@ static int cmd_source(struct port *p, char **tok, int nt, char *reply, size_t n)
 	struct source *s = &p->src;
 	if (nt == 3 && !strcmp(tok[2], "off")) {
 		s->on = 0;
-		return ok(reply, n);
+		return reply_ok(reply, n);
 	}
 	struct source ns = { .on = 1, .rate = 0, .size = 60, .count = 0, .flows = 1,
 		.sip = 10u << 24 | (uint32_t)p->idx << 8 | 1u, .dip = 10u << 24 | 1u << 16 | (uint32_t)p->idx << 8 | 1u,
@@ -121,7 +118,7 @@ static int cmd_source(struct port *p, char **tok, int nt, char *reply, size_t n)
 	for (int i = 2; i < nt; i++) {
 		char *eq = strchr(tok[i], '=');
 		if (!eq)
-			return fail(reply, n, "expected key=value", tok[i]);
+			return reply_fail(reply, n, "expected key=value", tok[i]);
 		*eq = 0;
 		const char *k = tok[i], *v = eq + 1;
 		long long x = num(v);
@@ -151,7 +148,7 @@ static int cmd_source(struct port *p, char **tok, int nt, char *reply, size_t n)
 		else if ((r = source_option(&ns, k, v)) > 0)
 			;                /* proto, sip, dip, sport, dport, vary, zipf, tcpsum (flows.c) */
 		else
-			return fail(reply, n, r < 0 ? "bad source value" : "bad source option", k);
+			return reply_fail(reply, n, r < 0 ? "bad source value" : "bad source option", k);
 	}
 	ns.last_ns = now_ns();
 	source_flows_free(s);
@@ -159,19 +156,19 @@ static int cmd_source(struct port *p, char **tok, int nt, char *reply, size_t n)
 	char err[128];
 	if (source_flows_build(p, err, sizeof err) < 0) {
 		s->on = 0;
-		return fail(reply, n, err, NULL);
+		return reply_fail(reply, n, err, NULL);
 	}
-	return ok(reply, n);
+	return reply_ok(reply, n);
 }
 
 static int cmd_pcap_in(struct port *p, char **tok, int nt, char *reply, size_t n)
 {
 	struct replay *r = &p->rep;
 	if (nt < 3)
-		return fail(reply, n, "usage: pcap-in PORT FILE [loop=0|1] [rate=PPS]", NULL);
+		return reply_fail(reply, n, "usage: pcap-in PORT FILE [loop=0|1] [rate=PPS]", NULL);
 	if (!strcmp(tok[2], "off")) {
 		r->on = 0;
-		return ok(reply, n);
+		return reply_ok(reply, n);
 	}
 	int loop = 0;
 	long long rate = 0;
@@ -181,18 +178,18 @@ static int cmd_pcap_in(struct port *p, char **tok, int nt, char *reply, size_t n
 		else if (!strncmp(tok[i], "rate=", 5) && (rate = num(tok[i] + 5)) >= 0)
 			;
 		else
-			return fail(reply, n, "bad pcap-in option", tok[i]);
+			return reply_fail(reply, n, "bad pcap-in option", tok[i]);
 	}
 	char err[300];
 	r->on = 0;
 	if (pcap_load(r, tok[2], err, sizeof err) < 0)
-		return fail(reply, n, err, NULL);
+		return reply_fail(reply, n, err, NULL);
 	r->loop = loop;
 	r->rate = (uint64_t)rate;
 	r->tokens = 0;
 	r->last_ns = now_ns();
 	r->on = 1;
-	return ok(reply, n);
+	return reply_ok(reply, n);
 }
 
 /* tap PORT IFNAME [netns=NAME|PATH] | tap PORT off (tap.c) */
@@ -200,17 +197,17 @@ static int cmd_tap(struct port *p, char **tok, int nt, char *reply, size_t n)
 {
 	if (nt == 3 && !strcmp(tok[2], "off")) {
 		tap_detach(p);
-		return ok(reply, n);
+		return reply_ok(reply, n);
 	}
 	const char *netns = nt == 4 && !strncmp(tok[3], "netns=", 6) ? tok[3] + 6 : NULL;
 	if (nt != 3 && !netns)
-		return fail(reply, n, "usage: tap PORT IFNAME [netns=NAME|PATH] | tap PORT off", NULL);
+		return reply_fail(reply, n, "usage: tap PORT IFNAME [netns=NAME|PATH] | tap PORT off", NULL);
 	if (p->cable >= 0)
-		return fail(reply, n, "port is cabled to another port (cable PORT off first)", tok[1]);
+		return reply_fail(reply, n, "port is cabled to another port (cable PORT off first)", tok[1]);
 	char err[300];
 	if (tap_attach(p, tok[2], netns, err, sizeof err) < 0)
-		return fail(reply, n, err, NULL);
-	return ok(reply, n);
+		return reply_fail(reply, n, err, NULL);
+	return reply_ok(reply, n);
 }
 
 static void uncable(int a)
@@ -243,11 +240,11 @@ int command_exec(char *line, char *reply, size_t n)
 	for (char *t = strtok_r(line, " \t", &save); t && nt < MAXTOK; t = strtok_r(NULL, " \t", &save))
 		tok[nt++] = t;
 	if (nt == 0)
-		return fail(reply, n, "empty command", NULL);
+		return reply_fail(reply, n, "empty command", NULL);
 	const char *c = tok[0];
 	if (!strcmp(c, "quit")) {
 		kill(getpid(), SIGTERM);   /* the main thread cleans up */
-		return ok(reply, n);
+		return reply_ok(reply, n);
 	}
 	if (!strcmp(c, "info") && nt == 1) {
 		int o = snprintf(reply, n, "{\"ok\":true,");
@@ -257,68 +254,70 @@ int command_exec(char *line, char *reply, size_t n)
 	}
 	if (!strcmp(c, "irqfd"))    /* by address, with an fd (irqfd.c) */
 		return irqfd_command(tok, nt, control_take_fd(), reply, n);
-	if (!strcmp(c, "wire") || !strcmp(c, "latency"))
+	if (!strcmp(c, "wire"))
 		return wire_command(tok, nt, reply, n);
+	if (!strcmp(c, "latency"))
+		return lat_command(tok, nt, reply, n);
 	long long pi = nt > 1 ? num(tok[1]) : -1;
 	if (!strcmp(c, "stats") && nt == 1)
 		return stats(reply, n, -1);
 	if (nt < 2 || pi < 0 || pi >= M.nports)
-		return nt < 2 && strcmp(c, "stats") ? fail(reply, n, "unknown command or missing port", c)
-						    : fail(reply, n, "bad port", nt > 1 ? tok[1] : c);
+		return nt < 2 && strcmp(c, "stats") ? reply_fail(reply, n, "unknown command or missing port", c)
+						    : reply_fail(reply, n, "bad port", nt > 1 ? tok[1] : c);
 	struct port *p = &M.ports[pi];
 	if (!strcmp(c, "stats"))
 		return stats(reply, n, (int)pi);
 	if (p->removed && strcmp(c, "clear"))
-		return fail(reply, n, "port removed", tok[1]);
+		return reply_fail(reply, n, "port removed", tok[1]);
 	if (!strcmp(c, "remove") && nt == 2) {
 		port_remove(p);
-		return ok(reply, n);
+		return reply_ok(reply, n);
 	}
 	if (!strcmp(c, "source"))
 		return cmd_source(p, tok, nt, reply, n);
 	if (!strcmp(c, "sink")) {
 		if (nt == 3 && !strcmp(tok[2], "off")) {
 			p->sink = 0;
-			return ok(reply, n);
+			return reply_ok(reply, n);
 		}
 		if (nt > 3 || (nt == 3 && strcmp(tok[2], "check=0") && strcmp(tok[2], "check=1")))
-			return fail(reply, n, "usage: sink PORT [check=0|1]", NULL);
+			return reply_fail(reply, n, "usage: sink PORT [check=0|1]", NULL);
 		p->sink = 1;
 		p->sink_check = nt == 3 && !strcmp(tok[2], "check=1");
 		p->sink_last_seq = -1;
 		if (!p->sink_check)
 			sink_flows_off(p);
 		else if (sink_flows_on(p) < 0)
-			return fail(reply, n, "out of memory", NULL);
-		return ok(reply, n);
+			return reply_fail(reply, n, "out of memory", NULL);
+		return reply_ok(reply, n);
 	}
 	if (!strcmp(c, "cable")) {
 		long long b = nt == 3 ? num(tok[2]) : -1;
 		if (nt == 3 && !strcmp(tok[2], "off")) {
 			uncable((int)pi);
-			return ok(reply, n);
+			return reply_ok(reply, n);
 		}
 		if (b < 0 || b >= M.nports)
-			return fail(reply, n, "usage: cable A B", NULL);
+			return reply_fail(reply, n, "usage: cable A B", NULL);
 		if (p->tap.fd >= 0 || M.ports[b].tap.fd >= 0)
-			return fail(reply, n, "port has a TAP (tap PORT off first)", p->tap.fd >= 0 ? tok[1] : tok[2]);
+			return reply_fail(reply, n, "port has a TAP (tap PORT off first)", p->tap.fd >= 0 ? tok[1] : tok[2]);
 		uncable((int)pi);
 		uncable((int)b);
 		p->cable = (int)b;
 		M.ports[b].cable = (int)pi;
-		return ok(reply, n);
+		return reply_ok(reply, n);
 	}
 	if (!strcmp(c, "pcap-out")) {
 		int nano = nt == 4 && !strcmp(tok[3], "ts=ns");
 		if (nt != 3 && !nano && !(nt == 4 && !strcmp(tok[3], "ts=us")))
-			return fail(reply, n, "usage: pcap-out PORT FILE|off [ts=us|ns]", NULL);
+			return reply_fail(reply, n, "usage: pcap-out PORT FILE|off [ts=us|ns]", NULL);
 		if (p->pcap_out)
 			fclose(p->pcap_out);
 		p->pcap_out = NULL;
 		if (strcmp(tok[2], "off") && !(p->pcap_out = pcap_open_out(tok[2], nano)))
-			return fail(reply, n, errno == EINVAL ? "holds the other timestamp precision" : "cannot open", tok[2]);
-		p->w.pcap_nano = nano;
-		return ok(reply, n);
+			return reply_fail(reply, n, errno == EINVAL ? "holds the other timestamp precision" : "cannot open", tok[2]);
+		p->pcap_nano = nano;
+		return reply_ok(reply, n);
 	}
 	if (!strcmp(c, "hash"))
 		return rss_command(p, tok, nt, reply, n);
@@ -331,22 +330,20 @@ int command_exec(char *line, char *reply, size_t n)
 		p->link_forced_down = !up;
 		p->link_up_at = 0;
 		port_set_link(p, up);
-		return ok(reply, n);
+		return reply_ok(reply, n);
 	}
 	if (!strcmp(c, "stall") && nt == 3 && num(tok[2]) >= 0) {
 		p->stall_until = now_ns() + (uint64_t)num(tok[2]) * 1000000ull;
-		return ok(reply, n);
+		return reply_ok(reply, n);
 	}
 	if (!strcmp(c, "clear") && nt == 2) {
 		memset(&p->t, 0, sizeof p->t);
-		memset(p->rss.t_frames, 0, sizeof p->rss.t_frames);
-		p->ptp.rx_stamped = p->ptp.tx_stamped = 0;
 		lat_clear(p);
 		p->sink_last_seq = -1;
 		if (p->sink_flows)
 			sink_flows_on(p);
 		M.max_gap_ns = 0;
-		return ok(reply, n);
+		return reply_ok(reply, n);
 	}
-	return fail(reply, n, "unknown command or bad arguments", c);
+	return reply_fail(reply, n, "unknown command or bad arguments", c);
 }

@@ -246,26 +246,29 @@ static void find_clients(void)
  * dma_after_release (rx.c, tx.c).  A reset, clearing the queue's ENABLE or
  * bus mastering off ends a released ring (regs.c).
  */
+static int release_if_stale(struct ring *r)
+{
+	if (!r->desc || dma_virt(r->base_phys, r->count * 16) == r->desc)
+		return 0;
+	r->desc = NULL;
+	r->released = 1;
+	r->miss_gen = ~0u;    /* never mapped again until re-enabled */
+	return 1;
+}
+
 static void drop_stale_rings(void)
 {
 	for (int i = 0; i < M.nports; i++) {
 		struct port *p = &M.ports[i];
-		struct ring *rings[NUM_QUEUES + 1];
-		rings[0] = &p->rxq;
+		release_if_stale(&p->rx.ring);
+		for (int q = 0; q < NUM_QUEUES; q++)   /* mid-batch queue 0 waits here too */
+			if (q != p->rss.cur)
+				release_if_stale(&p->rss.q[q].ring);
 		for (int q = 0; q < NUM_QUEUES; q++)
-			rings[q + 1] = &p->txq[q];
-		for (int k = 0; k < 2 * NUM_QUEUES; k++) {
-			struct ring *r = k <= NUM_QUEUES ? rings[k] : &p->rss.q[k - NUM_QUEUES].ring;
-			if (r->desc && dma_virt(r->base_phys, r->count * 16) != r->desc) {
-				r->desc = NULL;
-				r->released = 1;
-				r->miss_gen = ~0u;    /* never mapped again until re-enabled */
-				if (k && k <= NUM_QUEUES) {
-					p->tx_active &= ~(1ull << (k - 1));
-					p->tx_released |= 1ull << (k - 1);
-				}
+			if (release_if_stale(&p->txq[q])) {
+				p->tx_active &= ~(1ull << q);
+				p->tx_released |= 1ull << q;
 			}
-		}
 		p->gather_len = 0;
 	}
 }

@@ -4,7 +4,7 @@
  *
  * Flow f (0 <= f < flows) has the 5-tuple of flow 0 (sip=, dip=, sport=,
  * dport=) with f added to each field named in vary= (default sip,sport:
- * 10.0.<port>.1 + f, port 1024 + f, as before flows had options); its
+ * 10.0.<port>.1 + f, port 1024 + f); its
  * protocol is proto= (udp, tcp, or mixed: odd flows TCP).  Frame seq belongs
  * to flow seq % flows, or with zipf=S to a flow drawn with weight
  * 1/(f+1)^S from a fixed schedule of 65536 draws (the same every run).
@@ -191,6 +191,14 @@ static void put_flow(const struct source *s, uint8_t *buf, const struct flow *fl
 		put16(buf + (fl->tcp ? 50 : 40), l4_sum(s, fl, seq));
 }
 
+/* fl's IPv4 header checksum field from its template's sum without addresses. */
+static void set_ip_csum(const struct source *s, struct flow *fl, uint32_t ip_base)
+{
+	uint16_t c = csum_fold(ip_base + sum32(fl->sip) + sum32(fl->dip));
+	c = htons(s->ip_bad ? spoil(c) : c);
+	memcpy(&fl->ip_csum, &c, 2);
+}
+
 /*
  * (Re)build the templates and the per-flow values, and what every frame of
  * a protocol reports in the write-back (computed once: only checksummed
@@ -217,23 +225,17 @@ void source_build(struct port *p)
 		fl->sport = (uint16_t)(s->sport + (s->vary & FLOW_VARY_SPORT ? f : 0));
 		fl->dport = (uint16_t)(s->dport + (s->vary & FLOW_VARY_DPORT ? f : 0));
 		fl->tcp = s->proto == 2 ? f & 1 : (uint8_t)tcp0;
-		uint16_t c = csum_fold(ip_base[fl->tcp] + sum32(fl->sip) + sum32(fl->dip));
-		c = htons(s->ip_bad ? spoil(c) : c);
-		memcpy(&fl->ip_csum, &c, 2);
+		set_ip_csum(s, fl, ip_base[fl->tcp]);
 		fl->l4_part = sum32(fl->sip) + sum32(fl->dip) + fl->sport + fl->dport;
 		fl->rss_gen = 0;
 	}
 	for (int tcp = 0; tcp < 2; tcp++) {
 		struct flow f0 = s->flow[0];
 		f0.tcp = (uint8_t)tcp;
-		uint16_t c = csum_fold(ip_base[tcp] + sum32(f0.sip) + sum32(f0.dip));
-		c = htons(s->ip_bad ? spoil(c) : c);
-		memcpy(&f0.ip_csum, &c, 2);
+		set_ip_csum(s, &f0, ip_base[tcp]);
 		put_flow(s, tm[tcp], &f0, 0);
-		rx_classify(tm[tcp], s->size, &s->wb_lo2[tcp], &s->wb_st2[tcp]);
+		rx_classify(tm[tcp], s->size, &s->wb_lo[tcp], &s->wb_st[tcp]);
 	}
-	s->wb_lo = s->wb_lo2[tcp0];
-	s->wb_st = s->wb_st2[tcp0];
 	s->fill_extra = s->flows > 1 || s->proto == 2 || l4_on(s, tcp0);
 	s->fcs_xor = s->fcs_bad ? 0xffffffffu : 0;
 }

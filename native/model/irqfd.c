@@ -56,21 +56,21 @@ int irqfd_command(char **tok, int nt, int passed, char *reply, size_t n)
 	char *end = NULL;
 	long v = nt >= 3 ? strtol(tok[2], &end, 10) : -1;
 	int off = nt == 4 && !strcmp(tok[3], "off");
+	int r;
 	if (port < 0 || !end || *end || v < 0 || v >= IRQ_VECTORS || (nt != 3 && !off)) {
-		snprintf(reply, n, "{\"ok\":false,\"error\":\"usage: irqfd ADDRESS VECTOR (with an eventfd) | irqfd ADDRESS VECTOR off\"}");
+		r = reply_fail(reply, n, "usage: irqfd ADDRESS VECTOR (with an eventfd) | irqfd ADDRESS VECTOR off", NULL);
 	} else if (off) {
 		set_fd(port, (int)v, -1);
-		snprintf(reply, n, "{\"ok\":true}");
+		r = reply_ok(reply, n);
 	} else if (passed < 0) {
-		snprintf(reply, n, "{\"ok\":false,\"error\":\"irqfd: no file descriptor came with the line (SCM_RIGHTS)\"}");
+		r = reply_fail(reply, n, "irqfd: no file descriptor came with the line (SCM_RIGHTS)", NULL);
 	} else {
 		set_fd(port, (int)v, passed);
-		snprintf(reply, n, "{\"ok\":true}");
-		return 0;
+		return reply_ok(reply, n);
 	}
 	if (passed >= 0)
 		close(passed);
-	return off ? 0 : -1;
+	return r;
 }
 
 /* Connection thread (control.c): read like read(2), and take any fd that

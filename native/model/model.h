@@ -44,6 +44,8 @@ struct truth {
 	uint64_t irq[IRQ_VECTORS];              /* interrupts the NIC would have sent, per vector */
 	uint64_t rx_last_ns, tx_last_ns;        /* CLOCK_MONOTONIC of the last RX write-back / TX frame */
 	uint64_t sink_flow_errors;              /* check=1: frames older than their flow's last */
+	uint64_t ptp_rx_stamped, ptp_tx_stamped;/* IEEE 1588 timestamps latched (ptp.c) */
+	uint64_t rxq_frames[NUM_QUEUES];        /* delivered per RX queue 1..63; queue 0's: the rest (rss.c) */
 };
 
 /*
@@ -78,6 +80,16 @@ struct flow {
 	uint32_t hash;       /* RSS hash */
 };
 
+/* An RX queue's delivery state: the port's (p->rx) is the queue being
+ * delivered to, the others wait in rss.q[] (rss.c). */
+struct rxq {
+	struct ring ring;
+	uint32_t free;       /* free descriptors in the current batch */
+	uint32_t free_begin; /* ... when the batch began */
+	uint32_t bufsize;    /* SRRCTL.BSIZEPACKET in bytes, 0 = invalid */
+	int drop_en;         /* SRRCTL.DROP_EN */
+};
+
 /* A traffic source (frames generated into RX). */
 struct source {
 	int on;
@@ -85,12 +97,11 @@ struct source {
 	uint32_t size;       /* frame length without FCS, SRC_MIN..SRC_MAX */
 	int ip_bad, fcs_bad; /* ipsum=bad, fcs=bad */
 	int udp_mode;        /* udpsum: 0 zero, 1 good, 2 bad */
-	int fill_extra;      /* per-frame work beyond the copy: flows > 1 or UDP checksum */
+	int fill_extra;      /* per-frame work beyond the copy: flows > 1, mixed or an L4 checksum */
 	uint32_t fcs_xor;    /* fcs=bad: XORed into the appended FCS */
 	uint32_t seq_mask;   /* bytes of the sequence number inside the frame */
-	uint32_t udp_base;   /* UDP checksum sum without source address, port, seq */
-	uint32_t wb_lo;      /* write-back packet type of every frame (rx_classify) */
-	uint32_t wb_st;      /* write-back status/errors of every frame (DD, EOP included) */
+	uint32_t wb_lo[2];   /* write-back packet type of every UDP, TCP frame (rx_classify) */
+	uint32_t wb_st[2];   /* write-back status/errors of every UDP, TCP frame (DD, EOP included) */
 	uint64_t count;      /* 0 = endless */
 	uint32_t flows;
 	int dst_kind;        /* 0 = port's own MAC, 1 = given MAC */
@@ -101,7 +112,6 @@ struct source {
 	double tokens;
 	uint64_t last_ns;
 	uint8_t tmpl[SRC_MAX + 64];  /* frame template (flow 0, seq 0) */
-	uint32_t ip_sum;     /* partial IPv4 header sum without source address */
 	/* flows (flows.c): tuples, protocols and weights */
 	int proto;           /* 0 udp, 1 tcp, 2 mixed (odd flows TCP) */
 	int tcp_bad;         /* tcpsum=bad */
@@ -112,7 +122,6 @@ struct source {
 	struct flow *flow;   /* flows entries, NULL for the single default flow */
 	uint16_t *sched;     /* zipf: flow of frame seq is sched[seq % FLOW_SCHED] */
 	uint32_t l4_base[2]; /* L4 checksum sum without addresses, ports, seq: UDP, TCP */
-	uint32_t wb_lo2[2], wb_st2[2];  /* write-back of UDP and of TCP frames */
 	uint8_t alt[SRC_MAX + 64];   /* mixed: the template of the other protocol */
 };
 #define FLOW_VARY_SIP   1u
@@ -121,12 +130,6 @@ struct source {
 #define FLOW_VARY_DPORT 8u
 #define FLOW_SCHED      65536u      /* length of a Zipf schedule */
 
-/* An RX queue's delivery state while another queue's is in the port (rss.c). */
-struct rxq_save {
-	struct ring ring;
-	uint32_t free, free_begin, bufsize;
-	int drop_en;
-};
 
 /* RSS and RX queues 1..63 (rss.c; 82599 datasheet 7.1.2.8). */
 struct rss {
@@ -137,11 +140,10 @@ struct rss {
 	uint32_t gen;            /* bumped when the key or the fields change (never 0) */
 	uint8_t reta[128];       /* RETA: RX queue of each hash index (low 7 bits) */
 	uint8_t map[128];        /* RQSMR: statistics counter of each RX queue */
-	int cur;                 /* queue whose state is in p->rxq, p->rx_free, ... */
+	int cur;                 /* queue whose state is in p->rx.ring, p->rx.free, ... */
 	uint64_t active;         /* queues 1..63 with a ring or a released one */
-	struct rxq_save q[NUM_QUEUES];  /* queues other than cur */
+	struct rxq q[NUM_QUEUES];       /* queues other than cur */
 	uint64_t frames[NUM_QUEUES], drops[NUM_QUEUES];  /* queues 1..63 since reset */
-	uint64_t t_frames[NUM_QUEUES];  /* truth: frames delivered per queue (clear) */
 	uint32_t tab[12][256];   /* Toeplitz of each input byte value, from the key */
 };
 
@@ -179,7 +181,6 @@ struct wire {
 	uint32_t sel_seen, bcnrc_seen;/* RTTDQSEL / RTTBCNRC as last scanned */
 	uint64_t horizon_ps;          /* how far ahead of now frames are fetched (TXPBSIZE) */
 	int64_t real_off_ns;          /* CLOCK_REALTIME - CLOCK_MONOTONIC, for pcap-out */
-	int pcap_nano;                /* pcap-out writes nanosecond timestamps */
 };
 
 /* IEEE 1588 time sync (ptp.c, 82599 7.9, 8.2.3.26). */
@@ -191,7 +192,6 @@ struct ptp {
 	uint32_t rx_type, rx_msgt;    /* TSYNCRXCTL.Type, RXMTRL message type */
 	uint16_t etype[8];            /* EType of the ETQF filters with the 1588 bit */
 	int n_etype;
-	uint64_t rx_stamped, tx_stamped;   /* truth: timestamps latched */
 };
 
 struct lat;                           /* latency.c */
@@ -221,8 +221,6 @@ struct port {
 	/* state derived from registers by the slow scan */
 	int bus_master, link_up, link_forced_down, rx_en, tx_en;
 	int rx_ok;                    /* RX usable during the current batch */
-	uint32_t rx_free;             /* free RX descriptors in the current batch */
-	uint32_t rx_free_begin;       /* ... when the batch began */
 	uint32_t rx_dirty;            /* RDH/RX statistics to publish (port_publish) */
 	uint32_t tx_dirty;            /* TDH/TX statistics to publish */
 	uint64_t link_up_at;          /* ns, 0 = no link-up pending */
@@ -230,15 +228,13 @@ struct port {
 	uint8_t filter_mac[6];        /* RAL0/RAH0 */
 	int filter_valid;             /* RAH0.AV */
 	uint32_t fctrl;
-	uint32_t rx_bufsize;          /* SRRCTL(0).BSIZEPACKET in bytes, 0 = invalid */
-	int rx_drop_en;               /* SRRCTL(0).DROP_EN */
 	int rx_cls;                   /* class of the frames being delivered (rx.c) */
 	uint32_t max_frame;           /* largest accepted frame incl. FCS */
 	uint32_t tx_max_len;          /* largest frame accepted for TX, without FCS */
 	int strip_crc;
 	uint32_t ra_seen[16][2];      /* RAL/RAH(n), n < 16, as last synced with their aliases */
 
-	struct ring rxq;              /* RX queue 0, or the queue rss.cur while RSS delivers */
+	struct rxq rx;                /* RX queue 0, or the queue rss.cur while RSS delivers */
 	struct ring txq[NUM_QUEUES];
 	uint64_t tx_active;           /* bit q set = txq[q].desc valid */
 	uint64_t tx_released;         /* bit q set = txq[q] released (see dma.c) */
@@ -253,6 +249,7 @@ struct port {
 	struct sink_flows *sink_flows;/* check=1: last sequence number per flow (sink-flows.c) */
 	struct rss rss;
 	FILE *pcap_out;
+	int pcap_nano;                /* pcap_out has nanosecond timestamps (ts=ns) */
 
 	/* statistics: totals since reset and what the registers got of them */
 	uint64_t cnt[NCNT];
@@ -336,18 +333,14 @@ void rss_scan(struct port *p, uint64_t now);
 void rss_drop(struct port *p);
 void rss_begin(struct port *p);
 void rss_end(struct port *p, uint64_t now);
-void rss_switch(struct port *p, int q);
 uint64_t rss_free(const struct port *p);
 void rss_publish(struct port *p);
 uint64_t rss_route(struct port *p, const uint8_t *f, uint32_t len);
 uint64_t rss_flow(struct port *p, struct flow *fl, uint32_t wb_lo);
 uint64_t rss_qstat(const struct port *p, int counter, int drops);
-uint32_t rss_hash(const struct rss *r, const uint8_t *in, uint32_t n);
 int rss_json(const struct port *p, char *out, size_t n);
 int rss_command(struct port *p, char **tok, int nt, char *reply, size_t n);
-void ring_start(struct port *p, struct ring *ring, uint32_t bal, uint32_t bah,
-		uint32_t len, uint32_t head, uint64_t now);
-void ring_retry(struct ring *ring);
+void rxq_scan(struct port *p, int q, struct rxq *x, uint64_t now);   /* regs.c */
 
 /* flows.c: the source's flows; sink-flows.c: the sink's per-flow check */
 int source_flows_build(struct port *p, char *err, size_t n);
@@ -433,8 +426,10 @@ void ptp_tx(struct port *p, uint64_t ps);
 void lat_rx(struct port *p, uint64_t seq, uint64_t n, uint64_t t0, uint64_t t1);
 void lat_tx(struct port *p, const uint8_t *f, uint32_t len, uint64_t now);
 void lat_clear(struct port *p);
+int lat_command(char **tok, int nt, char *reply, size_t n);
+int lat_stats(struct port *p, char *out, size_t n);
 
-/* commands.c: replies for commands kept in other files */
+/* commands.c: the replies of every command (JSON, one line) */
 int reply_ok(char *reply, size_t n);
 int reply_fail(char *reply, size_t n, const char *msg, const char *arg);
 

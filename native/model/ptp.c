@@ -59,11 +59,7 @@ static uint64_t systim_at(const struct ptp *t, uint64_t ps)
 
 void ptp_reset(struct port *p)
 {
-	struct ptp *t = &p->ptp;
-	uint64_t rx = t->rx_stamped, tx = t->tx_stamped;
-	memset(t, 0, sizeof *t);
-	t->rx_stamped = rx;
-	t->tx_stamped = tx;
+	memset(&p->ptp, 0, sizeof p->ptp);
 }
 
 /* Publish one half of SYSTIM unless the driver wrote it since (then the next
@@ -138,7 +134,7 @@ void ptp_rx(struct port *p, const uint8_t *f, uint32_t len, uint64_t ps)
 	REG(p, RXSTMPL) = (uint32_t)v;
 	REG(p, RXSTMPH) = (uint32_t)(v >> 32);
 	__atomic_store_n(&REG(p, TSYNCRXCTL), c | TSYNC_VALID, __ATOMIC_RELEASE);
-	t->rx_stamped++;
+	p->t.ptp_rx_stamped++;
 }
 
 /* A frame whose descriptor asked for a timestamp left at wire time ps. */
@@ -151,5 +147,5 @@ void ptp_tx(struct port *p, uint64_t ps)
 	REG(p, TXSTMPL) = (uint32_t)v;
 	REG(p, TXSTMPH) = (uint32_t)(v >> 32);
 	__atomic_store_n(&REG(p, TSYNCTXCTL), c | TSYNC_VALID, __ATOMIC_RELEASE);
-	p->ptp.tx_stamped++;
+	p->t.ptp_tx_stamped++;
 }

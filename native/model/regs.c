@@ -50,7 +50,7 @@ uint32_t nvm_lms_of(uint16_t id)
 /* Forget every ring of the port (reset, or the driver went away). */
 void port_drop_queues(struct port *p)
 {
-	memset(&p->rxq, 0, sizeof p->rxq);
+	memset(&p->rx.ring, 0, sizeof p->rx.ring);
 	rss_drop(p);
 	memset(p->txq, 0, sizeof p->txq);
 	p->tx_active = 0;
@@ -109,7 +109,7 @@ void regs_reset(struct port *p)
 }
 
 /* Translate a ring base and length; on a miss rescan the driver's memory once. */
-void ring_start(struct port *p, struct ring *ring, uint32_t bal, uint32_t bah,
+static void ring_start(struct port *p, struct ring *ring, uint32_t bal, uint32_t bah,
 		       uint32_t len, uint32_t head, uint64_t now)
 {
 	ring->enabled = 1;
@@ -136,7 +136,7 @@ void ring_start(struct port *p, struct ring *ring, uint32_t bal, uint32_t bah,
 }
 
 /* A queue enabled earlier whose ring was not mapped yet: retry after a rescan. */
-void ring_retry(struct ring *ring)
+static void ring_retry(struct ring *ring)
 {
 	if (ring->enabled && !ring->desc && !ring->released && ring->miss_gen != ~0u &&
 	    ring->miss_gen != (uint32_t)M.dma_gen) {
@@ -145,21 +145,34 @@ void ring_retry(struct ring *ring)
 	}
 }
 
+/* RX queue q as the driver set it up (8.2.3.8.1-8.2.3.8.7) into x: queue 0
+ * here, queues 1..63 from rss.c.  Without bus mastering the NIC stops all
+ * DMA: a released ring is forgotten (dma.c). */
+void rxq_scan(struct port *p, int q, struct rxq *x, uint64_t now)
+{
+	if (!p->bus_master && x->ring.released)
+		memset(&x->ring, 0, sizeof x->ring);
+	int en = (REG(p, RXDCTL(q)) & XDCTL_ENABLE) != 0;
+	if (en && !x->ring.enabled)
+		ring_start(p, &x->ring, REG(p, RDBAL(q)), REG(p, RDBAH(q)), REG(p, RDLEN(q)),
+			   REG(p, RDH(q)), now);
+	else if (!en && x->ring.enabled)
+		memset(&x->ring, 0, sizeof x->ring);
+	ring_retry(&x->ring);
+	/* 8.2.3.8.7: BSIZEPACKET 1..16 KiB; 0 is not allowed (rx.c counts it). */
+	uint32_t srrctl = REG(p, SRRCTL(q)), bs = srrctl & SRRCTL_BSIZE_MASK;
+	x->bufsize = bs >= 1 && bs <= 16 ? bs * 1024 : 0;
+	x->drop_en = (srrctl & SRRCTL_DROP_EN) != 0;
+}
+
 static void scan_queues(struct port *p, uint64_t now)
 {
-	/* RX queue 0 (8.2.3.8.6): the only queue frames are delivered to. */
-	int en = (REG(p, RXDCTL(0)) & XDCTL_ENABLE) != 0;
-	if (en && !p->rxq.enabled)
-		ring_start(p, &p->rxq, REG(p, RDBAL(0)), REG(p, RDBAH(0)), REG(p, RDLEN(0)),
-			   REG(p, RDH(0)), now);
-	else if (!en && p->rxq.enabled)
-		memset(&p->rxq, 0, sizeof p->rxq);
-	ring_retry(&p->rxq);
+	rxq_scan(p, 0, &p->rx, now);   /* RX queues 1..63: rss_scan */
 
 	/* TX queues 0..63 (8.2.3.9.10) */
 	for (int q = 0; q < NUM_QUEUES; q++) {
 		struct ring *t = &p->txq[q];
-		en = (REG(p, TXDCTL(q)) & XDCTL_ENABLE) != 0;
+		int en = (REG(p, TXDCTL(q)) & XDCTL_ENABLE) != 0;
 		/* Software may write TDH only while the queue is disabled (8.2.3.9.8). A
 		 * TDH the model did not write means the queue went off and on again
 		 * between two scans, which a shared file cannot show otherwise (the
@@ -260,10 +273,9 @@ void regs_scan(struct port *p, uint64_t now)
 	p->bus_master = (p->config[4] & 0x4) != 0;   /* PCI command register bit 2 */
 	p->rx_en = (REG(p, RXCTRL) & RXCTRL_RXEN) != 0;
 	p->tx_en = (REG(p, DMATXCTL) & DMATXCTL_TE) != 0;
-	if (!p->bus_master && (p->rxq.released || p->tx_released)) {
-		/* no bus mastering: the NIC stops all DMA (dma.c, released rings) */
-		if (p->rxq.released)
-			memset(&p->rxq, 0, sizeof p->rxq);
+	if (!p->bus_master && p->tx_released) {
+		/* no bus mastering: the NIC stops all DMA (dma.c, released rings;
+		 * RX: rxq_scan) */
 		for (uint64_t rel = p->tx_released; rel; rel &= rel - 1)
 			memset(&p->txq[__builtin_ctzll(rel)], 0, sizeof p->txq[0]);
 		p->tx_released = 0;
@@ -289,12 +301,6 @@ void regs_scan(struct port *p, uint64_t now)
 	if (p->max_frame > MAX_FRAME)
 		p->max_frame = MAX_FRAME;         /* the model's limit (README) */
 	p->tx_max_len = p->max_frame - 4;       /* TX: DTALEN sum without FCS (7.2.3.2.4) */
-	/* 8.2.3.8.7: BSIZEPACKET 1..16 KiB; 0 is not allowed (rx.c counts it). */
-	uint32_t srrctl = REG(p, SRRCTL(0));
-	uint32_t bs = srrctl & SRRCTL_BSIZE_MASK;
-	p->rx_bufsize = bs >= 1 && bs <= 16 ? bs * 1024 : 0;
-	p->rx_drop_en = (srrctl & SRRCTL_DROP_EN) != 0;
-
 	scan_queues(p, now);
 	rss_scan(p, now);     /* MRQC, RSSRK, RETA, RQSMR and RX queues 1..63 */
 }
@@ -311,10 +317,10 @@ void regs_scan(struct port *p, uint64_t now)
  * its counts), the model also adds to it while it is not 0, compare-and-swap
  * old -> old + pending, so that one read after traffic stops holds every
  * event.  An add that falls between the driver's read and its write of 0
- * is lost: a window of nanoseconds, only while traffic flows (README).
+ * is lost, only while traffic flows (README).
  * The 36-bit GORC/GOTC are read as two halves, so they are only filled from
  * 0 (both halves at once, 64 bits) and otherwise wait.  A driver that never
- * writes 0 sees its first value forever, as it did.
+ * writes 0 sees its first value forever.
  */
 enum { S_GPRC, S_GORC, S_TPR, S_MPC0, S_CRCERRS, S_RUC, S_RFC,
        S_ROC, S_RJC, S_GPTC, S_TPT, S_GOTC,
@@ -405,8 +411,8 @@ void port_publish(struct port *p)
 		return;
 	if (p->rx_dirty) {
 		p->rx_dirty = 0;
-		if (p->rxq.desc || p->rxq.released)
-			__atomic_store_n(&REG(p, RDH(0)), p->rxq.head, __ATOMIC_RELEASE);
+		if (p->rx.ring.desc || p->rx.ring.released)
+			__atomic_store_n(&REG(p, RDH(0)), p->rx.ring.head, __ATOMIC_RELEASE);
 		rss_publish(p);
 	}
 	if (p->tx_dirty) {

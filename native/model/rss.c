@@ -15,11 +15,11 @@
  * the hash in the second (without PCSD that dword is the fragment checksum,
  * which the model leaves 0).
  *
- * Delivery state: rx.c works on one RX queue at a time, the one in p->rxq
- * (ring), p->rx_free/rx_free_begin, p->rx_bufsize and p->rx_drop_en.  That
- * is queue 0 except during a batch, where rss_switch() swaps another queue's
- * state in; rss_end() swaps queue 0 back, so that outside a batch (scan,
- * commands, publish, DMA rescans) p->rxq is queue 0 and q[1..63] the rest.
+ * Delivery state: rx.c works on one RX queue at a time, the one in p->rx.
+ * That is queue 0 except during a batch, where rss_switch() swaps another
+ * queue's state in; rss_end() swaps queue 0 back, so that outside a batch
+ * (scan, commands, publish, DMA rescans) p->rx is queue 0 and q[1..63] the
+ * rest.
  */
 #include <arpa/inet.h>
 #include <stdlib.h>
@@ -68,7 +68,7 @@ static void build_table(struct rss *r)
 }
 
 /* Toeplitz hash of n <= 12 input bytes with the key as last scanned. */
-uint32_t rss_hash(const struct rss *r, const uint8_t *in, uint32_t n)
+static uint32_t rss_hash(const struct rss *r, const uint8_t *in, uint32_t n)
 {
 	uint32_t h = 0;
 	for (uint32_t i = 0; i < n; i++)
@@ -76,17 +76,24 @@ uint32_t rss_hash(const struct rss *r, const uint8_t *in, uint32_t n)
 	return h;
 }
 
-/* Hash and type of an IPv4 tuple (l4: ports present, 6 or 17; 0 none). */
-static uint32_t tuple_hash(const struct rss *r, uint32_t sip, uint32_t dip, uint16_t sport,
-			   uint16_t dport, int l4, uint32_t *type)
+/* The hash input of an IPv4 tuple (host order): addresses, then ports, all
+ * in network order (7.1.2.8.1). */
+static void tuple_bytes(uint8_t in[12], uint32_t sip, uint32_t dip, uint16_t sport, uint16_t dport)
 {
-	uint8_t in[12];
 	uint32_t be = htonl(sip);
 	memcpy(in, &be, 4);
 	be = htonl(dip);
 	memcpy(in + 4, &be, 4);
 	in[8] = (uint8_t)(sport >> 8); in[9] = (uint8_t)sport;
 	in[10] = (uint8_t)(dport >> 8); in[11] = (uint8_t)dport;
+}
+
+/* Hash and type of an IPv4 tuple (l4: ports present, 6 or 17; 0 none). */
+static uint32_t tuple_hash(const struct rss *r, uint32_t sip, uint32_t dip, uint16_t sport,
+			   uint16_t dport, int l4, uint32_t *type)
+{
+	uint8_t in[12];
+	tuple_bytes(in, sip, dip, sport, dport);
 	if (l4 == 6 && (r->fields & MRQC_TCPIPV4))
 		*type = RSS_TCP_IPV4;
 	else if (l4 == 17 && (r->fields & MRQC_UDPIPV4))
@@ -99,21 +106,11 @@ static uint32_t tuple_hash(const struct rss *r, uint32_t sip, uint32_t dip, uint
 }
 
 /* Make queue q the one rx.c delivers to (see the header). */
-void rss_switch(struct port *p, int q)
+static void rss_switch(struct port *p, int q)
 {
 	struct rss *r = &p->rss;
-	struct rxq_save *s = &r->q[r->cur];
-	s->ring = p->rxq;
-	s->free = p->rx_free;
-	s->free_begin = p->rx_free_begin;
-	s->bufsize = p->rx_bufsize;
-	s->drop_en = p->rx_drop_en;
-	s = &r->q[q];
-	p->rxq = s->ring;
-	p->rx_free = s->free;
-	p->rx_free_begin = s->free_begin;
-	p->rx_bufsize = s->bufsize;
-	p->rx_drop_en = s->drop_en;
+	r->q[r->cur] = p->rx;
+	p->rx = r->q[q];
 	r->cur = q;
 }
 
@@ -161,26 +158,27 @@ uint64_t rss_flow(struct port *p, struct flow *fl, uint32_t wb_lo)
 	return route(p, fl->rss_type, fl->hash);
 }
 
-/* Queues 1..63 as the driver set them up (8.2.3.8.1-8.2.3.8.7), like queue 0 in regs.c. */
+/*
+ * Queues 1..63 (rxq_scan, regs.c); one without a ring drops what RSS sends
+ * it.  A queue outside `active` has no free descriptor: rss_begin counts
+ * them for active queues only, so a count left from when the queue still
+ * had its ring would send rx.c into a ring that is gone (count 0 after
+ * RXDCTL.ENABLE was cleared, desc NULL).
+ */
 static void scan_rx_queues(struct port *p, uint64_t now)
 {
 	struct rss *r = &p->rss;
 	for (int q = 1; q < NUM_QUEUES; q++) {
-		struct rxq_save *s = &r->q[q];
-		int en = (REG(p, RXDCTL(q)) & XDCTL_ENABLE) != 0;
-		if (en && !s->ring.enabled)
-			ring_start(p, &s->ring, REG(p, RDBAL(q)), REG(p, RDBAH(q)), REG(p, RDLEN(q)),
-				   REG(p, RDH(q)), now);
-		else if ((!en && s->ring.enabled) || (!p->bus_master && s->ring.released))
-			memset(&s->ring, 0, sizeof s->ring);
-		ring_retry(&s->ring);
-		uint32_t srrctl = REG(p, SRRCTL(q)), bs = srrctl & SRRCTL_BSIZE_MASK;
-		s->bufsize = bs >= 1 && bs <= 16 ? bs * 1024 : 0;
-		s->drop_en = (srrctl & SRRCTL_DROP_EN) != 0 || !(s->ring.desc || s->ring.released);
-		if (s->ring.desc || s->ring.released)
+		struct rxq *s = &r->q[q];
+		rxq_scan(p, q, s, now);
+		int ring = s->ring.desc || s->ring.released;
+		s->drop_en |= !ring;
+		if (ring) {
 			r->active |= 1ull << q;
-		else
+		} else {
 			r->active &= ~(1ull << q);
+			s->free = s->free_begin = 0;
+		}
 	}
 }
 
@@ -224,7 +222,7 @@ void rss_begin(struct port *p)
 	struct rss *r = &p->rss;
 	for (uint64_t a = r->active; a; a &= a - 1) {
 		int q = __builtin_ctzll(a);
-		struct rxq_save *s = &r->q[q];
+		struct rxq *s = &r->q[q];
 		uint32_t tail = __atomic_load_n(&REG(p, RDT(q)), __ATOMIC_ACQUIRE), n = s->ring.count;
 		s->free = tail < n ? (tail + n - s->ring.head) % n : 0;
 		s->free_begin = s->free;
@@ -281,11 +279,11 @@ int rss_json(const struct port *p, char *out, size_t n)
 	const struct rss *r = &p->rss;
 	uint64_t rest = 0;
 	for (int q = 1; q < NUM_QUEUES; q++)
-		rest += r->t_frames[q];
+		rest += p->t.rxq_frames[q];
 	int o = snprintf(out, n, "\"rss\":%s,\"rxQueues\":[%lu", r->on ? "true" : "false",
 			 p->t.rx_delivered - rest);
 	for (int q = 1; q < 16; q++)
-		o += snprintf(out + o, n - o, ",%lu", r->t_frames[q]);
+		o += snprintf(out + o, n - o, ",%lu", p->t.rxq_frames[q]);
 	return o + snprintf(out + o, n - o, "],");
 }
 
@@ -306,14 +304,10 @@ int rss_command(struct port *p, char **tok, int nt, char *reply, size_t n)
 		dport = strtol(tok[5], &end, 10);
 		bad |= !*tok[5] || *end || dport < 0 || dport > 65535;
 	}
-	if (bad) {
-		snprintf(reply, n, "{\"ok\":false,\"error\":\"usage: hash PORT SIP DIP [SPORT DPORT]\"}");
-		return -1;
-	}
-	uint8_t in[12] = { (uint8_t)(sport >> 8), (uint8_t)sport, (uint8_t)(dport >> 8), (uint8_t)dport };
-	memmove(in + 8, in, 4);
-	memcpy(in, &a.s_addr, 4);
-	memcpy(in + 4, &b.s_addr, 4);
+	if (bad)
+		return reply_fail(reply, n, "usage: hash PORT SIP DIP [SPORT DPORT]", NULL);
+	uint8_t in[12];
+	tuple_bytes(in, ntohl(a.s_addr), ntohl(b.s_addr), (uint16_t)sport, (uint16_t)dport);
 	uint32_t h = rss_hash(r, in, nt == 6 ? 12 : 8);
 	snprintf(reply, n, "{\"ok\":true,\"hash\":%u,\"queue\":%d}", h, r->reta[h & 127]);
 	return 0;
@@ -323,7 +317,7 @@ int rss_command(struct port *p, char **tok, int nt, char *reply, size_t n)
 uint64_t rss_free(const struct port *p)
 {
 	const struct rss *r = &p->rss;
-	uint64_t sum = p->rx_free;          /* queue cur */
+	uint64_t sum = p->rx.free;          /* queue cur */
 	for (uint64_t a = r->active | 1; a; a &= a - 1) {
 		int q = __builtin_ctzll(a);
 		if (q != r->cur)

@@ -3,7 +3,7 @@
  * (datasheet 7.1; advanced receive descriptors 7.1.6).
  *
  * RX queue 0 receives, or with RSS the queue its hash names (rss.c, which
- * swaps that queue's state into p->rxq; no pools).  Free descriptors are
+ * swaps that queue's state into p->rx.ring; no pools).  Free descriptors are
  * those from the model's head up to, not including, RDT.  For a frame the
  * model reads the read-format descriptor (packet buffer address at byte 0),
  * copies the frame into that buffer and writes the write-back format
@@ -33,7 +33,7 @@ static uint8_t scratch[MAX_FRAME + 64];   /* one multi-buffer source frame */
 
 int rx_active(const struct port *p)
 {
-	return (p->rxq.desc || p->rxq.released || p->rss.active) && p->rx_en && p->bus_master &&
+	return (p->rx.ring.desc || p->rx.ring.released || p->rss.active) && p->rx_en && p->bus_master &&
 	       p->link_up;
 }
 
@@ -41,17 +41,18 @@ int rx_active(const struct port *p)
 uint32_t rx_begin(struct port *p)
 {
 	p->rx_ok = rx_active(p);
-	p->rx_free = p->rx_free_begin = 0;
+	p->rx.free = p->rx.free_begin = 0;
 	if (!p->rx_ok)
 		return 0;
 	uint32_t tail = __atomic_load_n(&REG(p, RDT(0)), __ATOMIC_ACQUIRE);
-	uint32_t n = p->rxq.count;
-	if (tail < n)
-		p->rx_free = (tail + n - p->rxq.head) % n;
-	p->rx_free_begin = p->rx_free;
+	uint32_t n = p->rx.ring.count;
+	/* With RSS queue 0 may be here without a ring (rx_active): it has none free. */
+	if (tail < n && (p->rx.ring.desc || p->rx.ring.released))
+		p->rx.free = (tail + n - p->rx.ring.head) % n;
+	p->rx.free_begin = p->rx.free;
 	if (p->rss.active)
 		rss_begin(p);
-	return p->rx_free;
+	return p->rx.free;
 }
 
 /* End a batch: descriptors written back are queue 0's interrupt cause (intr.c)
@@ -61,7 +62,7 @@ void rx_end(struct port *p, uint64_t now)
 {
 	if (p->rss.active || p->rss.cur)   /* cur: a frame went to a queue without a ring */
 		rss_end(p, now);
-	if (p->rx_free < p->rx_free_begin) {
+	if (p->rx.free < p->rx.free_begin) {
 		p->t.rx_last_ns = now;
 		if (p->irq.rx_vec[0] >= 0)
 			intr_cause(p, p->irq.rx_vec[0]);
@@ -186,7 +187,7 @@ static int rx_admit(struct port *p, const uint8_t *dst, uint32_t len, int fcs_ba
 			p->t.rx_drop_runt += n;
 		return -1;
 	}
-	if (p->rx_bufsize == 0) {
+	if (p->rx.bufsize == 0) {
 		/* 8.2.3.8.7: BSIZEPACKET 0 (or over 16 KiB) is not allowed: a
 		 * programming error; nothing is written. */
 		p->t.desc_errors += n;
@@ -203,8 +204,8 @@ static int rx_admit(struct port *p, const uint8_t *dst, uint32_t len, int fcs_ba
 static void rx_no_desc(struct port *p, uint64_t n)
 {
 	p->t.rx_drop_nodesc += n;
-	p->cnt[p->rx_drop_en ? C_QPRDC : C_MPC] += n;
-	if (p->rss.cur && p->rx_drop_en)
+	p->cnt[p->rx.drop_en ? C_QPRDC : C_MPC] += n;
+	if (p->rss.cur && p->rx.drop_en)
 		p->rss.drops[p->rss.cur] += n;
 	if (p->rx_cls != RXC_GOOD)
 		rx_class_count(p, p->rx_cls, n);
@@ -220,7 +221,7 @@ static void rx_no_desc(struct port *p, uint64_t n)
  */
 static uint8_t *rx_buffer(struct port *p, uint32_t k, uint32_t len)
 {
-	struct ring *r = &p->rxq;
+	struct ring *r = &p->rx.ring;
 	uint32_t i = (r->head + k) % r->count;
 	uint8_t *d = r->desc + (size_t)i * 16;
 	uint8_t *v = dma_virt(*(volatile uint64_t *)d, len);
@@ -243,7 +244,7 @@ static uint8_t *rx_buffer(struct port *p, uint32_t k, uint32_t len)
 		*(volatile uint64_t *)d = 0;
 		__atomic_store_n((uint64_t *)(d + 8), (uint64_t)(STAT_DD | STAT_EOP), __ATOMIC_RELEASE);
 		r->head = r->head + 1 == r->count ? 0 : r->head + 1;
-		p->rx_free--;
+		p->rx.free--;
 	}
 	p->rx_dirty = 1;
 	return NULL;
@@ -264,7 +265,7 @@ static inline void rx_count(struct port *p, uint64_t n, uint32_t out)
 	p->t.rx_delivered += n;
 	p->t.rx_bytes += n * out;
 	if (p->rss.cur) {
-		p->rss.t_frames[p->rss.cur] += n;
+		p->t.rxq_frames[p->rss.cur] += n;
 		if (p->rx_cls == RXC_GOOD)
 			p->rss.frames[p->rss.cur] += n;
 	}
@@ -279,7 +280,7 @@ static inline void rx_count(struct port *p, uint64_t n, uint32_t out)
 /* Descriptors a frame of `out` bytes (FCS included if kept) needs. */
 static inline uint32_t rx_segs(const struct port *p, uint32_t out)
 {
-	return (out + p->rx_bufsize - 1) / p->rx_bufsize;
+	return (out + p->rx.bufsize - 1) / p->rx.bufsize;
 }
 
 /*
@@ -289,12 +290,12 @@ static inline uint32_t rx_segs(const struct port *p, uint32_t out)
  */
 static uint64_t rx_released(struct port *p, uint64_t n, uint32_t out)
 {
-	struct ring *r = &p->rxq;
+	struct ring *r = &p->rx.ring;
 	uint32_t segs = rx_segs(p, out);
-	uint64_t fit = p->rx_free / segs;
+	uint64_t fit = p->rx.free / segs;
 	if (n > fit)
 		n = fit;
-	p->rx_free -= (uint32_t)(n * segs);
+	p->rx.free -= (uint32_t)(n * segs);
 	r->head = (uint32_t)((r->head + n * segs) % r->count);
 	p->t.dma_after_release += n;
 	if (n && p->rx_cls == RXC_GOOD) {
@@ -314,14 +315,14 @@ static uint64_t rx_released(struct port *p, uint64_t n, uint32_t out)
 static int rx_frame(struct port *p, const uint8_t *f, uint32_t len, uint32_t fcs,
 		    uint64_t lo, uint32_t st)
 {
-	struct ring *r = &p->rxq;
-	uint32_t bs = p->rx_bufsize, out = len + (p->strip_crc ? 0 : 4);
+	struct ring *r = &p->rx.ring;
+	uint32_t bs = p->rx.bufsize, out = len + (p->strip_crc ? 0 : 4);
 	uint32_t segs = rx_segs(p, out);
 	if (r->released)
 		return rx_released(p, 1, out) == 1;
 	uint8_t *v[MAX_SEGS];
 	for (uint32_t k = 0; k < segs;) {
-		if (p->rx_free < segs)
+		if (p->rx.free < segs)
 			return 0;
 		uint32_t chunk = k + 1 < segs ? bs : out - k * bs;
 		v[k] = rx_buffer(p, k, chunk);
@@ -352,7 +353,7 @@ static int rx_frame(struct port *p, const uint8_t *f, uint32_t len, uint32_t fcs
 			rx_writeback(d, lo, st, out - k * bs);
 		r->head = r->head + 1 == r->count ? 0 : r->head + 1;
 	}
-	p->rx_free -= segs;
+	p->rx.free -= segs;
 	r->miss_gen = 0;
 	rx_count(p, 1, out);
 	return 1;
@@ -377,7 +378,7 @@ int rx_put(struct port *p, const uint8_t *f, uint32_t len)
 	 * DMA does not wait for the model to find it, and this frame has no queue
 	 * to wait in (a source's frames do), so scan now and try again instead of
 	 * losing it as if the ring were full. */
-	if (p->rxq.miss_gen) {
+	if (p->rx.ring.miss_gen) {
 		dma_maybe_scan(now_ns(), 1);
 		if (rx_frame(p, f, len, fcs, lo | rss, st | (uint32_t)err))
 			return 1;
@@ -399,16 +400,17 @@ static uint64_t packet_buffer_frames(struct port *p, uint32_t size)
 	return bytes / (size + 24);
 }
 
-/* Source frames of one buffer each: generated straight into the buffers. */
-static uint64_t rx_source_fast(struct port *p, uint64_t n, uint32_t out, uint32_t st)
+/* Source frames seq.. of one buffer each: generated straight into the buffers. */
+static uint64_t rx_source_fast(struct port *p, uint64_t seq, uint64_t n, uint32_t out,
+			       uint64_t lo, uint32_t st)
 {
 	struct source *s = &p->src;
-	struct ring *r = &p->rxq;
-	uint32_t lo = s->wb_lo, fcs_xor = s->fcs_xor;
+	struct ring *r = &p->rx.ring;
+	uint32_t fcs_xor = s->fcs_xor;
 	uint64_t done = 0;
 	/* The ring state lives in locals for the loop; the slow path (rx_buffer)
 	 * works on the struct, so it is synced around that call. */
-	uint32_t head = r->head, count = r->count, free = p->rx_free;
+	uint32_t head = r->head, count = r->count, free = p->rx.free;
 	while (done < n && free) {
 		uint32_t ahead = head + 16 < count ? head + 16 : head + 16 - count;
 		__builtin_prefetch(r->desc + (size_t)ahead * 16, 1);   /* 4 lines ahead */
@@ -416,17 +418,17 @@ static uint64_t rx_source_fast(struct port *p, uint64_t n, uint32_t out, uint32_
 		uint8_t *v = dma_virt_fast(*(volatile uint64_t *)d, out);
 		if (!v) {
 			r->head = head;
-			p->rx_free = free;
+			p->rx.free = free;
 			v = rx_buffer(p, 0, out);
 			head = r->head;
-			free = p->rx_free;
+			free = p->rx.free;
 			if (!v) {
 				if (r->miss_gen)
 					break;
 				continue;
 			}
 		}
-		source_fill(p, v, s->seq + done);
+		source_fill(p, v, seq + done);
 		if (!p->strip_crc) {
 			uint32_t crc = crc32_eth(v, s->size) ^ fcs_xor;
 			memcpy(v + s->size, &crc, 4);
@@ -437,7 +439,7 @@ static uint64_t rx_source_fast(struct port *p, uint64_t n, uint32_t out, uint32_
 		done++;
 	}
 	r->head = head;
-	p->rx_free = free;
+	p->rx.free = free;
 	if (done) {
 		r->miss_gen = 0;
 		rx_count(p, done, out);
@@ -445,44 +447,19 @@ static uint64_t rx_source_fast(struct port *p, uint64_t n, uint32_t out, uint32_
 	return done;
 }
 
-/* Source frames larger than one buffer: built whole, then spread (rx_frame). */
-static uint64_t rx_source_segs(struct port *p, uint64_t n, uint32_t st)
+/* Source frames seq.. larger than one buffer: built whole, then spread (rx_frame). */
+static uint64_t rx_source_segs(struct port *p, uint64_t seq, uint64_t n, uint64_t lo, uint32_t st)
 {
 	struct source *s = &p->src;
 	uint64_t done = 0;
-	while (done < n && p->rx_free) {
-		source_fill(p, scratch, s->seq + done);
+	while (done < n && p->rx.free) {
+		source_fill(p, scratch, seq + done);
 		uint32_t fcs = p->strip_crc ? 0 : crc32_eth(scratch, s->size) ^ s->fcs_xor;
-		if (!rx_frame(p, scratch, s->size, fcs, s->wb_lo, st))
+		if (!rx_frame(p, scratch, s->size, fcs, lo, st))
 			break;
 		done++;
 	}
 	return done;
-}
-
-/* Source frame seq straight into the next buffer of the current queue, as
- * rx_source_fast does; 0 when its buffer is not in the page cache (the
- * caller takes the general path). */
-static inline int rx_source_one(struct port *p, uint64_t seq, uint32_t out, uint64_t lo, uint32_t st)
-{
-	struct ring *r = &p->rxq;
-	uint32_t ahead = r->head + 16 < r->count ? r->head + 16 : r->head + 16 - r->count;
-	__builtin_prefetch(r->desc + (size_t)ahead * 16, 1);   /* as rx_source_fast */
-	uint8_t *d = r->desc + (size_t)r->head * 16;
-	uint8_t *v = dma_virt_fast(*(volatile uint64_t *)d, out);
-	if (!v)
-		return 0;
-	source_fill(p, v, seq);
-	if (!p->strip_crc) {
-		uint32_t crc = crc32_eth(v, p->src.size) ^ p->src.fcs_xor;
-		memcpy(v + p->src.size, &crc, 4);
-	}
-	rx_writeback(d, lo, st, out);
-	r->head = r->head + 1 == r->count ? 0 : r->head + 1;
-	p->rx_free--;
-	r->miss_gen = 0;
-	rx_count(p, 1, out);
-	return 1;
 }
 
 /*
@@ -502,17 +479,17 @@ static uint64_t rx_source_each(struct port *p, uint64_t n, uint32_t out, uint32_
 	while (done < n) {
 		uint64_t seq = s->seq + done;
 		struct flow *fl = source_flow(s, seq);
-		uint64_t lo = s->wb_lo2[fl->tcp];
-		uint32_t st = s->wb_st2[fl->tcp] | err;
+		uint64_t lo = s->wb_lo[fl->tcp];
+		uint32_t st = s->wb_st[fl->tcp] | err;
 		if (p->rss.on)
 			lo |= rss_flow(p, fl, (uint32_t)lo);
-		if (p->rx_bufsize == 0) {
+		if (p->rx.bufsize == 0) {
 			p->t.desc_errors++;     /* 8.2.3.8.7: this queue's BSIZEPACKET 0, as rx_admit */
 			done++;
 			continue;
 		}
 		uint32_t segs = rx_segs(p, out);
-		if (p->rx_free < segs && !p->rxq.released) {
+		if (p->rx.free < segs && !p->rx.ring.released) {
 			if (s->rate == 0) {
 				/* unlimited is what fits: a frame for a full queue is not
 				 * offered (its number is skipped), so that no queue waits
@@ -524,25 +501,19 @@ static uint64_t rx_source_each(struct port *p, uint64_t n, uint32_t out, uint32_
 				done++;
 				continue;
 			}
-			if (!p->rx_drop_en)
+			if (!p->rx.drop_en)
 				break;
 			rx_no_desc(p, 1);
 			done++;
 			continue;
 		}
-		if (p->rxq.released) {
-			if (!rx_released(p, 1, out) && !p->rx_drop_en)
+		if (p->rx.ring.released) {
+			if (!rx_released(p, 1, out) && !p->rx.drop_en)
 				break;
 			done++;
 			continue;
 		}
-		if (segs == 1 && rx_source_one(p, seq, out, lo, st)) {
-			done++;
-			continue;
-		}
-		source_fill(p, scratch, seq);
-		uint32_t fcs = p->strip_crc ? 0 : crc32_eth(scratch, s->size) ^ s->fcs_xor;
-		if (!rx_frame(p, scratch, s->size, fcs, lo, st))
+		if (!(segs == 1 ? rx_source_fast(p, seq, 1, out, lo, st) : rx_source_segs(p, seq, 1, lo, st)))
 			break;
 		done++;
 	}
@@ -560,7 +531,7 @@ static int rx_source(struct port *p, uint64_t now)
 	if (s->rate == 0) {
 		/* unlimited: exactly what fits */
 		uint32_t out = s->size + (p->strip_crc ? 0 : 4);
-		fresh = p->rx_bufsize && out > p->rx_bufsize ? p->rx_free / rx_segs(p, out) : p->rx_free;
+		fresh = p->rx.bufsize && out > p->rx.bufsize ? p->rx.free / rx_segs(p, out) : p->rx.free;
 		if (p->rss.on)
 			fresh = rss_free(p);   /* at most; rx_source_each stops at a full queue */
 	} else {
@@ -593,16 +564,17 @@ static int rx_source(struct port *p, uint64_t now)
 		return 0;
 	}
 	uint32_t out = s->size + (p->strip_crc ? 0 : 4);
-	uint32_t st = s->wb_st | (uint32_t)err;
+	int tcp = s->proto == 1;   /* one protocol (mixed: rx_source_each) */
+	uint32_t lo = s->wb_lo[tcp], st = s->wb_st[tcp] | (uint32_t)err;
 	uint64_t done, n = s->backlog;
 	if (p->rss.on || s->proto == 2)
 		done = rx_source_each(p, n, out, (uint32_t)err);
-	else if (p->rxq.released)
+	else if (p->rx.ring.released)
 		done = rx_released(p, n, out);
-	else if (out <= p->rx_bufsize)
-		done = rx_source_fast(p, n, out, st);
+	else if (out <= p->rx.bufsize)
+		done = rx_source_fast(p, s->seq, n, out, lo, st);
 	else
-		done = rx_source_segs(p, n, st);
+		done = rx_source_segs(p, s->seq, n, lo, st);
 	if (p->lat && done)
 		lat_rx(p, s->seq, done, lat_t0, now_ns());   /* latency.c */
 	s->seq += done;
@@ -615,7 +587,7 @@ static int rx_source(struct port *p, uint64_t now)
 	}
 	/* 8.2.3.8.7: with DROP_EN a frame without a descriptor is dropped at
 	 * once; without it, it waits in the packet buffer until that overflows. */
-	uint64_t cap = p->rx_drop_en ? 0 : packet_buffer_frames(p, s->size);
+	uint64_t cap = p->rx.drop_en ? 0 : packet_buffer_frames(p, s->size);
 	if (s->backlog > cap) {          /* oldest frames lost */
 		rx_no_desc(p, s->backlog - cap);
 		s->seq += s->backlog - cap;
@@ -630,7 +602,7 @@ static int rx_replay(struct port *p, uint64_t now)
 	struct replay *r = &p->rep;
 	uint64_t n;
 	if (r->rate == 0) {
-		n = p->rx_free;
+		n = p->rss.on ? rss_free(p) : p->rx.free;   /* what the queues hold */
 	} else {
 		r->tokens += (double)(now - r->last_ns) * r->rate / 1e9;
 		if (r->tokens > 1024)

@@ -33,16 +33,6 @@ uint16_t csum_fold(uint32_t s)
 	return (uint16_t)~s;
 }
 
-static uint32_t sum16(const uint8_t *b, int n)
-{
-	return csum_add(b, (uint32_t)n, 0);
-}
-
-static uint16_t fold(uint32_t s)
-{
-	return csum_fold(s);
-}
-
 /* Sink with check=1: IPv4/UDP or TCP with a valid header checksum, seq + 1,
  * and above the last of its flow (flows.c). */
 void sink_check(struct port *p, const uint8_t *f, uint32_t len)
@@ -53,7 +43,7 @@ void sink_check(struct port *p, const uint8_t *f, uint32_t len)
 	}
 	uint32_t ihl = (f[14] & 0xf) * 4u;
 	if (ihl < 20 || 14 + ihl + 12 > len || (f[23] != 17 && f[23] != 6) ||
-	    fold(sum16(f + 14, (int)ihl)) != 0) {
+	    csum_fold(csum_add(f + 14, ihl, 0)) != 0) {
 		p->t.sink_bad_frames++;
 		return;
 	}

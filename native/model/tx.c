@@ -57,7 +57,7 @@ static void tx_deliver(struct port *p, struct port *peer, const uint8_t *f, uint
 	if (p->pcap_out) {
 		if (!p->w.real_off_ns)
 			p->w.real_off_ns = real_offset();
-		pcap_write(p->pcap_out, f, len, wire_to_ns(ps) + (uint64_t)p->w.real_off_ns, p->w.pcap_nano);
+		pcap_write(p->pcap_out, f, len, wire_to_ns(ps) + (uint64_t)p->w.real_off_ns, p->pcap_nano);
 		p->t.pcap_frames++;
 	}
 	if (tsreq)

@@ -19,9 +19,6 @@
 #define RTTBCNRC_RF     0x00ffffffu   /* RF_INT 23:14, RF_DEC 13:0 */
 #define RF_ONE          (1u << 14)
 
-int lat_command(char **tok, int nt, char *reply, size_t n);   /* latency.c */
-int lat_stats(struct port *p, char *out, size_t n);
-
 static uint64_t t0_ns;   /* CLOCK_MONOTONIC of wire time 0 */
 
 /* Wire time (ps) of a CLOCK_MONOTONIC instant.  Time 0 lies a second before
@@ -78,11 +75,9 @@ void wire_scan(struct port *p)
 	w->horizon_ps = (uint64_t)pb * WIRE_PS_PER_BYTE;
 }
 
-/* wire PORT unlimited|paced | latency ... (latency.c) */
+/* wire PORT unlimited|paced */
 int wire_command(char **tok, int nt, char *reply, size_t n)
 {
-	if (!strcmp(tok[0], "latency"))
-		return lat_command(tok, nt, reply, n);
 	char *end = NULL;
 	long pi = nt == 3 ? strtol(tok[1], &end, 10) : -1;
 	if (!end || *end || pi < 0 || pi >= M.nports ||
@@ -94,13 +89,12 @@ int wire_command(char **tok, int nt, char *reply, size_t n)
 	return reply_ok(reply, n);
 }
 
-/* Stats members of the wire, 1588 and latency (each followed by a comma). */
+/* Stats members of the wire and 1588 (each followed by a comma). */
 int wire_stats(struct port *p, char *out, size_t n)
 {
-	int o = snprintf(out, n, "\"wire\":\"%s\",\"wireLastNs\":%lu,\"ptpRxStamped\":%lu,"
-			 "\"ptpTxStamped\":%lu,\"txRateLimited\":%d,",
-			 p->w.unlimited ? "unlimited" : "paced",
-			 p->w.last_ps ? wire_to_ns(p->w.last_ps) : 0, p->ptp.rx_stamped,
-			 p->ptp.tx_stamped, __builtin_popcountll(p->w.limited));
-	return o + lat_stats(p, out + o, n - o);
+	return snprintf(out, n, "\"wire\":\"%s\",\"wireLastNs\":%lu,\"ptpRxStamped\":%lu,"
+			"\"ptpTxStamped\":%lu,\"txRateLimited\":%d,",
+			p->w.unlimited ? "unlimited" : "paced",
+			p->w.last_ps ? wire_to_ns(p->w.last_ps) : 0, p->t.ptp_rx_stamped,
+			p->t.ptp_tx_stamped, __builtin_popcountll(p->w.limited));
 }

@@ -9,7 +9,7 @@ async function main(address: string): Promise<void> {
   ixy.tuneJit();
   let dev: ixy.Device;
   try {
-    dev = await ixy.open(address, { rxQueues: 1, txQueues: 1, rxRingSize: 1024, debug: true });
+    dev = await ixy.open(address, { rxQueues: 1, txQueues: 1, rxRingSize: 1024, debug: true, rssKey: new Uint8Array(40) });
   } catch (err) {
     if (err instanceof ixy.IxyError && err.code === 'ENODEV') console.log(`no such device: ${err.message}`);
     throw err;
@@ -20,7 +20,7 @@ async function main(address: string): Promise<void> {
   const counts = new Map<number, number>();
   const info = new packet.FrameInfo();
   const writer = new ixy.PcapWriter('/tmp/example.pcap', { nanoseconds: true });
-  const clock = new ixy.CaptureClock();
+  const clock = new ixy.CaptureClock(new ixy.CaptureClock().base());
   const timer = setInterval(() => console.log(dev.stats().rxPackets), 1000);
   let seen = 0;
 

@@ -185,6 +185,8 @@ function packageArchive(file) {
   w.copy(path.join(ROOT, 'bin'), 'ixy/bin');
   w.copy(path.join(ROOT, 'build', 'Release', 'ixy.node'), 'ixy/build/Release/ixy.node');
   w.copy(path.join(ROOT, 'test', 'support', 'helpers.js'), 'ixy/test/support/helpers.js');
+  // The tests' own Toeplitz, which guest/igb-rss.test.js checks QEMU's RSS hashes against.
+  w.copy(path.join(ROOT, 'test', 'support', 'rss.js'), 'ixy/test/support/rss.js');
   w.copy(path.join(__dirname, 'guest'), 'ixy/test/vm/guest');
   // /init loads these, in this order, when the guest has an IOMMU.
   const modules = vfioModules();

@@ -31,13 +31,43 @@ function qemuArgs({ kernel, initrd, workDir }, tests, nics, iommu = false) {
   for (const nic of nics) {
     const id = `n${nic.slot}`;
     const kind = topology.KINDS[nic.kind];
-    args.push('-netdev', `hubport,id=${id},hubid=${nic.hub}`);
+    // A TAP made beforehand (tapScript), with as many queues as the NIC is to offer pairs.
+    if (nic.tap > 0) args.push('-netdev', `tap,id=${id},ifname=${nic.tapName},script=no,downscript=no,vhost=off${nic.tap > 1 ? `,queues=${nic.tap}` : ''}`);
+    else args.push('-netdev', `hubport,id=${id},hubid=${nic.hub}`);
     // romfile= (empty): no option ROM, which would cost seconds of TCG time per NIC.
-    const options = kind.options ? `,${kind.options}` : '';
+    const options = nic.options ? `,${nic.options}` : '';
     args.push('-device', `${kind.device},netdev=${id},mac=${nic.mac},romfile=,bus=pcie.0,addr=0x${nic.slot.toString(16)}${options}`);
-    args.push('-object', `filter-dump,id=f${nic.slot},netdev=${id},file=${path.join(workDir, `${nic.name}.pcap`)}`);
+    // QEMU's filters take netdevs of one queue only.
+    if (!(nic.tap > 1)) args.push('-object', `filter-dump,id=f${nic.slot},netdev=${id},file=${path.join(workDir, `${nic.name}.pcap`)}`);
   }
   return args;
+}
+
+// For NICs on TAP interfaces: QEMU runs in a network namespace of its own (unshare, as
+// root), where this script makes the TAPs (multi_queue where they have several queues),
+// puts them on one bridge with each NIC's MAC bound to its TAP (frames go to that port
+// only, never flooded to the others) and IPv6 off (the kernel sends nothing of its own),
+// then becomes QEMU ("$@"). The namespace, bridge and TAPs end with QEMU.
+function tapScript(nics) {
+  const lines = [
+    'set -e',
+    'for f in /proc/sys/net/ipv6/conf/all/disable_ipv6 /proc/sys/net/ipv6/conf/default/disable_ipv6; do if [ -w "$f" ]; then echo 1 > "$f"; fi; done',
+    'ip link add ixybr type bridge',
+    'ip link set ixybr up',
+  ];
+  for (const nic of nics.filter((n) => n.tap > 0)) {
+    lines.push(`ip tuntap add dev ${nic.tapName} mode tap${nic.tap > 1 ? ' multi_queue' : ''}`);
+    lines.push(`ip link set ${nic.tapName} master ixybr up`);
+    lines.push(`bridge fdb add ${nic.mac} dev ${nic.tapName} master static`);
+  }
+  lines.push('exec "$@"');
+  return lines.join('\n');
+}
+
+// The command that runs QEMU: itself, or in a network namespace of its own (tapScript).
+function qemuCommand(qemu, args, nics) {
+  if (!nics.some((n) => n.tap > 0)) return { file: qemu, args };
+  return { file: 'unshare', args: ['--net', '--', 'sh', '-c', tapScript(nics), 'qemu-in-netns', qemu, ...args] };
 }
 
 // Parses the guest's @@ixy lines (see guest/reporter.js).
@@ -75,12 +105,12 @@ async function runGuest({ tests = ['smoke'], kinds = [], iommu = false, timeoutM
   const image = build();
   const buildSeconds = (Date.now() - t0) / 1000;
   const nics = topology.nics(kinds).map((n) => ({ ...n, pcap: path.join(image.workDir, `${n.name}.pcap`) }));
-  const args = qemuArgs(image, tests, nics, iommu);
+  const command = qemuCommand(image.qemu, qemuArgs(image, tests, nics, iommu), nics);
   const t1 = Date.now();
   const { text, code, timedOut } = await new Promise((resolve, reject) => {
     // `shell` is interactive: the terminal is the serial console (Ctrl-A X quits QEMU).
     const interactive = tests[0] === 'shell';
-    const child = spawn(image.qemu, args, { stdio: interactive ? 'inherit' : ['pipe', 'pipe', 'pipe'] });
+    const child = spawn(command.file, command.args, { stdio: interactive ? 'inherit' : ['pipe', 'pipe', 'pipe'] });
     let out = '';
     if (interactive) {
       child.on('close', (c) => resolve({ text: '', code: c, timedOut: false }));
@@ -111,7 +141,7 @@ async function runGuest({ tests = ['smoke'], kinds = [], iommu = false, timeoutM
   };
 }
 
-module.exports = { runGuest, parseConsole, qemuArgs };
+module.exports = { runGuest, parseConsole, qemuArgs, qemuCommand };
 
 if (require.main === module) {
   const tests = (process.argv[2] || 'smoke').split(',');

@@ -9,6 +9,7 @@
 const R = require('./registers');
 const { AdvancedNic } = require('../nic');
 const { IxyError } = require('../../host/errors');
+const { setupRss } = require('../rss');
 const { sleepSync, setBits, clearBits, waitSet, waitClear, getReg, setReg } = require('../../host/register-access');
 
 const MAX_QUEUES = 16; // 82576: 16 RX and 16 TX queues (I350: 8)
@@ -95,8 +96,11 @@ class IgbDevice extends AdvancedNic {
   // broadcast accepted and the CRC stripped (buffers hold the frame as sent).
   initRx() {
     clearBits(this.regs, R.RCTL, R.RCTL_EN);
-    // SRRCTL per queue: advanced one-buffer descriptors, buffer size, drop when full.
+    // Per queue SRRCTL (advanced one-buffer descriptors, buffer size, drop when full with
+    // several queues), RDBAL/RDBAH/RDLEN, RDH/RDT; RXDCTL.ENABLE comes with start().
     for (let q = 0; q < this.options.rxQueues; q++) this.addRxQueue(q);
+    // 7.1.2: with several RX queues, RSS spreads the flows over them (lib/intel/rss.js).
+    if (this.options.rxQueues > 1) setupRss(this.regs, R, this.options.rxQueues, this.options.rssKey);
     setBits(this.regs, R.RCTL, R.RCTL_EN | R.RCTL_BAM | R.RCTL_SECRC);
   }
 

@@ -67,6 +67,19 @@ const R = {
   RAL: (i) => 0x05400 + 8 * i,
   RAH: (i) => 0x05404 + 8 * i,
   RAH_AV: 1 << 31, // address valid
+  // Receive-side scaling (7.1.2; lib/intel/rss.js). With RXCSUM.PCSD the write-back's
+  // second dword carries the RSS hash instead of the fragment checksum and IP id.
+  RXCSUM: 0x05000,
+  RXCSUM_PCSD: 1 << 13,
+  MRQC: 0x05818, // multiple receive queues command
+  MRQC_ENABLE_RSS: 0x2, // multiple receive queues enable 010b: RSS only (no VMDq), 16 queues
+  MRQC_RSS_FIELD_IPV4_TCP: 1 << 16,
+  MRQC_RSS_FIELD_IPV4: 1 << 17,
+  MRQC_RSS_FIELD_IPV4_UDP: 1 << 22,
+  RETA: (i) => 0x05c00 + 4 * i, // 32 registers of 4 one-byte entries
+  RETA_COUNT: 32,
+  RSSRK: (i) => 0x05c80 + 4 * i, // 10 registers: the 40-byte key
+  RSSRK_COUNT: 10,
   RDBAL: rxQueueReg(0x0c000),
   RDBAH: rxQueueReg(0x0c004),
   RDLEN: rxQueueReg(0x0c008),
@@ -79,6 +92,7 @@ const R = {
   RDT: rxQueueReg(0x0c018),
   RXDCTL: rxQueueReg(0x0c028),
   RXDCTL_ENABLE: 1 << 25,
+  RQDPC: rxQueueReg(0x0c030), // RC: frames queue q dropped for want of a descriptor (SRRCTL.DROP_EN)
 
   // Transmit (8.12)
   TCTL: 0x00400,
@@ -128,9 +142,13 @@ R.LINK = {
   at: R.STATUS, up: R.STATUS_LU, speedMask: R.STATUS_SPEED_MASK,
   mbps: { [R.STATUS_SPEED_10]: 10, [R.STATUS_SPEED_100]: 100, [R.STATUS_SPEED_1000]: 1000, [3 << 6]: 1000 },
 };
-R.MISSED_COUNTERS = [R.MPC];
+// With SRRCTL.DROP_EN (several RX queues) a queue without a free descriptor drops at once
+// and counts in its RQDPC; MPC counts what overflowed the receive FIFO.
+R.MISSED_COUNTERS = [R.MPC, ...Array.from({ length: 16 }, (_, q) => R.RQDPC(q))];
 R.ERROR_COUNTERS = [R.CRCERRS];
 R.CLEAR_ON_READ = [R.GPRC, R.GPTC, R.GORCL, R.GORCH, R.GOTCL, R.GOTCH, ...R.MISSED_COUNTERS, ...R.ERROR_COUNTERS];
+// What lib/intel/rss.js writes to MRQC: RSS only, hashing IPv4 addresses and TCP/UDP ports.
+R.MRQC_RSS = R.MRQC_ENABLE_RSS | R.MRQC_RSS_FIELD_IPV4 | R.MRQC_RSS_FIELD_IPV4_TCP | R.MRQC_RSS_FIELD_IPV4_UDP;
 // What the NIC base's setupInterrupts() sets in GPIE for MSI-X with auto-masking.
 R.GPIE_MSIX = R.GPIE_NSICR | R.GPIE_MULTIPLE_MSIX | R.GPIE_EIAME | R.GPIE_PBA_SUPPORT;
 

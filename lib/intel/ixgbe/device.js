@@ -10,15 +10,20 @@ const { AdvancedNic } = require('../nic');
 const { sleepSync, setBits, clearBits, setField, waitSet, waitClear, setReg } = require('../../host/register-access');
 const pci = require('../../host/pci');
 const { isSfp } = require('./ids');
-const { setupRss } = require('./rss');
+const { setupRss, RSS_MAX_QUEUES } = require('../rss');
 
 const MAX_QUEUES = 64;
+// 64 TX queues, but RSS, the only way frames reach an RX queue here, spreads them over 16.
+const RX_QUEUE_LIMIT = {
+  max: RSS_MAX_QUEUES,
+  why: " (RSS's redirection table, RETA, names only queues 0..15 on the 82599: more would never receive a frame)",
+};
 
 class IxgbeDevice extends AdvancedNic {
   // Takes the device; IxgbeDevice.open() also initialises it and waits for link.
   constructor(address, options = {}) {
     // RDLEN/TDLEN allow up to 8192 descriptors here (8.2.3.8.3, 8.2.3.9.7).
-    super(address, 'ixgbe', { layout: R, options, maxQueues: MAX_QUEUES, maxRingSize: 8192 });
+    super(address, 'ixgbe', { layout: R, options, maxQueues: MAX_QUEUES, maxRingSize: 8192, rxQueueLimit: RX_QUEUE_LIMIT });
   }
 
   // 4.6.3 Initialization sequence.
@@ -87,8 +92,8 @@ class IxgbeDevice extends AdvancedNic {
       // 8.2.3.11.1: bit 12 of DCA_RXCTRL is reserved, reads as 1 and must be written 0.
       clearBits(regs, R.DCA_RXCTRL(q), R.DCA_RXCTRL_RESERVED_BIT12);
     }
-    // 7.1.2.8: with several RX queues, RSS spreads the flows over them (rss.js).
-    if (this.options.rxQueues > 1) setupRss(regs, this.options.rxQueues);
+    // 7.1.2.8: with several RX queues, RSS spreads the flows over them (lib/intel/rss.js).
+    if (this.options.rxQueues > 1) setupRss(regs, R, this.options.rxQueues, this.options.rssKey);
     // 4.6.7: set CTRL_EXT.NS_DIS (no-snoop disable) as the sequence requires.
     setBits(regs, R.CTRL_EXT, R.CTRL_EXT_NS_DIS);
     setBits(regs, R.RXCTRL, R.RXCTRL_RXEN);

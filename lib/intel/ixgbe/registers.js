@@ -65,7 +65,7 @@ const R = {
   SRRCTL_DESCTYPE_ADV_ONEBUF: 1 << 25,
   SRRCTL_DROP_EN: 1 << 28,
   DCA_RXCTRL: rxQueueReg(0x0100c, 0x0d00c),
-  // RSS (7.1.2.8; registers 8.2.3.7): see rss.js
+  // RSS (7.1.2.8; registers 8.2.3.7): see lib/intel/rss.js
   RXCSUM: 0x05000, // 8.2.3.7.5
   RXCSUM_PCSD: 1 << 13, // the write-back carries the RSS hash, not the fragment checksum
   MRQC: 0x0ec80, // 8.2.3.7.12
@@ -158,6 +158,8 @@ R.MISSED_COUNTERS = [...range(8, R.MPC), ...range(16, R.QPRDC)];
 // A frame with a bad FCS, a wrong length field, too short or too long counts in one of these.
 R.ERROR_COUNTERS = [R.CRCERRS, R.RLEC, R.RUC, R.RFC, R.ROC, R.RJC];
 R.CLEAR_ON_READ = [R.GPRC, R.GPTC, R.GORCL, R.GORCH, R.GOTCL, R.GOTCH, ...R.MISSED_COUNTERS, ...R.ERROR_COUNTERS];
+// What lib/intel/rss.js writes to MRQC: RSS only, hashing IPv4 addresses and TCP/UDP ports.
+R.MRQC_RSS = R.MRQC_MRQE_RSS | R.MRQC_RSS_FIELD_IPV4 | R.MRQC_RSS_FIELD_IPV4_TCP | R.MRQC_RSS_FIELD_IPV4_UDP;
 // What the NIC base's setupInterrupts() sets in GPIE for MSI-X with auto-masking.
 R.GPIE_MSIX = R.GPIE_MULTIPLE_MSIX | R.GPIE_EIAME | R.GPIE_PBA_SUPPORT;
 
