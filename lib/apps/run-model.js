@@ -11,9 +11,13 @@ const { Model } = require('../model');
 const WATCH_MS = 200;
 
 async function runModel({ ports = 2, config = '', dir, out = process.stdout } = {}) {
+  // Listening before anything is printed: a script may signal as soon as it reads the
+  // lines below, and a signal before the listeners would kill this process outright
+  // instead of stopping the model.
+  const stopped = untilSignalOrOrphaned();
   const model = await Model.start({ ports, config: config ? [config] : [], dir });
   out.write(describe(model));
-  await untilSignalOrOrphaned();
+  await stopped;
   await model.stop();
   out.write('device model stopped\n');
 }
