@@ -100,7 +100,9 @@ describe('model RSS: queue 0 released while another queue receives', function ()
     await d.stopPort({ model, mem });
   });
 
-  it('releases queue 0\'s ring when its memory goes away in a rescan made for a frame to queue 1', async () => {
+  // Queue 0 on DMA memory of its own, queue 1 on the port's, RSS on over both; returns
+  // queue 0's memory once the model has mapped its ring.
+  async function twoQueues() {
     const q0mem = d.dmaMemory();
     q0mem.live = true;
     extra.push(q0mem);
@@ -108,7 +110,12 @@ describe('model RSS: queue 0 released while another queue receives', function ()
     setupQueue(dev, q0mem, 0);
     setupQueue(dev, mem, 1);
     await rssOnTwoQueues(dev);
-    await model.waitFor(0, (s) => s.rxQueueActive, 2000); // queue 0's ring mapped
+    await model.waitFor(0, (s) => s.rxQueueActive, 2000);
+    return q0mem;
+  }
+
+  it('releases queue 0\'s ring when its memory goes away in a rescan made for a frame to queue 1', async () => {
+    const q0mem = await twoQueues();
 
     const x = toQueue(1);
     const y = toQueue(0);
@@ -150,14 +157,7 @@ describe('model RSS: queue 0 released while another queue receives', function ()
   });
 
   it('drops a frame RETA sends to a queue the driver has disabled since it last received', async () => {
-    const q0mem = d.dmaMemory();
-    q0mem.live = true;
-    extra.push(q0mem);
-    dev.write(d.R.RDRXCTL, dev.read(d.R.RDRXCTL) | 2); // CRCSTRIP
-    setupQueue(dev, q0mem, 0);
-    setupQueue(dev, mem, 1);
-    await rssOnTwoQueues(dev);
-    await model.waitFor(0, (s) => s.rxQueueActive, 2000);
+    await twoQueues();
 
     await offer(model, [tcpFrame(toQueue(1))], 1);
     await model.waitFor(0, (s) => s.rxDelivered === 1);
