@@ -181,7 +181,8 @@ async function measureStandIn(o, batch, cForward) {
 // generate's own cost without the model (stand-in.js generate, c-forward --mode
 // stand-in-generate), in CPU ns per packet: the process's CPU time, which the host's
 // share of CPU for it does not change. C and JavaScript alternate; the ratio is the
-// median of the run pairs'.
+// median of the run pairs' JavaScript ns over C ns (a cost: above 1 is slower, where the
+// other JavaScript / C figures are rates).
 async function measureGenerateStandIn(o, cForward) {
   const pairs = [];
   for (let r = 0; r < o.runs; r++) {
@@ -192,7 +193,7 @@ async function measureGenerateStandIn(o, cForward) {
   }
   const row = { c: spread(pairs.map((p) => p.c)), js: spread(pairs.map((p) => p.js)), ratios: spread(pairs.map((p) => p.ratio)), pairs };
   process.stdout.write(`  ${'own cost (stand-in), CPU'.padEnd(28)} JavaScript ${fmt(row.js.median, 2)} ns/pkt, C ${fmt(row.c.median, 2)} ns/pkt, ` +
-    `JavaScript / C ${fmt(row.ratios.median)} [${fmt(row.ratios.min)}..${fmt(row.ratios.max)}] (${pairs.length} run pairs)\n`);
+    `JavaScript's ns / C's ${fmt(row.ratios.median)} [${fmt(row.ratios.min)}..${fmt(row.ratios.max)}] (${pairs.length} run pairs)\n`);
   return row;
 }
 
