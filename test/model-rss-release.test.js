@@ -21,18 +21,7 @@ const RING = 128;
 
 // Queue q's ring at 0 of `mem`, its 1 KiB buffers from 64 KiB on.
 function setupQueue(dev, mem, q) {
-  for (let i = 0; i < RING; i++) {
-    const w = i * 4;
-    const phys = mem.phys(64 * 1024 + i * 1024);
-    mem.u32[w] = phys % 2 ** 32; mem.u32[w + 1] = Math.floor(phys / 2 ** 32); mem.u32[w + 2] = 0; mem.u32[w + 3] = 0;
-  }
-  const base = mem.phys(0);
-  const at = 0x40 * q;
-  dev.write(d.R.SRRCTL + at, (1 << 25) | (1 << 28) | 1); // advanced one buffer, DROP_EN, 1 KiB
-  dev.write(d.R.RDBAL + at, base % 2 ** 32); dev.write(d.R.RDBAH + at, Math.floor(base / 2 ** 32));
-  dev.write(d.R.RDLEN + at, RING * 16);
-  dev.write(d.R.RDH + at, 0); dev.write(d.R.RDT + at, 0);
-  dev.write(d.R.RXDCTL + at, 1 << 25);
+  d.rxQueueRing(dev, mem, q, { count: RING, ringAt: 0, bufAt: (i) => 64 * 1024 + i * 1024 });
 }
 
 // A TCP frame to port 0's MAC with the tuple of verification vector v.

@@ -31,20 +31,7 @@ const bufAt = (q, i) => 128 * 1024 + (q * RING + i) * 1024;
 
 function setupQueues(dev, mem, queues) {
   dev.write(d.R.RDRXCTL, dev.read(d.R.RDRXCTL) | 2); // CRCSTRIP
-  for (let q = 0; q < queues; q++) {
-    for (let i = 0; i < RING; i++) {
-      const w = (ringAt(q) + i * 16) / 4;
-      const phys = mem.phys(bufAt(q, i));
-      mem.u32[w] = phys % 2 ** 32; mem.u32[w + 1] = Math.floor(phys / 2 ** 32); mem.u32[w + 2] = 0; mem.u32[w + 3] = 0;
-    }
-    const base = mem.phys(ringAt(q));
-    const at = 0x40 * q;
-    dev.write(d.R.SRRCTL + at, (1 << 25) | (1 << 28) | 1); // advanced one buffer, DROP_EN, 1 KiB
-    dev.write(d.R.RDBAL + at, base % 2 ** 32); dev.write(d.R.RDBAH + at, Math.floor(base / 2 ** 32));
-    dev.write(d.R.RDLEN + at, RING * 16);
-    dev.write(d.R.RDH + at, 0); dev.write(d.R.RDT + at, 0);
-    dev.write(d.R.RXDCTL + at, 1 << 25);
-  }
+  for (let q = 0; q < queues; q++) d.rxQueueRing(dev, mem, q, { count: RING, ringAt: ringAt(q), bufAt: (i) => bufAt(q, i) });
 }
 
 async function startQueues(dev, queues) {

@@ -124,6 +124,24 @@ async function setupRx(dev, mem, { count = 256, tail = count - 1, srrctl = (1 <<
   dev.write(R.RXCTRL, dev.read(R.RXCTRL) | 1);       // RXEN
 }
 
+// RX queue q's registers and a ring of `count` descriptors at offset `ringAt` of `mem`,
+// descriptor i's buffer at offset bufAt(i): enabled, no descriptor given to the device
+// yet (RDT 0). srrctl: advanced one buffer, DROP_EN, 1 KiB buffers unless given.
+function rxQueueRing(dev, mem, q, { count, ringAt, bufAt, srrctl = (1 << 25) | (1 << 28) | 1 }) {
+  for (let i = 0; i < count; i++) {
+    const w = (ringAt + i * 16) / 4;
+    const [lo, hi] = split(mem.phys(bufAt(i)));
+    mem.u32[w] = lo; mem.u32[w + 1] = hi; mem.u32[w + 2] = 0; mem.u32[w + 3] = 0;
+  }
+  const [lo, hi] = split(mem.phys(ringAt));
+  const at = 0x40 * q;
+  dev.write(R.SRRCTL + at, srrctl);
+  dev.write(R.RDBAL + at, lo); dev.write(R.RDBAH + at, hi);
+  dev.write(R.RDLEN + at, count * 16);
+  dev.write(R.RDH + at, 0); dev.write(R.RDT + at, 0);
+  dev.write(R.RXDCTL + at, 1 << 25);
+}
+
 // Reset, link up and RX queue 0 running (setupRx with `opts`).
 async function readyRx(dev, mem, opts) {
   await resetLinkUp(dev);
@@ -248,6 +266,7 @@ function csumAdd(buf, start, end, sum = 0) {
 const csumFold = (sum) => { while (sum > 0xffff) sum = (sum & 0xffff) + Math.floor(sum / 0x10000); return sum; };
 
 module.exports = {
+  rxQueueRing,
   R, RXD, addon, open, busMaster, reset, linkUp, resetLinkUp, dmaMemory, startPort, stopPort, setupRx, readyRx, refillRx, rxDesc,
   setupTx, readyTx, cableToPort1, txDesc, queueTxFrames, txDone, buildFrame, rxBuf, txBuf, sleep, waitReg, readStat, collectStat, csumAdd, csumFold,
 };
