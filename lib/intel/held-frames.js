@@ -69,7 +69,6 @@ function holdBuffers(queue, pool, seqAt) {
     before: frame[seqAt - 2] | (frame[seqAt - 1] << 8),
     after: (frame[seqAt + 4] << 16) | (frame[seqAt + 5] << 24),
   };
-  queue.heldPool = pool;
 }
 
 // Sends the buffers of the next `want` slots again, or of as many as are free (reclaiming
@@ -111,9 +110,8 @@ function sendHeld(queue, want, length, seq) {
 
 // Gives every held buffer back to its pool (the queue stopped or never started).
 function freeHeld(queue) {
-  const pool = queue.heldPool;
+  const pool = queue.held.pool;
   for (let t = 0; t < queue.size; t++) pool.free(queue.bufferIds[t]);
-  queue.heldPool = null;
   queue.held = null;
   queue.clean = queue.tail;
 }

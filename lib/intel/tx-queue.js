@@ -53,8 +53,7 @@ class TxQueue extends RingQueue {
     this.headIndex = layout.TDH(index) >> 2;
     this.lastHead = -1; // TDH at the last hung() call
     this.stalls = 0; // hung() calls in a row that saw frames pending and TDH unmoved
-    this.heldPool = null; // with held frames (holdBuffers()): their pool
-    this.held = null; // and what sendHeld() needs (held-frames.js)
+    this.held = null; // with held frames (holdBuffers()): their pool and what sendHeld() needs (held-frames.js)
   }
 
   // 4.6.8: ring address and length; prefetch/host/write-back thresholds from the layout
@@ -95,7 +94,7 @@ class TxQueue extends RingQueue {
       if (this.poolCount === 1) {
         // The usual case, one pool ever sent from: its tag is 0, entries are plain ids.
         pushIds(this.pools[0], fromAt, CLEAN_BATCH);
-      } else if (this.heldPool === null) {
+      } else if (this.held === null) {
         this.reclaimMixed(fromAt);
       } // held buffers stay in their slots
       clean = (last + 1) & mask;
@@ -117,7 +116,7 @@ class TxQueue extends RingQueue {
   // file); a pool seen for the first time gets the next number.
   tagOf(pool) {
     if (pool === this.lastPool) return this.lastTag;
-    if (this.heldPool !== null) throw new IxyError('EBUSY', 'this TX queue holds a generator\'s buffers (holdBuffers()): send() would take their slots');
+    if (this.held !== null) throw new IxyError('EBUSY', 'this TX queue holds a generator\'s buffers (holdBuffers()): send() would take their slots');
     let k = 0;
     while (k < this.poolCount && this.pools[k] !== pool) k++;
     if (k === this.poolCount) {
@@ -186,6 +185,11 @@ class TxQueue extends RingQueue {
   // pool, whose sequence number at byte seqAt sendHeld() rewrites as it sends it again.
   holdBuffers(pool, seqAt) {
     holdBuffers(this, pool, seqAt);
+  }
+
+  // Whether this queue holds buffers of `pool` (holdBuffers()).
+  holds(pool) {
+    return this.held !== null && this.held.pool === pool;
   }
 
   // Sends up to n held frames of `length` bytes, numbered from seq; returns how many.
@@ -267,7 +271,7 @@ class TxQueue extends RingQueue {
 
   // Gives every buffer still on the ring back to its pool; held buffers, all of them.
   freeRing() {
-    if (this.heldPool !== null) {
+    if (this.held !== null) {
       freeHeld(this);
       return;
     }

@@ -122,7 +122,7 @@ class Generator {
 
   // send() of the default frames: they stay on the ring (see the top of this file).
   sendHeld(txQueue, n) {
-    if (txQueue.heldPool !== this.pool) txQueue.holdBuffers(this.pool, this.recipe.seqAt);
+    if (!txQueue.holds(this.pool)) txQueue.holdBuffers(this.pool, this.recipe.seqAt);
     const sent = txQueue.sendHeld(n, this.size, this.seq | 0);
     this.seq += sent;
     return sent;
