@@ -136,6 +136,42 @@ describe('device model: command line and device options', function () {
     await assert.rejects(Model.attach(model.dir), { name: 'IxyError', code: 'ENOMODEL', message: /no device model answers at .*control\.sock/ });
   });
 
+  // Issue 46: the model signalled itself on `quit` before it wrote the reply, so a busy
+  // machine could end it first (about 1 in 30 rounds with a busy loop on the same CPU).
+  it('quit always replies before the model closes the connection, also on a busy CPU', async () => {
+    const script = `
+      const net = require('net');
+      const { Model } = require(${JSON.stringify(path.join(__dirname, '..', 'lib', 'model'))});
+      (async () => {
+        let lost = 0;
+        for (let i = 0; i < 100; i++) {
+          const m = await Model.start({ ports: 8 });
+          const got = await new Promise((resolve) => {
+            const c = net.connect(m.socket);
+            let text = '';
+            c.on('data', (t) => { text += t; });
+            c.on('close', () => resolve(text));
+            c.on('error', () => {});
+            c.write('quit\\n');
+          });
+          if (got !== '{"ok":true}\\n') lost++;
+          await m._exited;
+        }
+        console.log(lost);
+      })();`;
+    const hog = childProcess.spawn('taskset', ['-c', '0', 'sh', '-c', 'while :; do :; done'], { stdio: 'ignore' });
+    try {
+      const r = await new Promise((resolve, reject) => {
+        const c = childProcess.execFile('taskset', ['-c', '0', process.execPath, '-e', script], { encoding: 'utf8', timeout: 50000 },
+          (err, stdout, stderr) => (err ? reject(new Error(`${err.message}${stderr}`)) : resolve(stdout)));
+        c.on('error', reject);
+      });
+      assert.strictEqual(r.trim(), '0', 'rounds in which quit got no reply');
+    } finally {
+      hog.kill('SIGKILL');
+    }
+  }).timeout(60000);
+
   it('start fails with the model error line', async () => {
     await assert.rejects(Model.start({ ports: 0 }), /ixy-model: --ports must be 1\.\.8/);
   });

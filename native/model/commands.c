@@ -15,6 +15,7 @@
 #define MAXTOK 16
 
 int control_take_fd(void);                                            /* control.c */
+void control_quit_after_reply(void);                                  /* control.c */
 int irqfd_command(char **tok, int nt, int passed, char *reply, size_t n);   /* irqfd.c */
 
 int reply_fail(char *reply, size_t n, const char *msg, const char *arg)
@@ -243,7 +244,7 @@ int command_exec(char *line, char *reply, size_t n)
 		return reply_fail(reply, n, "empty command", NULL);
 	const char *c = tok[0];
 	if (!strcmp(c, "quit")) {
-		kill(getpid(), SIGTERM);   /* the main thread cleans up */
+		control_quit_after_reply();   /* control.c: once this reply is written */
 		return reply_ok(reply, n);
 	}
 	if (!strcmp(c, "info") && nt == 1) {
