@@ -8,7 +8,7 @@ const os = require('os');
 const path = require('path');
 const { execFileSync, spawnSync } = require('child_process');
 const { Model } = require('../lib/model');
-const { IXY, assertForwardAccounts, runIxy, freeHugepages, hugetlbfsFiles } = require('./support/helpers');
+const { IXY, assertForwardAccounts, runIxy, hugepageBytes, hugetlbfsFiles } = require('./support/helpers');
 const { sleep } = require('../lib/host/register-access');
 
 // A failed run must say what is wrong in one stderr line, with no stack trace and a
@@ -44,7 +44,7 @@ describe('ixy command', function () {
   let hugepagesBefore;
 
   before(async function () {
-    hugepagesBefore = freeHugepages();
+    hugepagesBefore = hugepageBytes(); // this process's, not the machine's
     model = await Model.start({ ports: 2 });
     env = { IXY_PCI_ROOT: model.dir };
   });
@@ -288,6 +288,6 @@ describe('ixy command', function () {
     await model.stop();
     model = null;
     assert.deepStrictEqual(hugetlbfsFiles(), []);
-    assert.strictEqual(freeHugepages(), hugepagesBefore);
+    assert.strictEqual(hugepageBytes(), hugepagesBefore);
   });
 });
