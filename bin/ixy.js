@@ -13,6 +13,7 @@ const { Command, Option, InvalidArgumentError } = require('commander');
 const { version } = require('../package.json');
 const { tuneJit } = require('../lib/host/jit');
 const { printable } = require('../lib/host/printable');
+const { streamFailure, watchStream } = require('../lib/loop/report');
 
 // Before any hot loop runs: let V8 compile a whole forwarding step into one function.
 tuneJit();
@@ -78,11 +79,19 @@ function sendIdleOption() {
     .choices(['backoff', 'spin']).default('backoff');
 }
 
-// Runs an async command body; IxyErrors become "ixy: message" and exit code 1.
+// A reader of stdout that goes away (`| head`) or a full disk: an error of the command,
+// not an unhandled 'error' event (lib/loop/report.js).
+watchStream(process.stdout);
+
+// Runs an async command body; IxyErrors become "ixy: message" and exit code 1, as does a
+// stdout that failed once the command was done.
 function action(body) {
   return async (...args) => {
     try {
       await body(...args);
+      await new Promise((resolve) => { setImmediate(resolve); }); // a failed write reports on a later tick
+      const failure = streamFailure(process.stdout);
+      if (failure) throw failure;
     } catch (err) {
       const message = err && err.code && err.message ? err.message : String(err && err.stack ? err.stack : err);
       process.stderr.write(`ixy: ${printable(message.split('\n')[0])}\n`);

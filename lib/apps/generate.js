@@ -73,6 +73,8 @@ async function generate(address, {
     const stats = noTraffic(); // stopped (SIGINT) while waiting for link: nothing sent
     report.total(address, stats);
     if (json) report.line('end', '', { reason: 'signal', sent: 0 });
+    report.close();
+    if (report.failure) throw report.failure;
     return { reason: 'signal', sent: 0, stats, pacing: null, pools: [] };
   }
   let gen = null;
@@ -85,24 +87,31 @@ async function generate(address, {
       `${r.flows > 1 ? ` in ${r.flows} flows` : ''} on ${dev.address} (${dev.mac})` +
       `${paced ? ` at ${Math.round(pps)} pps, paced by ${how === 'nic' ? 'the NIC' : how}` : ''}${count ? `, ${count} frames` : ''}`,
     { command: 'generate', devices: [{ address: dev.address, mac: dev.mac }], size: r.sizes.length === 1 ? r.sizes[0] : meanSize, rate: Math.round(pps), count, flows: r.flows, pacing: paced ? how : null });
-    let reason;
-    if (how === 'nic') {
-      ts.limitRate(dev, 0, bps);
-      reason = await nicPacing({ dev, gen, batch, count, seconds, report, pps, stop });
-    } else if (how === 'software') {
-      reason = await softwarePacing({ dev, gen, batch, count, seconds, report, pps, spin: idleAs === 'spin', stop });
-    } else {
+    const run = () => {
+      if (how === 'nic') {
+        ts.limitRate(dev, 0, bps);
+        return nicPacing({ dev, gen, batch, count, seconds, report, pps, stop });
+      }
+      if (how === 'software') return softwarePacing({ dev, gen, batch, count, seconds, report, pps, spin: idleAs === 'spin', stop });
       const step = how === 'burst' ? burstStep(gen, txQueue, batch, count, pps) : fullSpeedStep(gen, txQueue, batch, count);
-      reason = await runLoop({ devices: [dev], step, seconds, out, idle: how === 'burst' ? idleAs : 'spin', stop, json });
-    }
+      return runLoop({ devices: [dev], step, seconds, lines: report, idle: how === 'burst' ? idleAs : 'spin', stop });
+    };
+    // A report stream that failed ends the run: the totals still come (to stderr,
+    // lib/loop/report.js), then its error.
+    const reason = await run().catch((err) => {
+      if (err !== report.failure) throw err;
+      return 'failed';
+    });
     dev.stop(); // first: frames the NIC never sent leave the TX totals for the dropped ones
     const stats = dev.stats();
     report.total(dev.address, stats);
     if (json) report.line('end', '', { reason, sent: gen.seq });
+    if (report.failure) throw report.failure;
     return { reason, sent: gen.seq, stats, pacing: how, pools: [gen.pool, ...dev.pools] };
   } finally {
     dev.close();
     if (gen) gen.close();
+    report.close();
   }
 }
 

@@ -5,6 +5,7 @@
 // once a second, and turns the event loop between its steps, as lib/loop/index.js does for
 // the loops at full speed.
 const { Watch } = require('../loop/watch');
+const { endOnReportFailure } = require('../loop');
 const { SoftwarePacer } = require('../traffic/pacing');
 
 const SLICE_MS = 2; // software pacing: run at most this long before the event loop's turn
@@ -21,11 +22,13 @@ function turn() {
 
 // Runs `tick` until it returns -1 or the run is stopped; tick returns how many ms to wait
 // before it is called again (0: at the next turn of the event loop). Resolves with the
-// reason: 'signal', 'time', 'done' or 'failed' (a device check threw: rejects with it).
+// reason: 'signal', 'time', 'done' or 'failed' (a device check threw, or the report stream
+// failed: rejects with that error).
 // report: a Report (lib/loop/report.js); stop: an AbortSignal that stops the run as
 // SIGINT does (lib/apps/stop-signal.js). lib/loop/watch.js watches both, and the device.
 async function pacedRun({ dev, tick, seconds, report, stop = null }) {
   const watch = new Watch({ devices: [dev], lines: report, stop });
+  const unlisten = endOnReportFailure(report, watch);
   const end = seconds > 0 ? performance.now() + seconds * 1000 : Infinity;
   try {
     while (watch.reason === null) {
@@ -43,6 +46,7 @@ async function pacedRun({ dev, tick, seconds, report, stop = null }) {
     }
   } finally {
     watch.close();
+    unlisten();
   }
   if (watch.failure) throw watch.failure;
   return watch.reason;

@@ -82,6 +82,7 @@ async function replay(address, file, {
       if (err.code !== 'EABORTED') throw err;
       const stats = noTraffic();
       report.total(address, stats);
+      if (report.failure) throw report.failure;
       return { reason: 'signal', sent: 0, stats };
     }
     const txQueue = dev.txQueues[0];
@@ -106,6 +107,12 @@ async function replay(address, file, {
       `${loop === 1 ? '' : loop === 0 ? ', looping until stopped' : `, ${loop} times`}`,
     { command: 'replay', devices: [{ address: dev.address, mac: dev.mac }], file, frames: n, speed: fast ? null : speed, loop });
     let reason;
+    // A report stream that failed ends the run: the totals still come (to stderr,
+    // lib/loop/report.js), then its error.
+    const reportFailed = (err) => {
+      if (err !== report.failure) throw err;
+      return 'failed';
+    };
     const finished = () => sent >= total && txQueue.drained();
     if (fast) {
       const step = () => {
@@ -113,7 +120,7 @@ async function replay(address, file, {
         else txQueue.reclaim();
         return finished();
       };
-      reason = await runLoop({ devices: [dev], step, seconds, out, idle: 'spin', stop, json });
+      reason = await runLoop({ devices: [dev], step, seconds, lines: report, idle: 'spin', stop }).catch(reportFailed);
     } else {
       const pacer = new SoftwarePacer(1);
       const dueAt = (j) => pacer.start + (Math.floor(j / n) * period + times[j % n]) / speed;
@@ -124,16 +131,18 @@ async function replay(address, file, {
         while (k < batchSize && sent + k < total && dueAt(sent + k) <= later) k++;
         sendNext(k);
       };
-      reason = await pacedRun({ dev, tick: softwareTick(txQueue, pacer, next, dueAt, sendDue), seconds, report, stop });
+      reason = await pacedRun({ dev, tick: softwareTick(txQueue, pacer, next, dueAt, sendDue), seconds, report, stop }).catch(reportFailed);
     }
     dev.stop(); // frames the NIC never sent leave the TX totals
     const stats = dev.stats();
     report.total(dev.address, stats);
     if (json) report.line('end', '', { reason, sent });
+    if (report.failure) throw report.failure;
     return { reason, sent, stats };
   } finally {
     if (dev) dev.close();
     pool.close();
+    report.close();
   }
 }
 
