@@ -18,10 +18,12 @@
 // `seconds`, once `count` frames are written, or when one fails, whose error then ends
 // the capture; then it closes the port. A stopped worker first writes what its ring holds.
 // Nothing per packet crosses threads.
+const fs = require('fs');
 const { Worker, isMainThread, workerData, parentPort } = require('worker_threads');
 const { IxyError, checkInteger } = require('../host/errors');
 const { computeRates, formatRates, formatPacketRate, noTraffic } = require('../loop/rates');
 const { Report } = require('../loop/report');
+const { ownFifo, openFifoForWriting } = require('./fifo');
 const { SharedPcapAppender, sharedState, framesTaken } = require('./shared-pcap');
 const { ProgressBar } = require('./progress');
 const { checkBatchSize } = require('../memory/batch');
@@ -48,19 +50,30 @@ async function pcapWorkers(address, file, {
     throw new IxyError('EINVAL', `with workers, idle is 'backoff' (each worker sleeps 1 ms once its queue stays empty) or 'spin', got ${JSON.stringify(idle)}`);
   }
   const report = new Report({ out: err });
+  const interrupted = (before) => {
+    const stats = noTraffic();
+    report.total(address, stats);
+    report.line('end', `captured 0 frames (interrupted before ${before}; no file written)`);
+    return { reason: 'signal', frames: 0, bytes: 0, stats, perWorker: [], buffersInUse: [] };
+  };
+  // A FIFO waits for its reader before the NIC is opened; Ctrl-C ends the wait (fifo.js).
+  let fifo = null;
+  if (file !== '-' && ownFifo(file)) {
+    fifo = await openFifoForWriting(file, stop);
+    if (fifo === null) return interrupted('a reader opened the FIFO');
+  }
   let dev;
   try {
     dev = await open(address, { ...deviceOptions, rxQueues: workers, txQueues: 0, workers: true, signal: stop });
   } catch (e) {
+    if (fifo !== null) fs.closeSync(fifo);
     if (e.code !== 'EABORTED') throw e;
-    const stats = noTraffic();
-    report.total(address, stats);
-    report.line('end', 'captured 0 frames (interrupted before the link came up; no file written)');
-    return { reason: 'signal', frames: 0, bytes: 0, stats, perWorker: [], buffersInUse: [] };
+    return interrupted('the link came up');
   }
   let writer = null;
   try {
-    writer = new PcapWriter(file === '-' ? 1 : file, { nanoseconds });
+    writer = new PcapWriter(fifo !== null ? fifo : file === '-' ? 1 : file, { nanoseconds });
+    if (fifo !== null) writer.name = `'${file}'`;
     const name = file === '-' ? 'stdout' : file;
     const what = `${name}${count ? `, ${count} frames` : ''}${filter ? ` matching '${filter}'` : ''}`;
     const { reason, counts } = await runWorkers(dev, writer, {
@@ -78,6 +91,7 @@ async function pcapWorkers(address, file, {
     try {
       if (writer) writer.close();
     } finally {
+      if (fifo !== null) fs.closeSync(fifo);
       dev.close();
     }
   }

@@ -21,15 +21,17 @@ const { noTraffic } = require('../loop/rates');
 const { Report } = require('../loop/report');
 const { pacedRun, softwareTick } = require('./paced-loop');
 const { runLoop } = require('../loop');
+const { ownFifo, readFifo } = require('./fifo');
 
 const BUFFER_SIZE = 2048;
 const SEND_BUFFERS = 8192; // more than a TX ring holds
 const MAX_LENGTH = 1514; // without FCS, as the NIC sends without jumbo frames
 const MIN_LENGTH = 17; // the 82599 sends no shorter frame (Linux pads to this)
 
-// The frames of `file` and their times in ms after the first; checks every frame first.
-function loadCapture(file) {
-  const { frames } = readPcap(file);
+// The frames of `file` (read already: `data`) and their times in ms after the first;
+// checks every frame first.
+function loadCapture(file, data = null) {
+  const { frames } = readPcap(data === null ? file : data);
   if (frames.length === 0) throw new IxyError('EINVAL', `'${file}' holds no frames`);
   const t0 = frames[0].sec * 1e3 + frames[0].nsec / 1e6;
   const times = new Float64Array(frames.length);
@@ -65,7 +67,16 @@ async function replay(address, file, {
   const report = new Report({ json, out });
   if (!(typeof speed === 'number' && speed > 0 && Number.isFinite(speed))) throw new IxyError('EINVAL', `--speed must be a number above 0, got ${speed}`);
   checkInteger('--loop', loop, 0, 2 ** 31 - 1, ' (0: until stopped)');
-  const { frames, times } = loadCapture(file);
+  // A FIFO is read without blocking, so that Ctrl-C ends the wait for its writer
+  // (lib/apps/fifo.js).
+  const data = ownFifo(file) ? await readFifo(file, stop) : null;
+  if (data === null && stop && stop.aborted) {
+    const stats = noTraffic();
+    report.total(address, stats);
+    if (json) report.line('end', '', { reason: 'signal', sent: 0 });
+    return { reason: 'signal', sent: 0, stats };
+  }
+  const { frames, times } = loadCapture(file, data);
   const n = frames.length;
   const pool = new Mempool({ entries: n + SEND_BUFFERS, bufferSize: BUFFER_SIZE });
   const lengths = new Uint16Array(n);
