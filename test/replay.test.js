@@ -3,6 +3,7 @@
 // `ixy replay`: the frames of a pcap file on the model's wire byte for byte, in order, at
 // the recorded timing (scaled by --speed) or as fast as the NIC takes them, --loop times.
 const assert = require('assert');
+const fs = require('fs');
 const path = require('path');
 const { replay } = require('../lib/apps/replay');
 const { PcapWriter, readPcap } = require('../lib/pcap');
@@ -101,6 +102,33 @@ describe('ixy replay on the device model', function () {
     assert.ok(performance.now() - start < 700 * GAP_MS / 2, 'it waited for the timestamps');
     assert.strictEqual(r.sent, 1400);
     assert.deepStrictEqual(got.map((f) => f.data), [...frames, ...frames]);
+  });
+
+  // Issue 46, 7: setTimeout cannot wait longer than 2^31 - 1 ms; asked to, it warned and
+  // fired after 1 ms, over and over (2,693 warnings in 2 s).
+  it('a gap of 30 days: sleeps through it without a TimeoutOverflowWarning, and without polling', async function () {
+    const file = path.join(tmp(), 'month.pcap');
+    const w = new PcapWriter(file, { nanoseconds: false });
+    w.write(Buffer.alloc(60, 1), 60, 1700000000, 0);
+    w.write(Buffer.alloc(60, 2), 60, 1700000000 + 30 * 86400, 0);
+    w.close();
+    let cpu = 0;
+    const run = await runIxy(['replay', model().addresses[0], file], {
+      env: { IXY_PCI_ROOT: model().dir },
+      // What the process used in a second after its start-up, from /proc; then Ctrl-C.
+      onStart: (child) => setTimeout(() => {
+        const ticks = () => fs.readFileSync(`/proc/${child.pid}/stat`, 'utf8').split(') ')[1].split(' ').slice(11, 13).reduce((a, b) => a + Number(b), 0);
+        const before = ticks();
+        setTimeout(() => {
+          cpu = (ticks() - before) / 100;
+          child.kill('SIGINT');
+        }, 1000);
+      }, 1000),
+    });
+    assert.strictEqual(run.code, 0, run.stderr);
+    assert.doesNotMatch(run.stderr, /TimeoutOverflowWarning/);
+    assert.match(run.stdout, /TX 1 packets/);
+    assert.ok(cpu >= 0 && cpu < 0.2, `${cpu} s of CPU in 1 s of sleeping`);
   });
 
   it('refuses, in one line and before touching the device, a frame the NIC cannot send whole', async function () {

@@ -12,8 +12,14 @@ const SLICE_MS = 2; // software pacing: run at most this long before the event l
 const TOP_UP_MIN_MS = 1;
 const TOP_UP_MAX_MS = 20;
 
+// The longest sleep between ticks: a longer gap (a replayed capture's, up to days) is slept
+// in chunks, the tick asked again after each, so that a signal or a failed report ends the
+// run within a chunk, and no timer is asked for more than setTimeout's 2^31 - 1 ms (a longer
+// one warned, TimeoutOverflowWarning, and fired after 1 ms, over and over).
+const MAX_SLEEP_MS = 100;
+
 function sleep(ms) {
-  return new Promise((resolve) => { setTimeout(resolve, ms); });
+  return new Promise((resolve) => { setTimeout(resolve, ms < MAX_SLEEP_MS ? ms : MAX_SLEEP_MS); });
 }
 
 function turn() {

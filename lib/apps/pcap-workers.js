@@ -23,6 +23,7 @@ const { Worker, isMainThread, workerData, parentPort } = require('worker_threads
 const { IxyError, checkInteger } = require('../host/errors');
 const { computeRates, formatRates, formatPacketRate, noTraffic } = require('../loop/rates');
 const { Report } = require('../loop/report');
+const { afterMs } = require('../loop');
 const { ownFifo, openFifoForWriting } = require('./fifo');
 const { SharedPcapAppender, sharedState, framesTaken } = require('./shared-pcap');
 const { ProgressBar } = require('./progress');
@@ -146,7 +147,7 @@ async function runWorkers(dev, writer, o) {
     if (stop.aborted) onSignal();
     else stop.addEventListener('abort', onSignal);
   }
-  const timer = o.seconds > 0 ? setTimeout(() => halt('time'), o.seconds * 1000) : null;
+  const cancelTimer = o.seconds > 0 ? afterMs(o.seconds * 1000, () => halt('time')) : null; // chunks past 24.8 days
   let ticker = null;
   try {
     await Promise.all(attached); // the start line says that every queue is capturing
@@ -159,7 +160,7 @@ async function runWorkers(dev, writer, o) {
     halt(null);
     await Promise.all(exits);
     if (ticker) ticker.end(sum(counts, workers, 2));
-    if (timer) clearTimeout(timer);
+    if (cancelTimer) cancelTimer();
     process.removeListener('SIGINT', onSignal);
     process.removeListener('SIGTERM', onSignal);
     if (stop) stop.removeEventListener('abort', onSignal);
