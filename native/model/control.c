@@ -153,6 +153,13 @@ static void *accept_thread(void *arg)
 		if (fd < 0) {
 			if (errno == EINTR || errno == ECONNABORTED)
 				continue;
+			/* Out of descriptors or memory (the fd limit, a flood of
+			 * connections): the socket lives on; try again once some
+			 * connection has ended. */
+			if (errno == EMFILE || errno == ENFILE || errno == ENOBUFS || errno == ENOMEM) {
+				usleep(50000);
+				continue;
+			}
 			return NULL;    /* socket closed: shutting down */
 		}
 		pthread_t t;
