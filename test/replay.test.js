@@ -131,6 +131,23 @@ describe('ixy replay on the device model', function () {
     assert.ok(cpu >= 0 && cpu < 0.2, `${cpu} s of CPU in 1 s of sleeping`);
   });
 
+  // Issue 46, 9: frames of other media were sent as if they were Ethernet frames.
+  it('refuses a capture of another link type (radiotap, raw IP) in one line naming it, before touching the device', async function () {
+    await model().clear(0);
+    for (const [linktype, name] of [[127, /link type 127 \(IEEE802_11_RADIOTAP, 802\.11 with radiotap headers\)/], [101, /link type 101 \(RAW, raw IP\)/], [147, /link type 147: /]]) {
+      const file = path.join(tmp(), `linktype-${linktype}.pcap`);
+      writeCapture(file, sampleFrames(3), GAP_MS);
+      const bytes = fs.readFileSync(file);
+      bytes.writeUInt32LE(linktype, 20);
+      fs.writeFileSync(file, bytes);
+      const run = await runIxy(['replay', model().addresses[0], file], { env: { IXY_PCI_ROOT: model().dir } });
+      assert.strictEqual(run.code, 1);
+      assert.match(run.stderr, name);
+      assert.match(run.stderr, /^ixy: .*replay sends Ethernet frames only \(link type 1\)\n$/);
+    }
+    assert.strictEqual((await model().stats(0)).txFrames, 0);
+  });
+
   it('refuses, in one line and before touching the device, a frame the NIC cannot send whole', async function () {
     const file = path.join(tmp(), 'cut.pcap');
     const w = new PcapWriter(file, { nanoseconds: false, snaplen: 64 });

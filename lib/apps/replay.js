@@ -14,7 +14,7 @@ const { open } = require('../index');
 const { PacketBatch } = require('../memory/batch');
 const { Mempool } = require('../memory/mempool');
 const arena = require('../memory/arena');
-const { readPcap } = require('../pcap');
+const { readPcap, LINKTYPE_ETHERNET } = require('../pcap');
 const { IxyError, checkInteger } = require('../host/errors');
 const { SoftwarePacer } = require('../traffic/pacing');
 const { noTraffic } = require('../loop/rates');
@@ -28,10 +28,22 @@ const SEND_BUFFERS = 8192; // more than a TX ring holds
 const MAX_LENGTH = 1514; // without FCS, as the NIC sends without jumbo frames
 const MIN_LENGTH = 17; // the 82599 sends no shorter frame (Linux pads to this)
 
+// Link types (tcpdump.org/linktypes.html) a capture of another medium may have: replay
+// sends its frames as Ethernet frames, byte for byte, so it takes only Ethernet's (1).
+// Adding an Ethernet header to raw IP would invent addresses: refused too.
+const LINK_TYPES = {
+  0: 'NULL, BSD loopback', 101: 'RAW, raw IP', 105: 'IEEE802_11, 802.11 wireless', 113: 'LINUX_SLL, Linux cooked capture',
+  127: 'IEEE802_11_RADIOTAP, 802.11 with radiotap headers', 228: 'IPV4, raw IPv4', 229: 'IPV6, raw IPv6', 276: 'LINUX_SLL2, Linux cooked capture v2',
+};
+
 // The frames of `file` (read already: `data`) and their times in ms after the first;
 // checks every frame first.
 function loadCapture(file, data = null) {
-  const { frames } = readPcap(data === null ? file : data);
+  const { header, frames } = readPcap(data === null ? file : data);
+  if (header.linktype !== LINKTYPE_ETHERNET) {
+    const known = LINK_TYPES[header.linktype];
+    throw new IxyError('EPCAP', `'${file}' holds frames of link type ${header.linktype}${known ? ` (${known})` : ''}: replay sends Ethernet frames only (link type 1)`);
+  }
   if (frames.length === 0) throw new IxyError('EINVAL', `'${file}' holds no frames`);
   const t0 = frames[0].sec * 1e3 + frames[0].nsec / 1e6;
   const times = new Float64Array(frames.length);
