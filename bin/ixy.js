@@ -193,7 +193,7 @@ program
   .description('latency from one port to another with the NIC\'s IEEE 1588 timestamps: PTP probes among load traffic (82599 only)')
   .argument('<tx-pci>', 'PCI address of the port that sends')
   .argument('<rx-pci>', 'PCI address of the port that receives')
-  .option('-r, --rate <pps>', 'load traffic in frames per second, spaced by the NIC (0: probes only)', integer('--rate', 0, 14880952), 0)
+  .option('-r, --rate <rate>', 'load traffic, spaced by the NIC, as generate takes it: frames per second (50000, 50k, 1Mpps) or bits per second (500Mbit); 0: probes only', '0')
   .option('-s, --size <bytes>', 'load frame size without FCS (60..1514)', integer('--size', 60, 1514), 60)
   .addOption(secondsOption('how long to measure (0: until Ctrl-C)', 10))
   .addOption(jsonOption('print only the summary as one JSON object (count, p50, p99, p99.9, p99.99, max in microseconds)'))
