@@ -113,7 +113,7 @@ class QueuePair {
     this.closed = true;
     if (this.tx) this.tx.close();
     if (this.rx) this.rx.close();
-    if (this.pool) this.pool.close();
+    if (this.pool) this.pool.unmap(); // its queues are stopped (Mempool.close() would ask)
     if (this.bar) native().free(this.bar);
     this.regs = null;
     this.bar = null;

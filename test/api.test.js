@@ -7,6 +7,7 @@ const path = require('path');
 const { execFileSync } = require('child_process');
 const ixy = require('../lib');
 const { packet } = ixy;
+const { assertIxyError } = require('./support/helpers');
 
 describe('mempool', function () {
   it('keeps each buffer\'s physical address as low and high words, side by side', function () {
@@ -234,6 +235,29 @@ describe('the library on the device model', function () {
       dev.close();
     }
     assert.strictEqual(pool.freeCount, pool.entries);
+  });
+
+  // Issue 46, 10: closing a pool under frames still on a running TX ring let the NIC fetch
+  // them from memory that was unmapped.
+  it('Mempool.close() is refused (EBUSY) while its buffers are on a running ring, and works once the device stopped', async function () {
+    const dev = await openPort();
+    const pool = new ixy.Mempool({ entries: 64 });
+    const batch = new ixy.PacketBatch(16);
+    try {
+      await model.stall(0, 5000); // the NIC takes no TX descriptor meanwhile
+      batch.count = pool.allocMany(batch.ids, 16);
+      batch.pool = pool;
+      for (let i = 0; i < batch.count; i++) batch.lengths[i] = 60;
+      assert.strictEqual(dev.txBatch(0, batch), 16);
+      assert.throws(() => pool.close(), (err) => assertIxyError(err, 'EBUSY', /^cannot close a mempool while 16 of its buffers are on a running queue's ring: stop or close the device first/));
+      assert.strictEqual(pool.buffers[0].length, 2048, 'its memory is still mapped');
+      dev.stop();
+      pool.close();
+      assert.strictEqual(pool.buffers[0], null);
+    } finally {
+      await model.stall(0, 0);
+      dev.close();
+    }
   });
 
   it('debug mode catches use after free, sending twice and freeing a sent buffer; close returns every buffer', async function () {

@@ -59,6 +59,7 @@ function holdBuffers(queue, pool, seqAt) {
   }
   const frame = pool.buffers[queue.bufferIds[0]];
   const memory = pool.memory.buffer;
+  if (pool.rings) pool.rings.add(queue); // Mempool.close() asks it (ringBuffersOf)
   queue.held = {
     pool,
     addresses, // slot t's buffer address: arena.doubles[addressesAt + t]
