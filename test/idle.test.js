@@ -108,6 +108,25 @@ for (const mode of ['backoff', 'interrupt']) {
       }
     });
 
+    // Issue 46, 11: the abort only marked the loop finished, which it saw when its sleep ended:
+    // up to the interrupt wait's safety timeout (hundreds of ms) in 'interrupt'.
+    it('aborting an idle receive() ends it at once, asleep or not', async function () {
+      const dev = await ixy.open(model().addresses[0], { idle: mode });
+      try {
+        const took = [];
+        for (let round = 0; round < 3; round++) {
+          const stop = new AbortController();
+          let abortedAt = 0;
+          setTimeout(() => { abortedAt = performance.now(); stop.abort(); }, 700); // long asleep by then
+          for await (const batch of dev.receive(0, { signal: stop.signal })) assert.strictEqual(batch.count, 0);
+          took.push(performance.now() - abortedAt);
+        }
+        assert.ok(Math.max(...took) < 100, `the loop ended ${took.map((ms) => ms.toFixed(1)).join(', ')} ms after the abort`);
+      } finally {
+        dev.close();
+      }
+    });
+
     it('frames that start after a second of idleness all arrive, in order', async function () {
       // open()'s idle is the default of its receive() loops.
       const dev = await ixy.open(model().addresses[0], { idle: mode, rxRingSize: 512 });
