@@ -31,6 +31,7 @@ async function open(address, options = {}) {
     throw new IxyError('EUNSUPPORTED', `${address} is ${describeId(id)}, which ixy does not support ('ixy list' shows what it does)`);
   }
   if (options.force !== undefined && typeof options.force !== 'boolean') throw new IxyError('EINVAL', `force must be true or false, got ${shown(options.force)}`);
+  if (options.debug !== undefined && typeof options.debug !== 'boolean') throw new IxyError('EINVAL', `debug must be true or false, got ${shown(options.debug)}`);
   // Buffer ownership checks (lib/memory/ownership-checks.js): off unless asked for, free
   // when off. The driver makes its pools checked; checkDevice() wraps its queues
   // (lib/device/checked-queues.js).

@@ -18,8 +18,10 @@ const { Mempool } = require('./memory/mempool');
 const { RxQueue } = require('./intel/rx-queue');
 const { TxQueue } = require('./intel/tx-queue');
 const { stopQueues } = require('./intel/ring-queue');
+const { checkRingSize } = require('./intel/nic-options');
 
 const LAYOUTS = { ixgbe: () => require('./intel/ixgbe/registers'), igb: () => require('./intel/igb/registers') };
+const MAX_RING_SIZES = { ixgbe: 8192, igb: 4096 }; // as their drivers' open() takes them
 
 class QueuePair {
   constructor(handle, index) {
@@ -142,6 +144,8 @@ function checkHandle(h) {
   if (vfio.isVfioBound(pci.boundDriver(h.address))) {
     throw new IxyError('EUNSUPPORTED', `${h.address} is bound to vfio-pci: queue pairs in worker threads need the sysfs backend for now`);
   }
+  // The same ring rules as open()'s: a handle made by hand may ask for anything.
+  for (const key of ['rxRingSize', 'txRingSize']) checkRingSize(`the handle's ${key}`, h[key], MAX_RING_SIZES[h.driver]);
   return h;
 }
 

@@ -84,6 +84,15 @@ describe('ixy command', function () {
     await failsWith(['generate', model.addresses[0], '--size', 'big'], /frame size must be a whole number/, env);
   });
 
+  // Issue 46, 12: both ran (a pacing only checked with a rate; any rate accepted).
+  it('generate refuses an unknown --pacing and a --rate above the link, before the device', async function () {
+    await failsWith(['generate', model.addresses[0], '--pacing', 'foo', '--count', '1'], /^ixy: pacing must be one of auto, nic, software, burst, got 'foo'/, env);
+    await failsWith(['generate', model.addresses[0], '--rate', '100Gbit', '--count', '1'], /^ixy: rate '100Gbit' \(a string\) is 195312500 frames\/s of 60 bytes, above what a 10 Gb\/s link carries \(14880952\)/, env);
+    await failsWith(['generate', model.addresses[0], '--rate', '14880953', '--count', '1'], /above what a 10 Gb\/s link carries/, env);
+    const s = await model.stats(0);
+    assert.strictEqual(s.dmaOwnerPid, 0, 'no device opened');
+  });
+
   it('help shows each default once and says where 0 means no limit', function () {
     for (const command of ['forward', 'generate', 'pcap', 'demo']) {
       const help = execFileSync(process.execPath, [IXY, command, '--help'], { encoding: 'utf8' });

@@ -12,7 +12,7 @@ const { open } = require('../index');
 const { PacketBatch } = require('../memory/batch');
 const { runLoop } = require('../loop');
 const { idleMode } = require('../device/idle');
-const { IxyError } = require('../host/errors');
+const { IxyError, shown } = require('../host/errors');
 const { noTraffic } = require('../loop/rates');
 const { Report } = require('../loop/report');
 const { Generator } = require('../traffic/generator');
@@ -22,7 +22,21 @@ const { nicPacing, softwarePacing, burstStep } = require('./paced-loop');
 const ts = require('../intel/ixgbe/timesync');
 
 const PACINGS = ['auto', 'nic', 'software', 'burst'];
+const WIRE_OVERHEAD = 24; // FCS, preamble and inter-frame gap: bytes a frame takes on the wire beyond its own
 const PACED_RING = 4096; // TX descriptors with pacing 'nic': 4 ms of 1 Mpps while the driver sleeps
+
+// The fastest link ixy drives (the 82599's 10 Gb/s), in Mb/s.
+const FASTEST_LINK_MBPS = 10000;
+
+// Refuses a rate above what a link of `mbps` carries: frames of meanSize bytes with FCS,
+// preamble and inter-frame gap (24 bytes more). A link that is down (0) says nothing.
+function checkLineRate(rate, pps, meanSize, mbps) {
+  if (!(mbps > 0)) return;
+  const most = Math.floor((mbps * 1e6) / ((meanSize + WIRE_OVERHEAD) * 8));
+  if (pps > most) {
+    throw new IxyError('EINVAL', `rate ${shown(rate)} is ${Math.round(pps)} frames/s of ${Math.round(meanSize)} bytes, above what a ${mbps / 1000} Gb/s link carries (${most}); 0 sends as fast as the NIC takes them`);
+  }
+}
 
 // Which pacing a run gets; throws for a 'nic' the device or the rate cannot have.
 function choosePacing(pacing, dev, bps) {
@@ -57,12 +71,14 @@ async function generate(address, {
   if (idleAs === 'interrupt') {
     throw new IxyError('EINVAL', "generate sends on its own clock: idle 'interrupt' (waiting for received frames) does not apply; use 'backoff' or 'spin'");
   }
+  if (!PACINGS.includes(pacing)) throw new IxyError('EINVAL', `pacing must be one of ${PACINGS.join(', ')}, got ${shown(pacing)}`);
   const parsed = parseRate(rate);
   const batch = new PacketBatch(batchSize);
   const r = new FrameRecipe(frameOptions); // checks the recipe
   const meanSize = r.meanSize;
   const pps = framesPerSecond(parsed, meanSize);
   const bps = bitsPerSecond(pps, meanSize);
+  checkLineRate(rate, pps, meanSize, FASTEST_LINK_MBPS); // before the device: no link is faster
   const paced = pps > 0;
   if (paced && (pacing === 'nic' || pacing === 'auto') && !(deviceOptions.txRingSize > 0)) deviceOptions = { txRingSize: PACED_RING, ...deviceOptions };
   let dev;
@@ -79,6 +95,7 @@ async function generate(address, {
   }
   let gen = null;
   try {
+    checkLineRate(rate, pps, meanSize, dev.linkSpeed); // this port's link
     const how = paced ? choosePacing(pacing, dev, bps) : 'none';
     const txQueue = dev.txQueues[0];
     const entries = poolEntries || Math.max(4096, 2 * txQueue.size);

@@ -7,7 +7,7 @@
 const fs = require('fs');
 const path = require('path');
 const iface = require('./iface');
-const { IxyError, fromNative, shown } = require('./errors');
+const { IxyError, fromNative, shown, quoted } = require('./errors');
 const { native } = require('./native');
 const vfio = require('./vfio');
 const modelIrq = require('./model-irq');
@@ -46,7 +46,7 @@ function confine(real, link) {
 // Checked before any path is built from the address, so that "../x" never reaches fs.
 function validateAddress(address) {
   if (typeof address !== 'string' || !ADDRESS_FORMAT.test(address)) {
-    throw new IxyError('EBADADDR', `${typeof address === 'string' ? `'${address}'` : shown(address)} is not a PCI address: expected the form 0000:03:00.0 (domain:bus:device.function, lower-case hex)`);
+    throw new IxyError('EBADADDR', `${typeof address === 'string' ? quoted(address) : shown(address)} is not a PCI address: expected the form 0000:03:00.0 (domain:bus:device.function, lower-case hex)`);
   }
   return address;
 }
