@@ -93,6 +93,23 @@ describe('ixy command', function () {
     assert.strictEqual(s.dmaOwnerPid, 0, 'no device opened');
   });
 
+  // setTimeout takes at most 2^31 - 1 ms: a longer --seconds warned and ended the run at once.
+  it('--seconds past 24.8 days with --workers is a long run, not an instant one', async function () {
+    for (const args of [['forward', ...model.addresses], ['pcap', model.addresses[0], '/dev/null']]) {
+      let alive = false;
+      const run = await runIxy([...args, '--workers', '1', '--seconds', '3000000'], {
+        env,
+        onStart: (child) => setTimeout(() => {
+          alive = child.exitCode === null;
+          child.kill('SIGINT');
+        }, 2000),
+      });
+      assert.ok(alive, `${args[0]} ended by itself: ${run.stderr}`);
+      assert.strictEqual(run.code, 0, run.stderr);
+      assert.doesNotMatch(run.stderr, /TimeoutOverflowWarning/);
+    }
+  });
+
   it('help shows each default once and says where 0 means no limit', function () {
     for (const command of ['forward', 'generate', 'pcap', 'demo']) {
       const help = execFileSync(process.execPath, [IXY, command, '--help'], { encoding: 'utf8' });

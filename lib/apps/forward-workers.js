@@ -11,6 +11,7 @@
 const { Worker, isMainThread, workerData } = require('worker_threads');
 const { IxyError, checkInteger } = require('../host/errors');
 const { computeRates, formatRates, formatTotals, noTraffic } = require('../loop/rates');
+const { afterMs } = require('../loop');
 
 // Per worker and port: RX packets, RX bytes, TX packets, TX bytes, TX dropped (Float64,
 // written by the worker only; TX dropped once it stopped: frames held back for a full TX
@@ -54,7 +55,7 @@ async function forwardWorkers(addressA, addressB, { workers, batchSize = 32, sec
       if (stopSignal.aborted) halt();
       else stopSignal.addEventListener('abort', halt);
     }
-    const timer = seconds > 0 ? setTimeout(halt, seconds * 1000) : null;
+    const cancelTimer = seconds > 0 ? afterMs(seconds * 1000, halt) : null; // in chunks past 24.8 days
     out.write(`forwarding ${devs[0].address} (${devs[0].mac}) <-> ${devs[1].address} (${devs[1].mac}), batch ${batchSize}, ${workers} workers\n`);
     let last = devs.map((dev, p) => portStats(dev, p, counts, workers));
     let lastTime = process.hrtime.bigint();
@@ -71,7 +72,7 @@ async function forwardWorkers(addressA, addressB, { workers, batchSize = 32, sec
     }, 1000);
     await Promise.all(exits);
     clearInterval(report);
-    if (timer) clearTimeout(timer);
+    if (cancelTimer) cancelTimer();
     process.removeListener('SIGINT', halt);
     process.removeListener('SIGTERM', halt);
     if (stopSignal) stopSignal.removeEventListener('abort', halt);
