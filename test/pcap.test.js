@@ -333,12 +333,14 @@ describe('ixy pcap on the device model', function () {
         child.stdout.on('data', (d) => stdout.push(d));
         child.stderr.once('data', async () => {
           // Frames trickle in at 1 kpps: far from the 1 MiB a file buffers before writing.
+          // At that rate 1 MiB takes 13 s: the first 100 frames reach a reader that waits up
+          // to 5 s (a busy machine may hold the capture back a while) only if written at once.
           await model.source(0, { rate: 1000, size: 60 });
           await model.waitFor(0, (m) => m.rxDelivered >= 200, 20000);
-          setTimeout(() => {
-            seenLive = Buffer.concat(stdout).length;
-            child.kill('SIGINT');
-          }, 200);
+          const end = Date.now() + 5000;
+          while (Buffer.concat(stdout).length < 24 + 100 * 76 && Date.now() < end) await new Promise((r) => setTimeout(r, 50));
+          seenLive = Buffer.concat(stdout).length;
+          child.kill('SIGINT');
         });
       },
     });
