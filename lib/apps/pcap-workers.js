@@ -147,10 +147,12 @@ async function runWorkers(dev, writer, o) {
     if (stop.aborted) onSignal();
     else stop.addEventListener('abort', onSignal);
   }
-  const cancelTimer = o.seconds > 0 ? afterMs(o.seconds * 1000, () => halt('time')) : null; // chunks past 24.8 days
+  let cancelTimer = null;
   let ticker = null;
   try {
     await Promise.all(attached); // the start line says that every queue is capturing
+    // --seconds of capture, from then: starting the workers may take a while on a busy machine.
+    if (o.seconds > 0) cancelTimer = afterMs(o.seconds * 1000, () => halt('time')); // chunks past 24.8 days
     if (failure === null) {
       o.report.line('start', `capturing on ${dev.address} (${dev.mac}) to ${o.what}, ${workers} workers; Ctrl-C stops`);
       ticker = startTicker(dev, counts, shared, o);
