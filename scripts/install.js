@@ -26,22 +26,24 @@ function prebuildMisfit() {
   }
 }
 
-// The first line of node-gyp's log that says what went wrong.
+// What went wrong, in node-gyp's words: the message of the error it ended with
+// ('Could not find any Python installation to use', 'not found: make', ...).
 function reasonIn(log) {
   const lines = fs.readFileSync(log, 'utf8').split('\n');
-  const line = lines.find((l) => /gyp ERR! (stack Error|find Python|configure error|build error)/.test(l) && !/^\s*gyp ERR! stack\s+at /.test(l)) ||
-    lines.find((l) => l.includes('gyp ERR!')) || 'node-gyp failed';
-  return line.replace(/^.*gyp ERR! (stack )?/, '').trim();
+  const error = lines.find((l) => l.includes('gyp ERR! stack Error: '));
+  if (error) return error.slice(error.indexOf('Error: ') + 7).trim();
+  const other = lines.find((l) => /gyp ERR! \S/.test(l));
+  return other ? other.slice(other.indexOf('gyp ERR! ') + 9).trim() : 'node-gyp failed';
 }
 
 function fromSource(why) {
   const log = path.join(fs.mkdtempSync(path.join(os.tmpdir(), 'ixy-build-')), 'node-gyp.log');
-  console.log(`ixy: ${why}: building the addon and the device model from source with node-gyp (its output: ${log})`);
   const fd = fs.openSync(log, 'w');
   const status = rebuild(['ignore', fd, fd]);
   fs.closeSync(fd);
   if (status === 0) {
     fs.rmSync(path.dirname(log), { recursive: true, force: true });
+    console.log(`ixy: ${why}: built the addon and the device model from source with node-gyp`);
     return 0;
   }
   const reason = status === null ? 'node-gyp not found' : reasonIn(log);
