@@ -44,6 +44,8 @@ function collect(dest) {
   for (const name of FILES) {
     console.log(`prebuild: ${path.relative(ROOT, path.join(dest, name))} ${fs.statSync(path.join(dest, name)).size} bytes`);
   }
+  // The loader takes a prebuild first, in a clone too: a later build from source would not run.
+  console.log("prebuild: this clone's ixy loads these before build/Release until 'npm run prebuild -- --clean'");
 }
 
 function main(argv) {

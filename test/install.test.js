@@ -60,6 +60,37 @@ function probe(dir, ext) {
   return JSON.parse(r.stdout);
 }
 
+describe('the addon loader (lib/host/native.js)', function () {
+  // A package root with a prebuild that does not load (not an ELF file) and, unless
+  // `built` is false, a build from source: load(root)'s answer, in a child Node.
+  function loadIn(built) {
+    const root = fs.mkdtempSync(path.join(os.tmpdir(), 'ixy-loader-'));
+    try {
+      fs.mkdirSync(path.join(root, 'prebuilds', TARGET), { recursive: true });
+      fs.writeFileSync(path.join(root, 'prebuilds', TARGET, 'ixy.node'), 'not an ELF file, and longer than an ELF header would be\n'.repeat(2));
+      if (built) {
+        fs.mkdirSync(path.join(root, 'build', 'Release'), { recursive: true });
+        fs.copyFileSync(require('../lib/host/native').nativeFile('ixy.node'), path.join(root, 'build', 'Release', 'ixy.node'));
+      }
+      const script = `try { console.log(require(${JSON.stringify(path.join(ROOT, 'lib', 'host', 'native.js'))}).load(${JSON.stringify(root)}).dir); }
+        catch (e) { console.log(e.code + ' ' + e.message); }`;
+      return { root, said: sh(process.execPath, ['-e', script]).stdout.trim() };
+    } finally {
+      fs.rmSync(root, { recursive: true, force: true });
+    }
+  }
+
+  it('takes the prebuild only if it loads, then the build from source', function () {
+    const { root, said } = loadIn(true);
+    assert.strictEqual(said, path.join(root, 'build', 'Release'));
+  });
+
+  it('with neither, throws ENOADDON: what the prebuild said, and what to install', function () {
+    const { root, said } = loadIn(false);
+    assert.match(said, new RegExp(`^ENOADDON the ixy addon is missing in ${root} \\(prebuilds/${TARGET}/ixy\\.node: invalid ELF header\\): install a C/C\\+\\+ toolchain`));
+  });
+});
+
 describe('installing the package (npm pack)', function () {
   this.timeout(300000);
   let tmp = null;

@@ -52,7 +52,8 @@ function load(root = ROOT) {
     try {
       return { addon: require(file), dir };
     } catch (err) {
-      failed.push(`${path.relative(root, file)}: ${String(err.message).split('\n')[0]}`);
+      // dlopen's message starts with the file's path, which is said once already.
+      failed.push(`${path.relative(root, file)}: ${String(err.message).split('\n')[0].replace(`${file}: `, '')}`);
     }
   }
   const why = failed.length ? failed.join('; ') : `no prebuild for ${target()} and none built from source`;
