@@ -342,8 +342,11 @@ export function open(address: string, options?: OpenOptions): Promise<Device>;
 /** What a worker needs to attach a queue pair: plain data, postable as workerData. */
 export interface WorkerHandle {
   address: string;
+  /** The device's sysfs directory, resolved once by ixy.open(). */
+  dir: string;
+  /** How the device is reached: 'sysfs', 'model' (worker threads need one of these) or 'vfio'. */
+  backend: 'sysfs' | 'model' | 'vfio';
   driver: 'ixgbe' | 'igb';
-  pciRoot: string;
   /** Which thread owns each queue pair (shared between the threads). */
   owners: Int32Array;
   rxQueues: number;

@@ -16,9 +16,9 @@ const MAX_QUEUES = 16; // 82576: 16 RX and 16 TX queues (I350: 8)
 
 class IgbDevice extends AdvancedNic {
   // Takes the device; IgbDevice.open() also initialises it and waits for link.
-  constructor(address, options = {}) {
+  constructor(device, options = {}) {
     // RDLEN/TDLEN: a multiple of 128 bytes (8.10, 8.12), at most 4096 descriptors here.
-    super(address, 'igb', { layout: R, options, maxQueues: MAX_QUEUES, maxRingSize: 4096 });
+    super(device, 'igb', { layout: R, options, maxQueues: MAX_QUEUES, maxRingSize: 4096 });
     this.counters = null; // hardwareCounters()' sums
   }
 
