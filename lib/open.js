@@ -4,7 +4,6 @@
 // handle (lib/host/device-handle.js: its directory, identity and backend, resolved once)
 // and the driver its IDs call for takes that handle.
 const { resolveDevice } = require('./host/device-handle');
-const { validateAddress } = require('./host/pci');
 const { driverFor, describeId } = require('./driver-table');
 const { IxyError, shown } = require('./host/errors');
 const { envDebug } = require('./memory/ownership-checks');
@@ -23,9 +22,8 @@ const OTHER_DEVICES = [];
 async function open(name, options = {}) {
   const other = typeof name === 'string' && OTHER_DEVICES.find(([prefix]) => name.startsWith(prefix));
   if (other) return other[1](name, options);
-  validateAddress(name);
   checkOptions(options);
-  const handle = resolveDevice(name);
+  const handle = resolveDevice(name); // EBADADDR before any path is built from the name
   if (options.idle === 'interrupt' && !handle.canInterrupt()) throw needsVfio(name);
   requireRoot(handle);
   const driver = driverFor(handle.id);

@@ -15,12 +15,13 @@
 //
 // DMA mapping is the backend's only where an IOMMU translates: lib/host/vfio.js maps every
 // DmaMemory into its container; sysfs and the model use physical addresses.
+const fs = require('fs');
 const path = require('path');
 const pci = require('./pci');
 const vfio = require('./vfio');
 const { IxyError } = require('./errors');
 const { checkIommu, unbindDriver, confineGroup } = require('./sysfs-safety');
-const { socketOf, modelInterruptLine } = require('./model-irq');
+const { modelInterruptLine } = require('./model-irq');
 
 // sysfs as root: config space through the `config` file, BARs mapped from `resourceN`,
 // physical addresses from pagemap, no interrupts (sysfs gives user space none).
@@ -139,12 +140,26 @@ class VfioBackend {
 
 const BACKENDS = { sysfs: SysfsBackend, model: ModelBackend, vfio: VfioBackend };
 
-// The one place that asks how the device in `dir` is reached: bound to vfio-pci, through
-// VFIO; beside a device model's control socket, through the model; otherwise sysfs.
-function backendFor(address, dir) {
-  if (vfio.isVfioBound(pci.boundDriver(address, dir))) return new VfioBackend(address, dir);
-  const socket = socketOf(dir);
+// The one place that asks how the device in `dir`, bound to kernel driver `driver`, is
+// reached: bound to vfio-pci, through VFIO; beside a device model's control socket,
+// through the model; otherwise sysfs.
+function backendFor(address, dir, driver) {
+  if (driver === vfio.VFIO_DRIVER) return new VfioBackend(address, dir);
+  const socket = modelSocket(dir);
   return socket === null ? new SysfsBackend(address, dir) : new ModelBackend(address, dir, socket);
+}
+
+// The control socket of the model whose device directory is `dir` (IXY_PCI_ROOT = the
+// model's directory, the socket beside the devices), or null when it is no model's. A link
+// is none: the model makes the socket itself, and a link planted in a fake tree could lead
+// to any service's socket.
+function modelSocket(dir) {
+  const socket = path.join(path.dirname(dir), 'control.sock');
+  try {
+    return fs.lstatSync(socket).isSocket() ? socket : null;
+  } catch {
+    return null;
+  }
 }
 
 // The backend of kind `kind` in a worker thread, for the device the main thread took

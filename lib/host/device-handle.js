@@ -120,8 +120,8 @@ class DeviceHandle {
 // The handle of the PCI device at `address`: the address checked, its directory resolved
 // and its identity read, once; the backend chosen (lib/host/backends.js).
 function resolveDevice(address) {
-  const dir = pci.deviceDir(address);
-  return new DeviceHandle(address, dir, pci.readIdentity(address, dir), backendFor(address, dir));
+  const { dir, id, driver } = pci.lookUp(address);
+  return new DeviceHandle(address, dir, id, backendFor(address, dir, driver));
 }
 
 module.exports = { DeviceHandle, resolveDevice };

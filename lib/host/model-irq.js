@@ -7,27 +7,13 @@
 // InterruptLine (lib/host/interrupts.js) watches it as it watches VFIO's; the drivers program
 // the same registers and do not know which backend delivers.
 // A device is the model's when its directory sits beside the model's control socket
-// (IXY_PCI_ROOT = the model's directory).
+// (lib/host/backends.js modelSocket()).
 const fs = require('fs');
-const path = require('path');
 const { IxyError } = require('./errors');
 const { native } = require('./native');
 const { InterruptLine } = require('./interrupts');
 
 const VECTOR = 0; // the drivers' receive queues raise vector 0 (Device.setupInterrupts())
-
-// The control socket of the model whose device directory (lib/host/pci.js deviceDir()) is
-// `dir`, or null when it is no model's: the one question lib/host/device-handle.js asks to
-// choose the model's backend. A link is none: the model makes the socket itself,
-// and a link planted in a fake tree could lead to any service's socket.
-function socketOf(dir) {
-  try {
-    const socket = path.join(path.dirname(dir), 'control.sock');
-    return fs.lstatSync(socket).isSocket() ? socket : null;
-  } catch {
-    return null;
-  }
-}
 
 // A new interrupt line of `address`, a device of the model whose control socket is
 // `socket`, after `setup()` (the driver's register programming).
@@ -55,4 +41,4 @@ function modelInterruptLine(address, socket, setup) {
   return new InterruptLine({ eventFd, release });
 }
 
-module.exports = { socketOf, modelInterruptLine };
+module.exports = { modelInterruptLine };

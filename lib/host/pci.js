@@ -102,6 +102,13 @@ function boundDriver(address, dir = null) {
   }
 }
 
+// What a device handle needs to know, read once: the directory, the identity and the
+// kernel driver bound to it.
+function lookUp(address) {
+  const dir = deviceDir(address);
+  return { dir, id: readIdentity(address, dir), driver: boundDriver(address, dir) };
+}
+
 // Config space through sysfs's `config` file: 64 bytes at least (the type-0 header, PCI
 // 3.0, 6.1). Reads return what there is: 256 bytes, or 4 KiB for PCIe as root.
 function openConfig(dir, flags) {
@@ -181,6 +188,7 @@ module.exports = {
   deviceFile,
   readIdentity,
   boundDriver,
+  lookUp,
   readConfigFile,
   writeConfigFile,
   setBusMaster,

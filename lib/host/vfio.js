@@ -81,10 +81,6 @@ class VfioDevice {
   }
 }
 
-function isVfioBound(driver) {
-  return driver === VFIO_DRIVER;
-}
-
 // The IOMMU group of the device in directory `dir` (sysfs `iommu_group` link).
 function iommuGroup(address, dir) {
   let target;
@@ -223,4 +219,4 @@ function mapMemory(memory) {
   memory.iommuMapped = true;
 }
 
-module.exports = { isVfioBound, open, iovasFor, track, untrack };
+module.exports = { VFIO_DRIVER, open, iovasFor, track, untrack };
