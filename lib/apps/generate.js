@@ -19,7 +19,7 @@ const { Generator } = require('../traffic/generator');
 const { FrameRecipe } = require('../traffic/frames');
 const { parseRate, framesPerSecond, bitsPerSecond } = require('../traffic/pacing');
 const { nicPacing, softwarePacing, burstStep } = require('./paced-loop');
-const ts = require('../intel/ixgbe/timesync');
+const { rateFactor, limitRate } = require('../intel/ixgbe/rate-limit');
 
 const PACINGS = ['auto', 'nic', 'software', 'burst'];
 const PACED_RING = 4096; // TX descriptors with pacing 'nic': 4 ms of 1 Mpps while the driver sleeps
@@ -33,7 +33,7 @@ function choosePacing(pacing, dev, bps) {
     why = `${dev.driver} has no per-queue rate limiter (the 82599's)`;
   } else {
     try {
-      ts.rateFactor(bps);
+      rateFactor(bps);
     } catch (err) {
       why = err.message;
     }
@@ -87,7 +87,7 @@ async function generate(address, {
     { command: 'generate', devices: [{ address: dev.address, mac: dev.mac }], size: r.sizes.length === 1 ? r.sizes[0] : meanSize, rate: Math.round(pps), count, flows: r.flows, pacing: paced ? how : null });
     let reason;
     if (how === 'nic') {
-      ts.limitRate(dev, 0, bps);
+      limitRate(dev, 0, bps);
       reason = await nicPacing({ dev, gen, batch, count, seconds, report, pps, stop });
     } else if (how === 'software') {
       reason = await softwarePacing({ dev, gen, batch, count, seconds, report, pps, spin: idleAs === 'spin', stop });
