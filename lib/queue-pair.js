@@ -139,4 +139,10 @@ function checkHandle(h) {
   return h;
 }
 
-module.exports = { QueuePair };
+// In a worker thread: queue pair `index` of a device the main thread opened with
+// { workers: true }, from its workerHandle() (ixy.attachQueue()).
+function attachQueue(handle, index) {
+  return new QueuePair(handle, index);
+}
+
+module.exports = { QueuePair, attachQueue };

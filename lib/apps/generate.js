@@ -8,7 +8,7 @@
 //   pacing 'software'  each frame goes to the NIC when it falls due;
 //   pacing 'burst'     sleep on timers and send what fell due meanwhile as one burst;
 //   pacing 'auto'      (default) 'nic' where the NIC can space the rate, else 'software'.
-const { open } = require('../index');
+const { open } = require('../open');
 const { PacketBatch } = require('../memory/batch');
 const { runLoop } = require('../loop');
 const { idleMode } = require('../device/idle');

@@ -8,7 +8,7 @@
 // two clocks is one sample. The RX port drops what it receives at once. A probe not back
 // within PROBE_TIMEOUT_MS is lost.
 const fs = require('fs');
-const { open } = require('../index');
+const { open } = require('../open');
 const { PacketBatch } = require('../memory/batch');
 const { Mempool } = require('../memory/mempool');
 const packet = require('../packet');

@@ -10,7 +10,7 @@
 // be on the ring twice (a short file looped) without its buffer going home twice.
 // Frames go out when due as software pacing places them (lib/traffic/pacing.js); several
 // that fell due together go as one batch.
-const { open } = require('../index');
+const { open } = require('../open');
 const { PacketBatch } = require('../memory/batch');
 const { Mempool } = require('../memory/mempool');
 const { readPcap } = require('../pcap');
