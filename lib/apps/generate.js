@@ -121,4 +121,4 @@ function fullSpeedStep(gen, txQueue, batch, count) {
   };
 }
 
-module.exports = { generate, choosePacing };
+module.exports = { generate };

@@ -205,4 +205,4 @@ async function latency(txAddress, rxAddress, {
   }
 }
 
-module.exports = { latency, summarize, histogramLines };
+module.exports = { latency, summarize };

@@ -142,4 +142,4 @@ function tapCounters(ns, tap = TAP) {
   };
 }
 
-module.exports = { TAP, MTU, checkTools, namespaceName, removeStaleNamespaces, makeNamespace, deleteNamespace, tapCounters, isAlive };
+module.exports = { TAP, checkTools, namespaceName, removeStaleNamespaces, makeNamespace, deleteNamespace, tapCounters, isAlive };

@@ -313,4 +313,4 @@ function unwatchWaysOut() {
   for (const s of SIGNALS) process.removeListener(s, onSignal);
 }
 
-module.exports = { RealNet, SUBNET };
+module.exports = { RealNet };

@@ -135,4 +135,4 @@ async function replay(address, file, {
   }
 }
 
-module.exports = { replay, loadCapture };
+module.exports = { replay };

@@ -172,4 +172,4 @@ function workerBackend(kind, address, dir) {
   return new SysfsBackend(address, dir);
 }
 
-module.exports = { backendFor, workerBackend, SysfsBackend, ModelBackend, VfioBackend };
+module.exports = { backendFor, workerBackend };

@@ -183,7 +183,6 @@ module.exports = {
   ADDRESS_FORMAT,
   pciRoot,
   busDir,
-  validateAddress,
   deviceDir,
   deviceFile,
   readIdentity,

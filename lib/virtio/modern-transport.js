@@ -160,4 +160,4 @@ function write64(u32, offset, value) {
   u32[(offset >> 2) + 1] = Math.floor(value / TWO_32);
 }
 
-module.exports = { ModernTransport, findCapabilities };
+module.exports = { ModernTransport };
