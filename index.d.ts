@@ -821,7 +821,7 @@ export interface FrameOptions {
   ttl?: number;
 }
 
-/** Every flow's header bytes and a table of sizes, for a generator (lib/traffic/frames.js). */
+/** Every flow's header bytes and a table of sizes, for a generator (lib/traffic/recipe.js). */
 export class FrameRecipe {
   constructor(options?: FrameOptions);
   readonly flows: number;

@@ -19,10 +19,10 @@ const {
 } = require('./memory/batch');
 const { Mempool, CheckedMempool } = require('./memory/mempool');
 const packet = require('./packet');
-const { PcapWriter, CaptureClock, readPcap } = require('./pcap');
+const { PcapWriter, CaptureClock, readPcap } = require('./pcap-file');
 const { compileFilter } = require('./filter');
 const { Device } = require('./device/device');
-const { bind, unbind } = require('./bind');
+const { bind, unbind } = require('./rebind');
 const { listDevices } = require('./host/list-devices');
 const { tuneJit } = require('./host/jit');
 const { warmUp } = require('./warm-up');
@@ -74,7 +74,7 @@ module.exports = {
     return require('./traffic/generator').Generator;
   },
   get FrameRecipe() {
-    return require('./traffic/frames').FrameRecipe;
+    return require('./traffic/recipe').FrameRecipe;
   },
   get parseRate() {
     return require('./traffic/pacing').parseRate;

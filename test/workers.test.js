@@ -10,7 +10,7 @@ const path = require('path');
 const { Worker } = require('worker_threads');
 const ixy = require('../lib');
 const { assertForwardAccounts, modelForSuite, runIxy } = require('./support/helpers');
-const { parseTotals } = require('../lib/apps/frame-account');
+const { parseTotals } = require('../lib/apps/demo/frame-account');
 
 const EXAMPLE = path.join(__dirname, '..', 'examples', 'forward-workers.js');
 const LIB = path.join(__dirname, '..', 'lib');

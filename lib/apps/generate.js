@@ -1,7 +1,7 @@
 'use strict';
 
 // Packet generator, like ixy's ixy-pktgen and MoonGen's: frames of a recipe (flows, sizes,
-// UDP or TCP, VLAN; lib/traffic/frames.js) with a 32-bit sequence number, sent as fast as
+// UDP or TCP, VLAN; lib/traffic/recipe.js) with a 32-bit sequence number, sent as fast as
 // the NIC takes them or at a rate, evenly spaced (lib/traffic/pacing.js):
 //   pacing 'nic'       the 82599's per-queue rate limiter spaces the frames; the driver
 //                      keeps the queue full and sleeps between top-ups;
@@ -16,7 +16,7 @@ const { IxyError } = require('../host/errors');
 const { noTraffic } = require('../loop/rates');
 const { Report } = require('../loop/report');
 const { Generator } = require('../traffic/generator');
-const { FrameRecipe } = require('../traffic/frames');
+const { FrameRecipe } = require('../traffic/recipe');
 const { parseRate, framesPerSecond, bitsPerSecond } = require('../traffic/pacing');
 const { nicPacing, softwarePacing, burstStep } = require('./paced-loop');
 const { rateFactor, limitRate } = require('../intel/ixgbe/rate-limit');
@@ -45,7 +45,7 @@ function choosePacing(pacing, dev, bps) {
 
 // options: batchSize, rate (0: as fast as possible; a number of frames per second or a
 // string, pacing.js), count, seconds, pacing, idle ('spin': software pacing never
-// sleeps), poolEntries, deviceOptions, out, json, stop, and the frame recipe's options (frames.js:
+// sleeps), poolEntries, deviceOptions, out, json, stop, and the frame recipe's options (recipe.js:
 // size, flows, srcMac, dstMac, srcIp, dstIp, srcPort, dstPort, protocol, vlan, ttl).
 async function generate(address, {
   batchSize = 32, rate = 0, count = 0, seconds = 0, out = process.stdout, deviceOptions = {}, poolEntries,

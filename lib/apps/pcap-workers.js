@@ -42,7 +42,7 @@ async function pcapWorkers(address, file, {
   checkInteger('workers', workers, 1, 16);
   checkInteger('count', count, 0, 2 ** 32 - 1);
   const { open } = require('../open');
-  const { PcapWriter } = require('../pcap');
+  const { PcapWriter } = require('../pcap-file');
   const { compileFilter } = require('../filter');
   checkBatchSize(batchSize); // EBATCH and EFILTER before the device is touched
   if (filter !== '') compileFilter(filter);
@@ -101,7 +101,7 @@ async function runWorkers(dev, writer, o) {
     Atomics.notify(flags, STOP);
   };
   const onSignal = () => halt('signal');
-  const { CaptureClock } = require('../pcap');
+  const { CaptureClock } = require('../pcap-file');
   const common = {
     ixyPcapWorker: true, handle: dev.workerHandle(), flags, counts, shared, fd: writer.fd, fileName: writer.name,
     filter: o.filter, count: o.count, batchSize: o.batchSize, nanoseconds: o.nanoseconds, flushEachBatch: o.flushEachBatch,
@@ -203,7 +203,7 @@ function totals(dev, counts, workers) {
 function runWorker({ handle, queue, flags, counts, shared, fd, fileName, filter, count, batchSize, nanoseconds, flushEachBatch, clockBase, spin }) {
   const { attachQueue } = require('../queue-pair');
   const { PacketBatch } = require('../memory/batch');
-  const { CaptureClock } = require('../pcap');
+  const { CaptureClock } = require('../pcap-file');
   const { compileFilter } = require('../filter');
   const keep = filter === '' ? null : compileFilter(filter);
   const batch = new PacketBatch(batchSize);
@@ -258,7 +258,7 @@ function runWorker({ handle, queue, flags, counts, shared, fd, fileName, filter,
       }
       out.flush();
     } catch (e) {
-      // A reader that closed the pipe ends the capture as Ctrl-C does (pcap.js).
+      // A reader that closed the pipe ends the capture as Ctrl-C does (apps/pcap.js).
       if (e !== out.failure || e.code !== 'EPIPE') throw e;
       stopAll('pipe closed');
     }

@@ -13,7 +13,7 @@
 const { open } = require('../open');
 const { PacketBatch } = require('../memory/batch');
 const { Mempool } = require('../memory/mempool');
-const { readPcap } = require('../pcap');
+const { readPcap } = require('../pcap-file');
 const { IxyError, checkInteger } = require('../host/errors');
 const { SoftwarePacer } = require('../traffic/pacing');
 const { noTraffic } = require('../loop/rates');

@@ -5,7 +5,7 @@
 // the device-specific parts: link, MAC, promiscuous mode, hardware counters.
 const { EventEmitter } = require('events');
 const { IxyError, shown } = require('../host/errors');
-const { ReceiveIterator } = require('./receive');
+const { ReceiveIterator } = require('./receive-iterator');
 const { frames, createReadStream } = require('./frames');
 const { PacketBatch } = require('../memory/batch');
 const { resolveDevice } = require('../host/device-handle');
@@ -92,7 +92,7 @@ class Device extends EventEmitter {
 
   // An async iterator over received batches that lets timers and I/O run between them:
   //   for await (const batch of dev.receive(0, { batchSize: 64 })) { ... }
-  // One batch object is reused; see lib/device/receive.js for who frees what.
+  // One batch object is reused; see lib/device/receive-iterator.js for who frees what.
   receive(queue = 0, options = {}) {
     this.checkOpen('receive()');
     return new ReceiveIterator(this, queue, options);

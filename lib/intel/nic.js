@@ -16,7 +16,7 @@ const { stopQueues } = require('./ring-queue');
 const { nicOptions } = require('./nic-options');
 const { sleep, setBits, clearBits, setField, getReg, setReg } = require('../host/register-access');
 
-class AdvancedNic extends Device {
+class IntelNic extends Device {
   // Takes the device (`device`: its handle, lib/host/device-handle.js, or its address):
   // checks the options, claims it and takes it from the kernel, maps BAR0 and, from then
   // on, stops the NIC on every way out of the process (lib/host/exit-guard.js).
@@ -304,4 +304,4 @@ function aborted(address) {
   return new IxyError('EABORTED', `stopped while waiting for link on ${address}`);
 }
 
-module.exports = { AdvancedNic };
+module.exports = { IntelNic };

@@ -6,7 +6,7 @@
 // this NIC's register table.
 // Datasheet: Intel 82599 10 GbE Controller Datasheet, revision 3.3.
 const R = require('./registers');
-const { AdvancedNic } = require('../nic');
+const { IntelNic } = require('../nic');
 const { sleepSync, setBits, clearBits, setField, waitSet, waitClear, setReg } = require('../../host/register-access');
 const { isSfp } = require('./ids');
 const { setupRss, RSS_MAX_QUEUES } = require('../rss');
@@ -18,7 +18,7 @@ const RX_QUEUE_LIMIT = {
   why: " (RSS's redirection table, RETA, names only queues 0..15 on the 82599: more would never receive a frame)",
 };
 
-class IxgbeDevice extends AdvancedNic {
+class IxgbeDevice extends IntelNic {
   // Takes the device; IxgbeDevice.open() also initialises it and waits for link.
   constructor(device, options = {}) {
     // RDLEN/TDLEN allow up to 8192 descriptors here (8.2.3.8.3, 8.2.3.9.7).
