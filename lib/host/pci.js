@@ -43,6 +43,9 @@ function deviceDir(address) {
     if (err.code === 'ENOENT' || err.code === 'ENOTDIR') {
       throw new IxyError('ENODEV', `no PCI device ${address} (looked in ${pciRoot()}); 'ixy list' shows the devices there are`);
     }
+    if (err.code === 'EACCES' || err.code === 'EPERM') {
+      throw new IxyError('ENOTROOT', `ixy needs root to reach ${link} (permission denied): run it with sudo`);
+    }
     throw fromNative(err, `cannot resolve the device directory of ${address}`);
   }
   if (!fs.statSync(dir).isDirectory()) {
