@@ -208,12 +208,10 @@ class TxQueue extends RingQueue {
   // (reclaiming first, as send() does), as frames of `length` bytes numbered from seq.
   // Returns how many it sent.
   sendHeld(want, length, seq) {
-    const mask = this.mask;
-    if (((this.tail - this.clean) & mask) >= this.reclaimAt) this.reclaim();
-    const room = mask - ((this.tail - this.clean) & mask); // one slot stays empty
+    const room = this.room();
     const n = want < room ? want : room;
     if (n > 0) {
-      this.tail = this.held.write(this.ringAt / 2, this.tail, mask, n, this.command, length, seq);
+      this.tail = this.held.write(this.ringAt / 2, this.tail, this.mask, n, this.command, length, seq);
       writeTail(this.regs, this.tailIndex, this.tail); // after the descriptors and frames, seen after them
       const totals = this.totals;
       totals[PACKETS] += n;
