@@ -537,6 +537,35 @@ describe('ES modules', function () {
   });
 });
 
+describe('the package surface', function () {
+  // package.json "exports": '.' and './package.json' only; what docs/api.md documents
+  // comes from 'ixy' itself (issue 44), not from a path into lib/.
+  it("exports '.' and './package.json' only: a path into lib/ is refused, the generator comes from 'ixy'", function () {
+    const fs = require('fs');
+    const os = require('os');
+    const project = fs.mkdtempSync(path.join(os.tmpdir(), 'ixy-surface-'));
+    try {
+      fs.mkdirSync(path.join(project, 'node_modules'));
+      fs.symlinkSync(path.join(__dirname, '..'), path.join(project, 'node_modules', 'ixy'));
+      const script = path.join(project, 'surface.js');
+      fs.writeFileSync(script, [
+        "const ixy = require('ixy');",
+        "let deep = 'loaded';",
+        "try { require('ixy/lib/traffic/generator'); } catch (err) { deep = err.code; }",
+        "const version = require('ixy/package.json').version;",
+        'const names = [ixy.Generator, ixy.FrameRecipe, ixy.parseRate, ixy.SoftwarePacer, ixy.generate, ixy.replay].map((x) => typeof x);',
+        'process.stdout.write(JSON.stringify({ deep, version: typeof version, names, seqAt: new ixy.FrameRecipe().seqAt }));',
+      ].join('\n'));
+      const out = execFileSync(process.execPath, [script], { encoding: 'utf8', stdio: ['ignore', 'pipe', 'pipe'] });
+      assert.deepStrictEqual(JSON.parse(out), {
+        deep: 'ERR_PACKAGE_PATH_NOT_EXPORTED', version: 'string', names: ['function', 'function', 'function', 'function', 'function', 'function'], seqAt: 42,
+      });
+    } finally {
+      fs.rmSync(project, { recursive: true, force: true });
+    }
+  });
+});
+
 describe('TypeScript declarations', function () {
   it('declare what the library exports at run time', function () {
     const declared = require('fs').readFileSync(path.join(__dirname, '..', 'index.d.ts'), 'utf8');

@@ -8,7 +8,7 @@
 const assert = require('assert');
 const fs = require('fs');
 const path = require('path');
-const { readPcap } = require('../lib/pcap');
+const { readPcap } = require('../lib/pcap-file');
 const { runIxy, suiteTmpDir } = require('./support/helpers');
 const { Model } = require('../lib/model');
 

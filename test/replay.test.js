@@ -5,7 +5,7 @@
 const assert = require('assert');
 const path = require('path');
 const { replay } = require('../lib/apps/replay');
-const { PcapWriter, readPcap } = require('../lib/pcap');
+const { PcapWriter, readPcap } = require('../lib/pcap-file');
 const { suiteTmpDir, modelForSuite, runIxy, assertIxyError } = require('./support/helpers');
 
 const quiet = { write() {} };

@@ -8,14 +8,14 @@
 // two clocks is one sample. The RX port drops what it receives at once. A probe not back
 // within PROBE_TIMEOUT_MS is lost.
 const fs = require('fs');
-const { open } = require('../index');
+const { open } = require('../open');
 const { PacketBatch } = require('../memory/batch');
 const { Mempool } = require('../memory/mempool');
 const packet = require('../packet');
-const arena = require('../memory/arena');
 const { runLoop } = require('../loop');
 const { IxyError } = require('../host/errors');
 const ts = require('../intel/ixgbe/timesync');
+const { rateFactor, limitRate } = require('../intel/ixgbe/rate-limit');
 const { bitsPerSecond } = require('../traffic/pacing');
 const { Generator } = require('../traffic/generator');
 
@@ -82,7 +82,7 @@ function checkOptions({ rate, size, seconds }) {
   if (!Number.isInteger(rate) || rate < 0) throw new IxyError('EINVAL', `--rate must be a whole number of frames per second, got ${rate}`);
   if (!Number.isInteger(size) || size < 60 || size > 1514) throw new IxyError('EINVAL', `--size must be 60..1514, got ${size}`);
   if (!(seconds >= 0)) throw new IxyError('EINVAL', `--seconds must be 0 or more, got ${seconds}`);
-  if (rate > 0) ts.rateFactor(bitsPerSecond(rate, size)); // one the NIC can space, before opening anything
+  if (rate > 0) rateFactor(bitsPerSecond(rate, size)); // one the NIC can space, before opening anything
 }
 
 async function latency(txAddress, rxAddress, {
@@ -106,7 +106,7 @@ async function latency(txAddress, rxAddress, {
     }
     await Promise.all([ts.waitClock(tx), ts.waitClock(rx)]);
     const offset = ts.clockOffset(tx, rx); // rx's clock minus tx's, tenths of ns
-    if (rate > 0) ts.limitRate(tx, 0, bitsPerSecond(rate, size));
+    if (rate > 0) limitRate(tx, 0, bitsPerSecond(rate, size));
 
     const load = new Generator({ size, dstMac: rx.mac, srcMac: tx.mac, entries: 4096 });
     pools.push(load.pool);
@@ -116,7 +116,7 @@ async function latency(txAddress, rxAddress, {
     const srcMac = packet.parseMac(tx.mac);
     const loadQueue = tx.txQueues[0];
     const probeQueue = tx.txQueues[1];
-    probeQueue.command |= ts.TXD_MAC_1588;
+    probeQueue.stampFrames(); // the NIC latches each probe's time of leaving
     const rxQueue = rx.rxQueues[0];
     const loadBatch = new PacketBatch(BATCH);
     const probeBatch = new PacketBatch(1);
@@ -146,9 +146,8 @@ async function latency(txAddress, rxAddress, {
       const n = rxQueue.receive(rxBatch);
       if (n > 0) {
         const bytes = rxBatch.pool.bytes;
-        const shift = rxBatch.pool.bufferShift;
         for (let i = 0; i < n; i++) {
-          const k = probeSeq(bytes, arena.words[rxBatch.idsAt + i] << shift);
+          const k = probeSeq(bytes, rxBatch.frameAt(i));
           if (k < 0) continue;
           // The latch holds the first probe that reached it: an older one, back after its
           // time ran out, is let go; this probe then counts as lost too.
@@ -206,4 +205,4 @@ async function latency(txAddress, rxAddress, {
   }
 }
 
-module.exports = { latency, summarize, histogramLines };
+module.exports = { latency, summarize };

@@ -10,11 +10,10 @@
 // be on the ring twice (a short file looped) without its buffer going home twice.
 // Frames go out when due as software pacing places them (lib/traffic/pacing.js); several
 // that fell due together go as one batch.
-const { open } = require('../index');
+const { open } = require('../open');
 const { PacketBatch } = require('../memory/batch');
 const { Mempool } = require('../memory/mempool');
-const arena = require('../memory/arena');
-const { readPcap } = require('../pcap');
+const { readPcap } = require('../pcap-file');
 const { IxyError, checkInteger } = require('../host/errors');
 const { SoftwarePacer } = require('../traffic/pacing');
 const { noTraffic } = require('../loop/rates');
@@ -44,18 +43,17 @@ function loadCapture(file) {
 // Copies frames [from, from + n) (their stored buffers are ids from..) into fresh buffers
 // of the pool, as a batch; returns how many it took (the free stack may run short).
 function fillBatch(pool, lengths, batch, from, n) {
-  const words = arena.words;
   const bytes = pool.bytes;
   const shift = pool.bufferShift;
   const got = pool.allocMany(batch.ids, n);
-  for (let k = 0; k < got; k++) {
-    const i = from + k;
-    const to = words[batch.idsAt + k] << shift;
-    bytes.copyWithin(to, i << shift, (i << shift) + lengths[i]);
-    words[batch.lengthsAt + k] = lengths[i];
-  }
   batch.count = got;
   batch.pool = pool;
+  const batchLengths = batch.lengths;
+  for (let k = 0; k < got; k++) {
+    const i = from + k;
+    bytes.copyWithin(batch.frameAt(k), i << shift, (i << shift) + lengths[i]);
+    batchLengths[k] = lengths[i];
+  }
   return got;
 }
 
@@ -137,4 +135,4 @@ async function replay(address, file, {
   }
 }
 
-module.exports = { replay, loadCapture };
+module.exports = { replay };

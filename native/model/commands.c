@@ -14,29 +14,6 @@
 
 #define MAXTOK 16
 
-int control_take_fd(void);                                            /* control.c */
-int irqfd_command(char **tok, int nt, int passed, char *reply, size_t n);   /* irqfd.c */
-
-int reply_fail(char *reply, size_t n, const char *msg, const char *arg)
-{
-	char m[256];
-	snprintf(m, sizeof m, "%s%s%s", msg, arg ? ": " : "", arg ? arg : "");
-	int o = snprintf(reply, n, "{\"ok\":false,\"error\":\"");
-	for (char *c = m; *c && o < (int)n - 8; c++) {       /* JSON string escape */
-		if (*c == '"' || *c == '\\')
-			reply[o++] = '\\';
-		reply[o++] = (unsigned char)*c < 0x20 ? '?' : *c;
-	}
-	snprintf(reply + o, n - o, "\"}");
-	return -1;
-}
-
-int reply_ok(char *reply, size_t n)
-{
-	snprintf(reply, n, "{\"ok\":true}");
-	return 0;
-}
-
 /* Parse an unsigned decimal number; -1 when it is not one. */
 static long long num(const char *s)
 {

@@ -24,13 +24,6 @@
 #define PUBLISH_IDLE_NS 50000ull     /* idle this long: publish heads and counters */
 #define PAUSE_NS      20000ull       /* spin without yielding this long after work */
 
-uint64_t now_ns(void)
-{
-	struct timespec ts;
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
-}
-
 static void publish_all(void)
 {
 	for (int i = 0; i < M.nports; i++)

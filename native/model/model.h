@@ -280,7 +280,7 @@ struct model {
 
 extern struct model M;
 
-/* time.c-ish helpers (in loop.c) */
+/* clock.c: CLOCK_MONOTONIC in ns, the model's one clock */
 uint64_t now_ns(void);
 
 /* pcidev.c: device directories and register files */
@@ -429,9 +429,19 @@ void lat_clear(struct port *p);
 int lat_command(char **tok, int nt, char *reply, size_t n);
 int lat_stats(struct port *p, char *out, size_t n);
 
-/* commands.c: the replies of every command (JSON, one line) */
+/* reply.c: the replies of every command (JSON, one line) */
 int reply_ok(char *reply, size_t n);
 int reply_fail(char *reply, size_t n, const char *msg, const char *arg);
+
+/* commands.c: one control command line to its reply; control.c: the fd a
+ * command line brought along (SCM_RIGHTS); irqfd.c: interrupts to eventfds;
+ * run.c: the command the model runs in its namespace */
+int command_exec(char *line, char *reply, size_t n);
+int control_take_fd(void);
+int irqfd_command(char **tok, int nt, int passed, char *reply, size_t n);
+ssize_t irqfd_recv(int sock, char *buf, size_t len, int *passed);
+void irqfd_signal(struct port *p, int v);
+pid_t runner_start(char **argv, int *go_fd);
 
 /* control.c: the socket and the commands */
 int model_info(char *out, size_t n);  /* commands.c: where the model is, as JSON members */
