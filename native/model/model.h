@@ -254,7 +254,6 @@ struct port {
 	/* statistics: totals since reset and what the registers got of them */
 	uint64_t cnt[NCNT];
 	uint64_t handed[NSTATREG];
-	uint8_t takes[NSTATREG];      /* the driver was seen taking this register's counts */
 	int stats_left;               /* some total not handed over yet */
 
 	/* scratch for a TX frame spread over several descriptors */

@@ -77,7 +77,6 @@ void regs_reset(struct port *p)
 	memset(p->rss.frames, 0, sizeof p->rss.frames);
 	memset(p->rss.drops, 0, sizeof p->rss.drops);
 	memset(p->handed, 0, sizeof p->handed);
-	memset(p->takes, 0, sizeof p->takes);
 	p->stats_left = 0;
 	for (size_t i = 1; i < BAR_SIZE / 4; i++)
 		r[i] = 0;
@@ -309,18 +308,17 @@ void regs_scan(struct port *p, uint64_t now)
  * Statistics registers (8.2.3.23) are clear-on-read on the 82599.  A shared
  * file cannot see a read, so the model hands counts over instead: it keeps
  * totals since reset (p->cnt) and, per register, how much of them the
- * register already got (p->handed).  A driver takes a count by reading the
- * register and writing 0 (on the NIC: the read clears it, the write finds
- * nothing to do).  Into a register that reads 0 the model
- * moves what is pending with a compare-and-swap 0 -> value.  Once a
- * register it filled has been seen at 0 again (p->takes: this driver takes
- * its counts), the model also adds to it while it is not 0, compare-and-swap
- * old -> old + pending, so that one read after traffic stops holds every
- * event.  An add that falls between the driver's read and its write of 0
- * is lost, only while traffic flows (README).
- * The 36-bit GORC/GOTC are read as two halves, so they are only filled from
- * 0 (both halves at once, 64 bits) and otherwise wait.  A driver that never
- * writes 0 sees its first value forever.
+ * register already got (p->handed).  Every publish adds what is pending to
+ * the register with a compare-and-swap old -> old + pending, whatever it
+ * holds: a driver that takes its counts (reads, then writes 0 after a
+ * non-zero value; on the NIC the read clears and the write finds nothing to
+ * do) finds every event since its last take in it, from the very first
+ * read, as on the NIC.  An add that falls between the driver's read and its
+ * write of 0 is lost, only while traffic flows.  A driver that only reads
+ * sees the count since reset, or since its last write of 0 (README,
+ * "Statistics registers").  A register is never carried past its width
+ * (32 bits; 36 for GORC/GOTC, read as two halves and added to as one 64-bit
+ * value): the rest waits for a take.
  */
 enum { S_GPRC, S_GORC, S_TPR, S_MPC0, S_CRCERRS, S_RUC, S_RFC,
        S_ROC, S_RJC, S_GPTC, S_TPT, S_GOTC,
@@ -364,6 +362,26 @@ static uint64_t stat_total(const struct port *p, int i)
 	}
 }
 
+/* Adds up to pend to the register at off, width bits wide; returns what it added. */
+static uint64_t stat_add(struct port *p, uint32_t off, int wide, uint64_t pend)
+{
+	if (wide) {
+		uint64_t *reg = (uint64_t *)&REG(p, off);   /* L and H, 8-aligned */
+		uint64_t cur = __atomic_load_n(reg, __ATOMIC_ACQUIRE), max = (1ull << 36) - 1;
+		uint64_t v = cur >= max ? 0 : pend < max - cur ? pend : max - cur;
+		if (v && __atomic_compare_exchange_n(reg, &cur, cur + v, 0, __ATOMIC_RELEASE, __ATOMIC_RELAXED))
+			return v;
+		return 0;
+	}
+	uint32_t *reg = (uint32_t *)&REG(p, off);
+	uint32_t cur = __atomic_load_n(reg, __ATOMIC_ACQUIRE);
+	uint64_t room = 0xffffffffull - cur;
+	uint32_t v = (uint32_t)(pend < room ? pend : room);
+	if (v && __atomic_compare_exchange_n(reg, &cur, cur + v, 0, __ATOMIC_RELEASE, __ATOMIC_RELAXED))
+		return v;
+	return 0;
+}
+
 void stats_publish(struct port *p)
 {
 	int left = 0;
@@ -371,27 +389,9 @@ void stats_publish(struct port *p)
 		uint64_t pend = stat_total(p, i) - p->handed[i];
 		if (!pend)
 			continue;
-		if (i == S_GORC || i == S_GOTC) {
-			uint64_t v = pend < (1ull << 36) ? pend : (1ull << 36) - 1, zero = 0;
-			uint64_t *reg = (uint64_t *)&REG(p, stat_offset(i));   /* L and H, 8-aligned */
-			if (__atomic_compare_exchange_n(reg, &zero, v, 0, __ATOMIC_RELEASE, __ATOMIC_RELAXED)) {
-				p->handed[i] += v;
-				pend -= v;
-			}
-		} else {
-			uint32_t *reg = (uint32_t *)&REG(p, stat_offset(i));
-			uint32_t cur = __atomic_load_n(reg, __ATOMIC_ACQUIRE);
-			if (cur == 0 && p->handed[i])
-				p->takes[i] = 1;
-			uint64_t room = 0xffffffffull - cur;
-			uint32_t v = (uint32_t)(pend < room ? pend : room);
-			if ((cur == 0 || p->takes[i]) && v &&
-			    __atomic_compare_exchange_n(reg, &cur, cur + v, 0, __ATOMIC_RELEASE, __ATOMIC_RELAXED)) {
-				p->handed[i] += v;
-				pend -= v;
-			}
-		}
-		left |= pend != 0;
+		uint64_t v = stat_add(p, stat_offset(i), i == S_GORC || i == S_GOTC, pend);
+		p->handed[i] += v;
+		left |= pend != v;
 	}
 	p->stats_left = left;
 }
