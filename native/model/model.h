@@ -22,6 +22,7 @@
 #define MAX_FRAME 16384             /* largest gathered TX frame */
 #define SRC_MAX 16000               /* largest source frame (without FCS) */
 #define SRC_MIN 14                  /* smallest source frame: an Ethernet header */
+#define ETH_MIN_LEN 60              /* smallest frame without FCS (IEEE 802.3 4.4.2: 64 with it) */
 #define IRQ_VECTORS 16              /* interrupt vectors modelled: EICR bits 15:0 (intr.c) */
 #define IRQ_CAUSES 0xffffu          /* their cause bits in EICR */
 
@@ -205,6 +206,14 @@ struct tap {
 
 struct sink_flows;
 
+/* The RX packet buffer's frames from cables, pcap files and TAPs (pbuf.c). */
+struct pbuf {
+	uint8_t *data;                /* record ring, allocated on first use */
+	uint32_t rpos, wpos;          /* next record to deliver / to write */
+	uint64_t frames;              /* frames waiting */
+	uint64_t used;                /* their pb_cost() */
+};
+
 struct port {
 	int idx;
 	char address[16];
@@ -232,6 +241,7 @@ struct port {
 	uint32_t max_frame;           /* largest accepted frame incl. FCS */
 	uint32_t tx_max_len;          /* largest frame accepted for TX, without FCS */
 	int strip_crc;
+	uint32_t tx_min_wire;         /* HLREG0.TXPADEN: short frames leave padded to this (60), else 0 */
 	uint32_t ra_seen[16][2];      /* RAL/RAH(n), n < 16, as last synced with their aliases */
 
 	struct rxq rx;                /* RX queue 0, or the queue rss.cur while RSS delivers */
@@ -244,6 +254,7 @@ struct port {
 	struct replay rep;
 	int sink, sink_check, cable;  /* cable = peer port index or -1 */
 	struct tap tap;
+	struct pbuf pb;               /* frames waiting in the RX packet buffer (pbuf.c) */
 	struct irq irq;
 	int64_t sink_last_seq;        /* -1 = no base yet */
 	struct sink_flows *sink_flows;/* check=1: last sequence number per flow (sink-flows.c) */
@@ -365,6 +376,17 @@ void rx_classify(const uint8_t *f, uint32_t len, uint32_t *lo, uint32_t *st);
 int rx_active(const struct port *p);
 int rx_visit(struct port *p, uint64_t now);
 
+/* pbuf.c: the RX packet buffer (RXPBSIZE(0)) */
+/* What a frame of len bytes (without FCS) takes of the packet buffer: its
+ * bytes, FCS and the buffer's own per-frame status (the model's estimate). */
+static inline uint64_t pb_cost(uint32_t len) { return (uint64_t)len + 24; }
+uint32_t pb_size(const struct port *p);
+uint64_t pb_room(const struct port *p);
+void pb_clear(struct port *p);
+int pb_push(struct port *p, const uint8_t *f, uint32_t len);
+int pb_drain(struct port *p);
+int rx_from_buffer(struct port *p, const uint8_t *f, uint32_t len);   /* rx.c */
+
 /* tx.c: consuming TX rings */
 int tx_visit(struct port *p, uint64_t now);
 
@@ -403,7 +425,7 @@ struct pollfd;
 int tap_attach(struct port *p, const char *name, const char *netns, char *err, size_t n);
 void tap_detach(struct port *p);
 int tap_rx(struct port *p);
-void tap_tx(struct port *p, const uint8_t *f, uint32_t len, int pad);
+void tap_tx(struct port *p, const uint8_t *f, uint32_t len);
 void tap_sync(struct port *p);
 int tap_pollfds(struct pollfd *fds);
 

@@ -71,6 +71,7 @@ void regs_reset(struct port *p)
 	if (p->removed)
 		return;
 	port_drop_queues(p);
+	pb_clear(p);
 	p->link_up = 0;
 	p->link_up_at = 0;
 	memset(p->cnt, 0, sizeof p->cnt);
@@ -300,6 +301,8 @@ void regs_scan(struct port *p, uint64_t now)
 	if (p->max_frame > MAX_FRAME)
 		p->max_frame = MAX_FRAME;         /* the model's limit (README) */
 	p->tx_max_len = p->max_frame - 4;       /* TX: DTALEN sum without FCS (7.2.3.2.4) */
+	/* 8.2.3.22.8: TXPADEN pads short frames to 64 bytes with the FCS. */
+	p->tx_min_wire = (hl & HLREG0_TXPADEN) ? ETH_MIN_LEN : 0;
 	scan_queues(p, now);
 	rss_scan(p, now);     /* MRQC, RSSRK, RETA, RQSMR and RX queues 1..63 */
 }

@@ -70,7 +70,27 @@ static void tx_deliver(struct port *p, struct port *peer, const uint8_t *f, uint
 		peer->w.rx_ps = 0;
 	}
 	if (p->tap.fd >= 0)
-		tap_tx(p, f, len, (REG(p, HLREG0) & HLREG0_TXPADEN) != 0);
+		tap_tx(p, f, len);
+}
+
+/* The length of a frame of len bytes on the wire (without FCS): with
+ * HLREG0.TXPADEN (8.2.3.22.8) the MAC pads a short frame to 60 bytes, 64
+ * with the FCS it appends, the minimum of IEEE 802.3 (4.4.2). */
+static inline uint32_t tx_wire_len(const struct port *p, uint32_t len)
+{
+	return len < p->tx_min_wire ? p->tx_min_wire : len;
+}
+
+/* The frame at f, len bytes, as it leaves the MAC: padded with zeros in
+ * gather (where a gathered frame already is) when it is short. */
+static const uint8_t *tx_pad(const struct port *p, const uint8_t *f, uint32_t len)
+{
+	if (len >= p->tx_min_wire)
+		return f;
+	if (f != gather)
+		memcpy(gather, f, len);
+	memset(gather + len, 0, p->tx_min_wire - len);
+	return gather;
 }
 
 /* DD write-back (7.2.3.5) for the descriptors of one frame that have RS;
@@ -122,6 +142,7 @@ static int tx_ring(struct port *p, int q, struct port *peer, uint64_t now)
 			if ((cmd & (CMD_EOP | CMD_DEXT | DTYP_MASK)) != (CMD_EOP | CMD_DEXT | DTYP_DATA) ||
 			    len - TX_MIN_LEN > span || wire_hold(p, q, now_ps) || !dma_virt_fast(addr, len))
 				break;
+			len = tx_wire_len(p, len);
 			wire_send(p, q, len, now_ps);
 			frames++;
 			bytes += len;
@@ -185,12 +206,13 @@ static int tx_ring(struct port *p, int q, struct port *peer, uint64_t now)
 				bad = 1;
 			}
 			if (!bad) {
-				uint64_t ps = wire_send(p, q, glen, now_ps);
+				uint32_t wlen = tx_wire_len(p, glen);
+				uint64_t ps = wire_send(p, q, wlen, now_ps);
 				frames++;
-				bytes += glen;
+				bytes += wlen;
 				if (need_data)
-					tx_deliver(p, peer, single ? single : gather, glen, ps,
-						   tsreq && p->ptp.tx_on, fetched);
+					tx_deliver(p, peer, tx_pad(p, single ? single : gather, glen),
+						   wlen, ps, tsreq && p->ptp.tx_on, fetched);
 			}
 			if (nsegs == 1) {
 				if (cmd & CMD_RS) {

@@ -1,0 +1,103 @@
+/*
+ * pbuf.c - the RX packet buffer (82599 datasheet 8.2.3.8.9, RXPBSIZE(0):
+ * 512 KiB by default) for frames from a cable, a pcap file or a TAP.
+ *
+ * A frame that passed the MAC (address filter, length, FCS: rx.c rx_put)
+ * and finds no free descriptor in its queue waits here when the queue has
+ * no SRRCTL.DROP_EN; frames leave in the order they came (one FIFO for all
+ * queues, as on the 82599), each as soon as its queue has descriptors, and
+ * a frame for a full queue holds up those behind it.  Only a frame that
+ * finds the buffer full is lost, and counted where the NIC counts it (MPC).
+ * A source's waiting frames (rx.c, s->backlog) take room in the same
+ * buffer: pb_room() is what is left for either.
+ *
+ * Storage: a byte ring of records (4-byte length, then the frame, rounded
+ * up to 4 bytes); a record that does not fit before the end of the ring
+ * leaves a wrap mark (length PB_WRAP) and starts again at 0.  What a frame
+ * costs against RXPBSIZE is pb_cost(), more than its record, so the ring
+ * (the largest RXPBSIZE plus one largest frame) never overruns.
+ */
+#include <stdlib.h>
+#include <string.h>
+
+#include "model.h"
+#include "regs.h"
+
+#define PB_MAX   (512u << 10)                  /* RXPBSIZE(0) at reset, the most it may hold */
+#define PB_RING  (PB_MAX + MAX_FRAME + 64)     /* bytes of the record ring */
+#define PB_WRAP  0xffffffffu
+
+static uint32_t rec_len(uint32_t len) { return 4 + ((len + 3) & ~3u); }
+
+/* The buffer's size as RXPBSIZE(0) says (bytes, bits 19:10), the reset value if invalid. */
+uint32_t pb_size(const struct port *p)
+{
+	uint32_t bytes = REG(p, RXPBSIZE(0));
+	return bytes == 0 || bytes > PB_MAX ? PB_MAX : bytes;
+}
+
+/* Room left in the buffer, in bytes, with the source's waiting frames counted. */
+uint64_t pb_room(const struct port *p)
+{
+	uint64_t used = p->pb.used + p->src.backlog * pb_cost(p->src.size);
+	uint64_t size = pb_size(p);
+	return used < size ? size - used : 0;
+}
+
+void pb_clear(struct port *p)
+{
+	p->pb.rpos = p->pb.wpos = 0;
+	p->pb.frames = 0;
+	p->pb.used = 0;
+}
+
+/* Store a frame that found no descriptor; 0 if the buffer is full (the caller counts it). */
+int pb_push(struct port *p, const uint8_t *f, uint32_t len)
+{
+	struct pbuf *b = &p->pb;
+	if (pb_cost(len) > pb_room(p))
+		return 0;
+	if (!b->data && !(b->data = malloc(PB_RING)))
+		return 0;
+	uint32_t need = rec_len(len);
+	if (b->frames && b->wpos <= b->rpos && b->wpos + need > b->rpos)
+		return 0;                       /* cannot happen with pb_cost >= need; be safe */
+	if (b->wpos + need > PB_RING) {
+		if (b->frames && need > b->rpos)
+			return 0;
+		if (b->wpos + 4 <= PB_RING)
+			memcpy(b->data + b->wpos, &(uint32_t){ PB_WRAP }, 4);
+		b->wpos = 0;
+		if (!b->frames)
+			b->rpos = 0;
+	}
+	memcpy(b->data + b->wpos, &len, 4);
+	memcpy(b->data + b->wpos + 4, f, len);
+	b->wpos += need;
+	b->frames++;
+	b->used += pb_cost(len);
+	return 1;
+}
+
+/* Frames leave in order while their queues take them (rx.c rx_from_buffer). */
+int pb_drain(struct port *p)
+{
+	struct pbuf *b = &p->pb;
+	int work = 0;
+	while (b->frames && p->rx_ok) {
+		uint32_t len;
+		if (b->rpos + 4 > PB_RING || (memcpy(&len, b->data + b->rpos, 4), len == PB_WRAP)) {
+			b->rpos = 0;
+			continue;
+		}
+		if (rx_from_buffer(p, b->data + b->rpos + 4, len) < 0)
+			break;                      /* its queue is full: it and those behind it wait */
+		b->rpos += rec_len(len);
+		b->frames--;
+		b->used -= pb_cost(len);
+		work = 1;
+	}
+	if (!b->frames)
+		b->rpos = b->wpos = 0;
+	return work;
+}
