@@ -175,7 +175,9 @@ struct wire {
 	int unlimited;                /* `wire PORT unlimited`: frames take no wire time */
 	uint64_t free_ps;             /* when the line is free again (ps of the wire clock) */
 	uint64_t last_ps;             /* wire time of the last frame sent */
-	uint64_t rx_ps;               /* wire time of the frame a cable offers now, 0 = none */
+	uint64_t rx_ps;               /* wire time of the frame a cable offers now at this MAC, 0 = none */
+	uint64_t rx_due_ps;           /* ... when it is in whole (store and forward), 0 = now */
+	uint64_t rx_now_ps;           /* the wire clock of the current RX batch (rx_begin's caller) */
 	uint64_t limited;             /* bit q: TX queue q is rate-limited (RTTBCNRC.RS_ENA) */
 	uint32_t rf[NUM_QUEUES];      /* rate factor RF_INT.RF_DEC (14 fraction bits) */
 	uint64_t next_ps[NUM_QUEUES]; /* earliest start of queue q's next frame */
@@ -206,11 +208,12 @@ struct tap {
 
 struct sink_flows;
 
-/* The RX packet buffer's frames from cables, pcap files and TAPs (pbuf.c). */
+/* The RX packet buffer's frames from cables, pcap files and TAPs, and the
+ * frames still on a cable (pbuf.c). */
 struct pbuf {
 	uint8_t *data;                /* record ring, allocated on first use */
 	uint32_t rpos, wpos;          /* next record to deliver / to write */
-	uint64_t frames;              /* frames waiting */
+	uint64_t frames;              /* frames waiting or on the way */
 	uint64_t used;                /* their pb_cost() */
 };
 
@@ -383,7 +386,7 @@ static inline uint64_t pb_cost(uint32_t len) { return (uint64_t)len + 24; }
 uint32_t pb_size(const struct port *p);
 uint64_t pb_room(const struct port *p);
 void pb_clear(struct port *p);
-int pb_push(struct port *p, const uint8_t *f, uint32_t len);
+int pb_push(struct port *p, const uint8_t *f, uint32_t len, uint64_t due_ps);
 int pb_drain(struct port *p);
 int rx_from_buffer(struct port *p, const uint8_t *f, uint32_t len);   /* rx.c */
 
@@ -446,6 +449,7 @@ void ptp_tx(struct port *p, uint64_t ps);
 /* latency.c: the model's truth of each source frame's way through a driver */
 void lat_rx(struct port *p, uint64_t seq, uint64_t n, uint64_t t0, uint64_t t1);
 void lat_tx(struct port *p, const uint8_t *f, uint32_t len, uint64_t now);
+void lat_rx_frame(struct port *p, const uint8_t *f, uint32_t len, uint64_t now);
 void lat_clear(struct port *p);
 int lat_command(char **tok, int nt, char *reply, size_t n);
 int lat_stats(struct port *p, char *out, size_t n);

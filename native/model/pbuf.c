@@ -11,9 +11,16 @@
  * A source's waiting frames (rx.c, s->backlog) take room in the same
  * buffer: pb_room() is what is left for either.
  *
- * Storage: a byte ring of records (4-byte length, then the frame, rounded
- * up to 4 bytes); a record that does not fit before the end of the ring
- * leaves a wrap mark (length PB_WRAP) and starts again at 0.  What a frame
+ * A frame from a cable is here before it has arrived: it enters when the
+ * sender's model thread sends it, with the wire time at which it is in
+ * whole at this port (due), and leaves no earlier than that (the cable's
+ * delay line; wire.h).  Frames of one cable arrive in the order they left,
+ * so one FIFO serves both.
+ *
+ * Storage: a byte ring of records (4-byte length, 4 spare, 8-byte due time,
+ * then the frame, rounded up to 8 bytes); a record that does not fit before
+ * the end of the ring leaves a wrap mark (length PB_WRAP) and starts again
+ * at 0.  What a frame
  * costs against RXPBSIZE is pb_cost(), more than its record, so the ring
  * (the largest RXPBSIZE plus one largest frame) never overruns.
  */
@@ -27,7 +34,9 @@
 #define PB_RING  (PB_MAX + MAX_FRAME + 64)     /* bytes of the record ring */
 #define PB_WRAP  0xffffffffu
 
-static uint32_t rec_len(uint32_t len) { return 4 + ((len + 3) & ~3u); }
+#define PB_HEAD  16u                           /* length, spare, due */
+
+static uint32_t rec_len(uint32_t len) { return PB_HEAD + ((len + 7) & ~7u); }
 
 /* The buffer's size as RXPBSIZE(0) says (bytes, bits 19:10), the reset value if invalid. */
 uint32_t pb_size(const struct port *p)
@@ -51,8 +60,9 @@ void pb_clear(struct port *p)
 	p->pb.used = 0;
 }
 
-/* Store a frame that found no descriptor; 0 if the buffer is full (the caller counts it). */
-int pb_push(struct port *p, const uint8_t *f, uint32_t len)
+/* Store a frame that found no descriptor or is still on its way (due_ps: when
+ * it is in whole); 0 if the buffer is full (the caller counts it). */
+int pb_push(struct port *p, const uint8_t *f, uint32_t len, uint64_t due_ps)
 {
 	struct pbuf *b = &p->pb;
 	if (pb_cost(len) > pb_room(p))
@@ -65,32 +75,42 @@ int pb_push(struct port *p, const uint8_t *f, uint32_t len)
 	if (b->wpos + need > PB_RING) {
 		if (b->frames && need > b->rpos)
 			return 0;
-		if (b->wpos + 4 <= PB_RING)
+		if (b->wpos + 4 <= PB_RING)   /* records are 8-aligned: always room */
 			memcpy(b->data + b->wpos, &(uint32_t){ PB_WRAP }, 4);
 		b->wpos = 0;
 		if (!b->frames)
 			b->rpos = 0;
 	}
 	memcpy(b->data + b->wpos, &len, 4);
-	memcpy(b->data + b->wpos + 4, f, len);
+	memcpy(b->data + b->wpos + 8, &due_ps, 8);
+	memcpy(b->data + b->wpos + PB_HEAD, f, len);
 	b->wpos += need;
 	b->frames++;
 	b->used += pb_cost(len);
 	return 1;
 }
 
-/* Frames leave in order while their queues take them (rx.c rx_from_buffer). */
+/* Frames leave in order, once they have arrived (p->w.rx_now_ps), while their
+ * queues take them (rx.c rx_from_buffer). */
 int pb_drain(struct port *p)
 {
 	struct pbuf *b = &p->pb;
+	uint64_t offered_due = p->w.rx_due_ps;   /* of a frame rx_put is offering now */
 	int work = 0;
 	while (b->frames && p->rx_ok) {
 		uint32_t len;
+		uint64_t due;
 		if (b->rpos + 4 > PB_RING || (memcpy(&len, b->data + b->rpos, 4), len == PB_WRAP)) {
 			b->rpos = 0;
 			continue;
 		}
-		if (rx_from_buffer(p, b->data + b->rpos + 4, len) < 0)
+		memcpy(&due, b->data + b->rpos + 8, 8);
+		if (due > p->w.rx_now_ps)
+			break;                      /* still on the cable */
+		p->w.rx_due_ps = due;               /* when it came (latency truth, rx.c) */
+		int r = rx_from_buffer(p, b->data + b->rpos + PB_HEAD, len);
+		p->w.rx_due_ps = offered_due;
+		if (r < 0)
 			break;                      /* its queue is full: it and those behind it wait */
 		b->rpos += rec_len(len);
 		b->frames--;

@@ -21,6 +21,7 @@
 
 #include "model.h"
 #include "regs.h"
+#include "wire.h"
 
 #define STAT_DD  RXD_STAT_DD
 #define STAT_EOP RXD_STAT_EOP
@@ -361,20 +362,36 @@ static int rx_frame(struct port *p, const uint8_t *f, uint32_t len, uint32_t fcs
 	return 1;
 }
 
+/* A frame written into the ring: the latency truth times PTP frames from when
+ * they were in whole at the MAC (a cable's due time; else now), so that a wait
+ * in the packet buffer counts, as on the way through a NIC (latency.c). */
+static void lat_arrived(struct port *p, const uint8_t *f, uint32_t len)
+{
+	uint64_t due = p->w.rx_due_ps;
+	lat_rx_frame(p, f, len, due ? wire_to_ns(due) : now_ns());
+}
+
 /* Write an admitted frame (its queue chosen: rss) into the ring; 1 if written. */
 static int rx_write(struct port *p, const uint8_t *f, uint32_t len, uint64_t rss, uint32_t err)
 {
 	uint32_t lo, st;
 	rx_classify(f, len, &lo, &st);
 	uint32_t fcs = p->strip_crc ? 0 : crc32_eth(f, len);
-	if (rx_frame(p, f, len, fcs, lo | rss, st | err))
+	if (rx_frame(p, f, len, fcs, lo | rss, st | err)) {
+		if (p->lat)
+			lat_arrived(p, f, len);
 		return 1;
+	}
 	/* A buffer in memory the driver mapped after the model's last scan: a NIC's
 	 * DMA does not wait for the model to find it, so scan now and try again
 	 * instead of keeping the frame as if the ring were full. */
 	if (p->rx.ring.miss_gen) {
 		dma_maybe_scan(now_ns(), 1);
-		return rx_frame(p, f, len, fcs, lo | rss, st | err);
+		if (rx_frame(p, f, len, fcs, lo | rss, st | err)) {
+			if (p->lat)
+				lat_arrived(p, f, len);
+			return 1;
+		}
 	}
 	return 0;
 }
@@ -396,9 +413,11 @@ int rx_put(struct port *p, const uint8_t *f, uint32_t len)
 		return 0;
 	if (p->ptp.rx_on)
 		ptp_rx(p, f, len, p->w.rx_ps);   /* 1588 latch at the MAC (ptp.c) */
-	if (!p->pb.frames && rx_write(p, f, len, rss, (uint32_t)err))
+	uint64_t due = p->w.rx_due_ps;       /* from a cable: when it is in whole */
+	int arrived = due <= p->w.rx_now_ps;
+	if (arrived && !p->pb.frames && rx_write(p, f, len, rss, (uint32_t)err))
 		return 1;
-	if (p->rx.drop_en || !pb_push(p, f, len))
+	if ((arrived && p->rx.drop_en) || !pb_push(p, f, len, due))
 		rx_no_desc(p, 1);
 	return 0;
 }
@@ -669,6 +688,7 @@ int rx_visit(struct port *p, uint64_t now)
 	if (!p->src.on && !p->rep.on && p->tap.fd < 0 && !p->pb.frames)
 		return 0;
 	uint64_t waiting = p->pb.frames;
+	p->w.rx_now_ps = wire_ps(now);
 	rx_begin(p);
 	int work = p->pb.frames < waiting;
 	if (p->src.on)

@@ -65,9 +65,13 @@ static void tx_deliver(struct port *p, struct port *peer, const uint8_t *f, uint
 	if (p->lat)
 		lat_tx(p, f, len, fetched);
 	if (peer) {
-		peer->w.rx_ps = ps;      /* arrives as it leaves: a cable of no length */
+		/* its first byte at the peer's MAC after both ports' latency, in whole
+		 * one frame time later (wire.h); a line without pacing takes no time */
+		uint64_t at = p->w.unlimited ? ps : ps + CABLE_LATENCY_PS;
+		peer->w.rx_ps = at;
+		peer->w.rx_due_ps = p->w.unlimited ? 0 : at + wire_frame_ps(len);
 		rx_put(peer, f, len);
-		peer->w.rx_ps = 0;
+		peer->w.rx_ps = peer->w.rx_due_ps = 0;
 	}
 	if (p->tap.fd >= 0)
 		tap_tx(p, f, len);
@@ -118,7 +122,7 @@ static int tx_ring(struct port *p, int q, struct port *peer, uint64_t now)
 	/* a limited queue, 1588 and latency truth need the general loop too */
 	int need_data = p->sink_check || p->pcap_out || peer || p->tap.fd >= 0 || p->lat ||
 			p->ptp.tx_on || ((p->w.limited >> q) & 1);
-	uint64_t now_ps = wire_ps(now), fetched = p->lat ? now_ns() : now;
+	uint64_t now_ps = wire_ps(now), fetched = now;
 	int tsreq = 0;
 	uint32_t start = head, glen = 0, nsegs = 0;
 	/* lengths outside TX_MIN_LEN..tx_max_len: len - TX_MIN_LEN > span (unsigned) */
@@ -274,8 +278,15 @@ int tx_visit(struct port *p, uint64_t now)
 		for (uint64_t rel = p->tx_released; rel; rel &= rel - 1)
 			tx_released_ring(p, __builtin_ctzll(rel));
 	struct port *peer = p->cable >= 0 ? &M.ports[p->cable] : NULL;
-	if (peer)
+	/* Frames leave no earlier than the model fetches them: where their time is
+	 * seen (a peer's RX, 1588, the latency truth) the clock is read afresh, not
+	 * taken from the top of a loop the thread may have been descheduled in. */
+	if (peer || p->lat || p->ptp.tx_on)
+		now = now_ns();
+	if (peer) {
+		peer->w.rx_now_ps = wire_ps(now);
 		rx_begin(peer);
+	}
 	int work = 0;
 	for (uint64_t act = p->tx_active; act; act &= act - 1)
 		work |= tx_ring(p, __builtin_ctzll(act), peer, now);
