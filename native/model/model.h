@@ -268,6 +268,8 @@ struct port {
 	/* statistics: totals since reset and what the registers got of them */
 	uint64_t cnt[NCNT];
 	uint64_t handed[NSTATREG];
+	uint64_t wrote[NSTATREG];     /* what the model last stored in the register */
+	uint64_t reads_seen;          /* watch_reads() at the last publish (watch.c) */
 	int stats_left;               /* some total not handed over yet */
 
 	/* scratch for a TX frame spread over several descriptors */
@@ -378,6 +380,12 @@ void rx_end(struct port *p, uint64_t now);
 void rx_classify(const uint8_t *f, uint32_t len, uint32_t *lo, uint32_t *st);
 int rx_active(const struct port *p);
 int rx_visit(struct port *p, uint64_t now);
+
+/* watch.c: hardware watchpoints on the drivers' reads of GPRC */
+void watch_client(pid_t pid, uint32_t ports);
+void watch_forget(int (*is_client)(pid_t));
+uint64_t watch_reads(int port);
+int watch_any(int port);
 
 /* pbuf.c: the RX packet buffer (RXPBSIZE(0)) */
 /* What a frame of len bytes (without FCS) takes of the packet buffer: its
