@@ -214,6 +214,7 @@ struct pbuf {
 	uint8_t *data;                /* record ring, allocated on first use */
 	uint32_t rpos, wpos;          /* next record to deliver / to write */
 	uint64_t frames;              /* frames waiting or on the way */
+	uint64_t recs;                /* records in the ring: those and ones taken out of turn */
 	uint64_t used;                /* their pb_cost() */
 };
 

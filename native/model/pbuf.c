@@ -14,8 +14,12 @@
  * A frame from a cable is here before it has arrived: it enters when the
  * sender's model thread sends it, with the wire time at which it is in
  * whole at this port (due), and leaves no earlier than that (the cable's
- * delay line; wire.h).  Frames of one cable arrive in the order they left,
- * so one FIFO serves both.
+ * delay line; wire.h).  Frames of one cable arrive in the order of their
+ * wire times, which is not always the order the sender fetched them in (a
+ * rate-limited queue's frames are fetched ahead of their time, another
+ * queue's go out in its gaps): a drain looks past frames still on the
+ * cable for ones that have arrived, and marks those it takes out of turn.
+ * Frames that have arrived leave in the order they were stored.
  *
  * Storage: a byte ring of records (4-byte length, 4 spare, 8-byte due time,
  * then the frame, rounded up to 8 bytes); a record that does not fit before
@@ -35,6 +39,8 @@
 #define PB_WRAP  0xffffffffu
 
 #define PB_HEAD  16u                           /* length, spare, due */
+#define PB_DONE  0x80000000u                   /* length flag: delivered out of turn */
+#define PB_PASS  1024                          /* frames still on the cable a drain looks past */
 
 static uint32_t rec_len(uint32_t len) { return PB_HEAD + ((len + 7) & ~7u); }
 
@@ -56,7 +62,7 @@ uint64_t pb_room(const struct port *p)
 void pb_clear(struct port *p)
 {
 	p->pb.rpos = p->pb.wpos = 0;
-	p->pb.frames = 0;
+	p->pb.frames = p->pb.recs = 0;
 	p->pb.used = 0;
 }
 
@@ -70,15 +76,15 @@ int pb_push(struct port *p, const uint8_t *f, uint32_t len, uint64_t due_ps)
 	if (!b->data && !(b->data = malloc(PB_RING)))
 		return 0;
 	uint32_t need = rec_len(len);
-	if (b->frames && b->wpos <= b->rpos && b->wpos + need > b->rpos)
+	if (b->recs && b->wpos <= b->rpos && b->wpos + need > b->rpos)
 		return 0;                       /* cannot happen with pb_cost >= need; be safe */
 	if (b->wpos + need > PB_RING) {
-		if (b->frames && need > b->rpos)
+		if (b->recs && need > b->rpos)
 			return 0;
 		if (b->wpos + 4 <= PB_RING)   /* records are 8-aligned: always room */
 			memcpy(b->data + b->wpos, &(uint32_t){ PB_WRAP }, 4);
 		b->wpos = 0;
-		if (!b->frames)
+		if (!b->recs)
 			b->rpos = 0;
 	}
 	memcpy(b->data + b->wpos, &len, 4);
@@ -86,6 +92,7 @@ int pb_push(struct port *p, const uint8_t *f, uint32_t len, uint64_t due_ps)
 	memcpy(b->data + b->wpos + PB_HEAD, f, len);
 	b->wpos += need;
 	b->frames++;
+	b->recs++;
 	b->used += pb_cost(len);
 	return 1;
 }
@@ -96,28 +103,56 @@ int pb_drain(struct port *p)
 {
 	struct pbuf *b = &p->pb;
 	uint64_t offered_due = p->w.rx_due_ps;   /* of a frame rx_put is offering now */
-	int work = 0;
-	while (b->frames && p->rx_ok) {
+	uint32_t pos = b->rpos;
+	uint64_t left = b->recs;
+	int head = 1, work = 0, passed = 0;       /* head: no frame left behind before pos */
+	while (left && p->rx_ok) {
 		uint32_t len;
 		uint64_t due;
-		if (b->rpos + 4 > PB_RING || (memcpy(&len, b->data + b->rpos, 4), len == PB_WRAP)) {
-			b->rpos = 0;
+		if (pos + 4 > PB_RING || (memcpy(&len, b->data + pos, 4), len == PB_WRAP)) {
+			pos = 0;
+			if (head)
+				b->rpos = 0;
 			continue;
 		}
-		memcpy(&due, b->data + b->rpos + 8, 8);
-		if (due > p->w.rx_now_ps)
-			break;                      /* still on the cable */
+		uint32_t next = pos + rec_len(len & ~PB_DONE);
+		left--;
+		if (len & PB_DONE) {                 /* taken out of turn before */
+			if (head) {
+				b->rpos = next;
+				b->recs--;
+			}
+			pos = next;
+			continue;
+		}
+		memcpy(&due, b->data + pos + 8, 8);
+		if (due > p->w.rx_now_ps) {
+			/* still on the cable; a frame behind it may have arrived first
+			 * (one that left in a rate-limited queue's gap, wire.h) */
+			head = 0;
+			pos = next;
+			if (++passed > PB_PASS)
+				break;
+			continue;
+		}
 		p->w.rx_due_ps = due;               /* when it came (latency truth, rx.c) */
-		int r = rx_from_buffer(p, b->data + b->rpos + PB_HEAD, len);
+		int r = rx_from_buffer(p, b->data + pos + PB_HEAD, len);
 		p->w.rx_due_ps = offered_due;
 		if (r < 0)
 			break;                      /* its queue is full: it and those behind it wait */
-		b->rpos += rec_len(len);
 		b->frames--;
 		b->used -= pb_cost(len);
 		work = 1;
+		if (head) {
+			b->rpos = next;
+			b->recs--;
+		} else {
+			len |= PB_DONE;
+			memcpy(b->data + pos, &len, 4);
+		}
+		pos = next;
 	}
-	if (!b->frames)
+	if (!b->recs)
 		b->rpos = b->wpos = 0;
 	return work;
 }
