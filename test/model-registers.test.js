@@ -71,7 +71,7 @@ describe('device model: registers', function () {
     await d.sleep(5);
     assert.strictEqual(dev.read(d.R.GPRC), 10, 'a read cleared it: the next read has the frames since, as on the NIC');
     assert.strictEqual(dev.read(d.R.GPTC), 0);
-    // outside GPRC's group (GPRC, GPTC, GORC, GOTC) reads are not seen: a register never
+    // outside GPRC's group (GPRC, GPTC, GORC, GOTC, MPC(0)) reads are not seen: a register never
     // taken holds every frame since reset
     assert.strictEqual(dev.read(d.R.QPRC0), 20);
     await d.sleep(5);

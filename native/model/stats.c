@@ -99,10 +99,11 @@ static uint64_t stat_put(struct port *p, uint32_t off, int wide, uint64_t pend, 
 	return 0;
 }
 
-/* The registers a driver reads together with GPRC, whose reads watch.c sees. */
+/* The registers a driver reads together with GPRC, whose reads watch.c sees:
+ * ixy's C driver reads GPRC, GPTC, GORC and GOTC, the seed's ixy.js MPC too. */
 static int read_with_gprc(int i)
 {
-	return i == S_GPRC || i == S_GPTC || i == S_GORC || i == S_GOTC;
+	return i == S_GPRC || i == S_GPTC || i == S_GORC || i == S_GOTC || i == S_MPC0;
 }
 
 void stats_publish(struct port *p)

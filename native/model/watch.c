@@ -8,9 +8,9 @@
  * watchpoint (x86 debug registers, through perf_event_open with
  * PERF_TYPE_BREAKPOINT) on GPRC in each thread of each process that maps a
  * port's resource0 counts the driver's accesses to it.  Drivers read their
- * counters together (GPRC, GPTC, GORC, GOTC), and a thread has four debug
- * registers, so GPRC stands for the group: regs.c stats_publish() treats
- * a read seen since the last publish as a read of the four.
+ * counters together (GPRC, GPTC, GORC, GOTC, MPC(0)), and a thread has four
+ * debug registers, so GPRC stands for the group: stats.c stats_publish()
+ * treats a read seen since the last publish as a read of the group.
  *
  * Best effort: where perf_event_open is refused (no permission, no debug
  * registers free, a kernel without it) nothing is watched and the model
