@@ -6,6 +6,7 @@
 //                [--latest | --no-latest] [--node PATH]
 // npm run bench -- --loss [options]: loss at fixed rates instead (loss.js, --loss --help).
 // npm run bench -- --latency [options]: forwarding latency at fixed rates (latency.js).
+// npm run bench -- --latency-meter [options]: ixy latency against the model's truth (latency-meter.js).
 // npm run bench -- --pacing [options]: how evenly generate spaces frames at a rate (pacing.js).
 // npm run bench -- --workers 1,2 [options]: forwarding with worker threads (workers.js).
 // Bidirectional forwarding on the model (64-byte frames, sources unlimited, sinks without
@@ -33,6 +34,8 @@ const USAGE = `usage: npm run bench [-- options]
                       npm run bench -- --loss --help lists its options)
   --latency           forwarding latency at fixed rates, JS and C, from the model's
                       latency truth (latency.js; --latency --help lists its options)
+  --latency-meter     ixy latency through a forwarder against the model's truth of the
+                      same run (latency-meter.js; --latency-meter --help)
   --pacing            how evenly \`ixy generate --rate\` spaces its frames on the model's
                       wire, and its CPU (pacing.js; --pacing --help lists its options)
   --workers 1,2       \`ixy forward --workers N\` for each N: totals and ns/packet per
@@ -276,7 +279,7 @@ async function main() {
 }
 
 const argv = process.argv.slice(2);
-const other = ['--loss', '--latency', '--pacing'].find((a) => argv.includes(a));
+const other = ['--loss', '--latency-meter', '--latency', '--pacing'].find((a) => argv.includes(a));
 let run = other ? () => require(`./${other.slice(2)}`).main(argv.filter((a) => a !== other)) : main;
 if (!other && argv.includes('--workers')) run = () => require('./workers').main(argv); // --workers keeps its value
 run().catch((err) => {

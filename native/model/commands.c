@@ -50,7 +50,7 @@ static int stats(char *reply, size_t n, int only)
 			"\"txFrames\":%lu,\"txBytes\":%lu,\"txDropBadLength\":%lu,\"descErrors\":%lu,"
 			"\"sinkFrames\":%lu,\"sinkSeqErrors\":%lu,\"sinkBadFrames\":%lu,\"pcapFrames\":%lu,"
 			"\"dmaOwnerPid\":%d,\"busMaster\":%s,\"rxQueueActive\":%s,\"txQueuesActive\":%d,"
-			"\"sourceSeq\":%lu,\"sourceBacklog\":%lu,\"loopMaxGapUs\":%lu,\"dmaWaits\":%lu,"
+			"\"sourceSeq\":%lu,\"sourceBacklog\":%lu,\"rxBuffered\":%lu,\"loopMaxGapUs\":%lu,\"dmaWaits\":%lu,"
 			"\"dmaAfterRelease\":%lu,\"rxQueueReleased\":%s,\"txQueuesReleased\":%d,"
 			"\"sourcePausedUs\":%lu,\"deviceId\":\"%04x\",\"removed\":%s,",
 			o > 20 ? "," : "", p->address, p->link_up ? "true" : "false",
@@ -60,7 +60,7 @@ static int stats(char *reply, size_t n, int only)
 			t->desc_errors, t->sink_frames, t->sink_seq_errors,
 			t->sink_bad_frames, t->pcap_frames, dma_owner_pid(i),
 			p->bus_master ? "true" : "false", p->rx.ring.desc ? "true" : "false",
-			__builtin_popcountll(p->tx_active), p->src.seq, p->src.backlog, M.max_gap_ns / 1000,
+			__builtin_popcountll(p->tx_active), p->src.seq, p->src.backlog, p->pb.frames, M.max_gap_ns / 1000,
 			t->dma_waits, t->dma_after_release, p->rx.ring.released ? "true" : "false",
 			__builtin_popcountll(p->tx_released), t->source_paused_ns / 1000, p->device_id, p->removed ? "true" : "false");
 		o += rss_json(p, reply + o, n - o);

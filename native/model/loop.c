@@ -38,8 +38,8 @@ static void slow_work(uint64_t now)
 		struct port *p = &M.ports[i];
 		regs_scan(p, now);
 		tap_sync(p);
-		if (p->stats_left && !p->removed)
-			stats_publish(p);        /* counts waiting for a register read as 0 */
+		if ((p->stats_left || watch_any(p->idx)) && !p->removed)
+			stats_publish(p);        /* counts still to hand over, reads to answer (watch.c) */
 	}
 	dma_maybe_scan(now, 0);
 	dma_check_owners(now);
