@@ -6,7 +6,7 @@
 const assert = require('assert');
 const path = require('path');
 const { replay } = require('../lib/apps/replay');
-const { PcapWriter, readPcap } = require('../lib/pcap');
+const { PcapWriter, readPcap } = require('../lib/pcap-file');
 const { suiteTmpDir, modelForSuite, runIxy } = require('./support/helpers');
 
 const quiet = { write() {} };
