@@ -10,12 +10,15 @@ const { checkDevice } = require('./device/checked-queues');
 const modelIrq = require('./host/model-irq');
 const { idleMode, needsVfio, noInterrupts, namedRate } = require('./device/idle');
 const { checkOptionsObject } = require('./host/option-names');
+const { isXdpName } = require('./xdp/iface');
+const { openXdp } = require('./xdp/device');
 
 // Picks the driver from the device's vendor and device IDs, initialises the device and
 // resolves once its link is up. Options go to the driver (queues, ring sizes, ...);
 // `force: true` lets it take a NIC whose kernel interface is in use (lib/host/iface.js).
 // The driver checks the option names (each has its own).
 async function open(address, options = {}) {
+  if (isXdpName(address)) return openXdp(address, options); // any Linux NIC through AF_XDP (lib/xdp/)
   pci.validateAddress(address);
   checkOptionsObject('open()', options);
   if (options.idle !== undefined) idleMode(options.idle); // receive()'s default (lib/device/idle.js)
