@@ -3,8 +3,8 @@
 // and four rings (linux/if_xdp.h). What lib/xdp/ needs and JavaScript cannot do:
 //   xdpAttach(ifindex, skbMode, queues)  an XSKMAP of `queues` entries, the program, and a
 //                      link attaching it in generic (skbMode) or native mode: { map, prog, link }
-//   xdpSocket(ifindex, queue, umem, chunk, ringSize, bindFlags, sharedFd)  a bound XDP
-//                      socket over the ArrayBuffer `umem` (or sharing sharedFd's UMEM): { fd,
+//   xdpSocket(ifindex, queue, umem, chunk, rxSize, txSize, bindFlags, sharedFd)  a bound
+//                      XDP socket over the ArrayBuffer `umem` (or sharing sharedFd's UMEM): { fd,
 //                      zerocopy, rx, tx, fill, comp }, each ring { buffer, producer, consumer,
 //                      desc, flags } (byte offsets into its mapping)
 //   xdpMapSet(map, key, fd) / xdpMapDelete(map, key)   the XSKMAP entry of a queue
@@ -173,9 +173,10 @@ Napi::Value XdpSocket(const Napi::CallbackInfo& info) {
   const int ifindex = info[0].As<Napi::Number>().Int32Value();
   const uint32_t queue = info[1].As<Napi::Number>().Uint32Value();
   const uint32_t chunk = info[3].As<Napi::Number>().Uint32Value();
-  const uint32_t ringSize = info[4].As<Napi::Number>().Uint32Value();
-  const uint16_t bindFlags = static_cast<uint16_t>(info[5].As<Napi::Number>().Uint32Value());
-  const int sharedFd = info[6].As<Napi::Number>().Int32Value();
+  const uint32_t rxSize = info[4].As<Napi::Number>().Uint32Value();
+  const uint32_t txSize = info[5].As<Napi::Number>().Uint32Value();
+  const uint16_t bindFlags = static_cast<uint16_t>(info[6].As<Napi::Number>().Uint32Value());
+  const int sharedFd = info[7].As<Napi::Number>().Int32Value();
   int fd = socket(AF_XDP, SOCK_RAW | SOCK_CLOEXEC, 0);
   Mapped maps[4];
   auto fail = [&](const std::string& what, int err) {
@@ -195,9 +196,11 @@ Napi::Value XdpSocket(const Napi::CallbackInfo& info) {
     reg.chunk_size = chunk;
     if (setsockopt(fd, SOL_XDP, XDP_UMEM_REG, &reg, sizeof(reg)) != 0) return fail("cannot register the UMEM (XDP_UMEM_REG)", errno);
   }
+  // The fill ring as large as the RX ring, the completion ring as the TX ring.
   const int opts[4] = {XDP_RX_RING, XDP_TX_RING, XDP_UMEM_FILL_RING, XDP_UMEM_COMPLETION_RING};
-  for (int opt : opts) {
-    if (setsockopt(fd, SOL_XDP, opt, &ringSize, sizeof(ringSize)) != 0) return fail("cannot size the XDP rings", errno);
+  const uint32_t sizes[4] = {rxSize, txSize, rxSize, txSize};
+  for (int i = 0; i < 4; i++) {
+    if (setsockopt(fd, SOL_XDP, opts[i], &sizes[i], sizeof(sizes[i])) != 0) return fail("cannot size the XDP rings", errno);
   }
   xdp_mmap_offsets off = {};
   socklen_t len = sizeof(off);
@@ -206,7 +209,7 @@ Napi::Value XdpSocket(const Napi::CallbackInfo& info) {
   const size_t descBytes[4] = {sizeof(xdp_desc), sizeof(xdp_desc), sizeof(uint64_t), sizeof(uint64_t)};
   const off_t pgoff[4] = {XDP_PGOFF_RX_RING, XDP_PGOFF_TX_RING, static_cast<off_t>(XDP_UMEM_PGOFF_FILL_RING), static_cast<off_t>(XDP_UMEM_PGOFF_COMPLETION_RING)};
   for (int i = 0; i < 4; i++) {
-    maps[i].size = offsets[i]->desc + ringSize * descBytes[i];
+    maps[i].size = offsets[i]->desc + sizes[i] * descBytes[i];
     maps[i].addr = mmap(nullptr, maps[i].size, PROT_READ | PROT_WRITE, MAP_SHARED | MAP_POPULATE, fd, pgoff[i]);
     if (maps[i].addr == MAP_FAILED) return fail("cannot map an XDP ring", errno);
   }

@@ -25,7 +25,8 @@ const DEFAULTS = {
   txQueues: 1,
   mode: 'auto', // 'copy' | 'zerocopy' | 'auto': zero-copy where the driver offers it
   xdpMode: 'auto', // 'native' | 'generic' | 'auto': native XDP where the driver has it
-  ringSize: RING_SIZE,
+  rxRingSize: RING_SIZE, // RX and fill ring entries
+  txRingSize: RING_SIZE, // TX and completion ring entries
   mempoolEntries: MEMPOOL_ENTRIES,
   promiscuous: undefined, // the kernel's setting stays (ip link set ... promisc on)
   debug: undefined,
@@ -55,8 +56,11 @@ class XdpDevice extends Device {
     this.options = o;
     if (!['auto', 'copy', 'zerocopy'].includes(o.mode)) throw new IxyError('EINVAL', `mode must be 'auto', 'copy' or 'zerocopy', got ${shown(o.mode)}`);
     if (!['auto', 'native', 'generic'].includes(o.xdpMode)) throw new IxyError('EINVAL', `xdpMode must be 'auto', 'native' or 'generic', got ${shown(o.xdpMode)}`);
-    if (!Number.isInteger(o.ringSize) || o.ringSize < 64 || o.ringSize > 16384 || (o.ringSize & (o.ringSize - 1)) !== 0) {
-      throw new IxyError('EINVAL', `ringSize must be a power of two from 64 to 16384, got ${shown(o.ringSize)}`);
+    for (const key of ['rxRingSize', 'txRingSize']) {
+      const size = o[key];
+      if (!Number.isInteger(size) || size < 64 || size > 16384 || (size & (size - 1)) !== 0) {
+        throw new IxyError('EINVAL', `${key} must be a power of two from 64 to 16384, got ${shown(size)}`);
+      }
     }
     checkInteger('mempoolEntries', o.mempoolEntries, 256, 1 << 19);
     const { iface, queue } = parseName(name);

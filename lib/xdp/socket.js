@@ -35,16 +35,16 @@ class XskRing {
 
 // mode: 'auto' (zero-copy where the driver offers it, else copy), 'copy' or 'zerocopy'. A
 // socket sharing the UMEM inherits the first socket's mode (the kernel's rule).
-function openSocket(iface, ifindex, queue, { ringSize, mempoolEntries, mode }) {
+function openSocket(iface, ifindex, queue, { rxRingSize, txRingSize, mempoolEntries, mode }) {
   const addon = native();
   const { umem, sharedFd } = acquireUmem(mempoolEntries);
   try {
-    checkRoom(umem, ringSize, iface);
+    checkRoom(umem, rxRingSize, iface);
     const tries = mode === 'auto' ? [XDP_ZEROCOPY, XDP_COPY] : [mode === 'copy' ? XDP_COPY : XDP_ZEROCOPY];
     let s = null;
     for (let i = 0; s === null; i++) {
       try {
-        s = addon.xdpSocket(ifindex, queue, umem.region, umem.chunk, ringSize, tries[i] | XDP_USE_NEED_WAKEUP, sharedFd);
+        s = addon.xdpSocket(ifindex, queue, umem.region, umem.chunk, rxRingSize, txRingSize, tries[i] | XDP_USE_NEED_WAKEUP, sharedFd);
       } catch (err) {
         const retry = i + 1 < tries.length && (err.code === 'EOPNOTSUPP' || err.code === 'EINVAL');
         if (!retry) throw xdpError(err, iface, umem.region.byteLength);
@@ -55,10 +55,10 @@ function openSocket(iface, ifindex, queue, { ringSize, mempoolEntries, mode }) {
       fd: s.fd,
       zerocopy: s.zerocopy,
       umem,
-      rx: new XskRing(s.rx, ringSize),
-      tx: new XskRing(s.tx, ringSize),
-      fill: new XskRing(s.fill, ringSize),
-      comp: new XskRing(s.comp, ringSize),
+      rx: new XskRing(s.rx, rxRingSize),
+      tx: new XskRing(s.tx, txRingSize),
+      fill: new XskRing(s.fill, rxRingSize),
+      comp: new XskRing(s.comp, txRingSize),
     };
   } catch (err) {
     if (umem.sockets.size === 0) removeSocket(umem, -1);
