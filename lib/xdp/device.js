@@ -110,8 +110,8 @@ class XdpDevice extends Device {
       this.rxRings.push(rx);
       this.txRings.push(tx);
       const i = this.rxRings.length - 1;
-      if (i < o.rxQueues || this.queueIds.length === 1) this.rxQueues.push(rx);
-      if (i < o.txQueues || this.queueIds.length === 1) this.txQueues.push(tx);
+      if (i < o.rxQueues) this.rxQueues.push(rx);
+      if (i < o.txQueues) this.txQueues.push(tx);
       try {
         native().xdpMapSet(this.program.map, q, sock.fd);
       } catch (err) {

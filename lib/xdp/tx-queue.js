@@ -27,6 +27,11 @@ class XdpTxQueue extends Queue {
     this.plan = new Uint32Array(3 * MAX_BATCH); // copyFrames(): from, to, length per frame
   }
 
+  // TX descriptors, as an ixy TX queue's size (a generator sizes its pool by it).
+  get size() {
+    return this.sock.tx.size;
+  }
+
   get inFlight() {
     return (this.txProd - this.compCons) >>> 0;
   }
