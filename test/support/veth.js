@@ -32,6 +32,8 @@ function namespace(tag) {
   ip('netns', 'add', ns);
   made.add(ns);
   ip('-n', ns, 'link', 'set', 'lo', 'up');
+  // IPv4 only: no router solicitations or MLD reports among the frames a test counts.
+  execFileSync('ip', ['netns', 'exec', ns, 'sysctl', '-qw', 'net.ipv6.conf.all.disable_ipv6=1', 'net.ipv6.conf.default.disable_ipv6=1'], { stdio: 'ignore' });
   return ns;
 }
 
