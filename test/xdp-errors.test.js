@@ -69,6 +69,14 @@ describe('AF_XDP: every way out, and every error', function () {
     return first;
   }
 
+  it('modes: native XDP and copy by default on veth, generic when asked, zero-copy refused with EUNSUPPORTED', async () => {
+    assert.deepStrictEqual((await error([['xdp:w2', {}]])).opened, [['copy', 'native']]);
+    assert.deepStrictEqual((await error([['xdp:w2', { xdpMode: 'generic', mode: 'copy' }]])).opened, [['copy', 'generic']]);
+    const zc = await error([['xdp:w2', { mode: 'zerocopy' }]]);
+    assert.strictEqual(zc.code, 'EUNSUPPORTED', JSON.stringify(zc));
+    assert.strictEqual(veth.xdpAttached(ns2, 'w2'), false);
+  });
+
   it('ENODEV: no such interface', async () => {
     const r = await error([['xdp:nonesuch0', {}]]);
     assert.strictEqual(r.code, 'ENODEV', JSON.stringify(r));
