@@ -27,6 +27,7 @@ const { run } = require('./run');
 // In a worker thread: queue pair `index` of a device the main thread opened with
 // { workers: true }, from its workerHandle() (lib/queue-pair.js).
 function attachQueue(handle, index) {
+  if (handle && handle.backend === 'af_xdp') return new (require('./xdp/queue-pair').XdpQueuePair)(handle, index);
   const { QueuePair } = require('./queue-pair');
   return new QueuePair(handle, index);
 }

@@ -35,6 +35,7 @@ const DEFAULTS = {
   idle: undefined,
   idleRate: undefined,
   linkTimeout: undefined,
+  workers: false, // the queues are bound by worker threads (queue-pair.js), not here
 };
 
 // What the backend cannot do, and what to use instead: one line, code EUNSUPPORTED.
@@ -91,6 +92,12 @@ class XdpDevice extends Device {
 
   init() {
     const o = this.options;
+    if (o.workers) {
+      for (const q of this.queueIds) this.program = attach(this.iface, this.info, q, o.xdpMode);
+      this.xdpMode = this.program.mode;
+      this.owners = new Int32Array(new SharedArrayBuffer(4 * this.queueIds.length));
+      return;
+    }
     for (const q of this.queueIds) {
       this.program = attach(this.iface, this.info, q, o.xdpMode);
       this.xdpMode = this.program.mode;
@@ -118,6 +125,18 @@ class XdpDevice extends Device {
         throw xdpError(err, this.iface);
       }
     }
+  }
+
+  // What a worker thread needs to bind queue i (ixy.attachQueue(handle, i), queue-pair.js).
+  workerHandle() {
+    this.checkOpen('workerHandle()');
+    if (!this.options.workers) throw new IxyError('EINVAL', `${this.address} was opened without { workers: true }: its queues belong to this thread`);
+    const o = this.options;
+    return {
+      backend: 'af_xdp', address: this.address, iface: this.iface, ifindex: this.info.ifindex, map: this.program.map,
+      queueIds: this.queueIds, owners: this.owners, rxQueues: o.rxQueues, txQueues: o.txQueues,
+      rxRingSize: o.rxRingSize, txRingSize: o.txRingSize, mempoolEntries: o.mempoolEntries, mode: o.mode,
+    };
   }
 
   get mac() {
@@ -173,6 +192,7 @@ class XdpDevice extends Device {
       closeSocket(this.sockets[i]);
       detach(this.program, this.sockets[i].queue);
     }
+    if (this.options.workers && this.program !== null) for (const q of this.queueIds) detach(this.program, q);
     this.sockets = [];
     this.forgetQueues();
   }
