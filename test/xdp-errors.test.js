@@ -8,7 +8,6 @@ const path = require('path');
 const veth = require('./support/veth');
 
 const CHILD = path.join(__dirname, 'support', 'xdp-child.js');
-const sleep = (ms) => new Promise((r) => setTimeout(r, ms));
 
 describe('AF_XDP: every way out, and every error', function () {
   this.timeout(60000);
@@ -132,6 +131,13 @@ describe('AF_XDP: every way out, and every error', function () {
     const nic = await veth.runIxyIn(ns2, ['generate', 'xdp:w2', '-r', '1k', '--pacing', 'nic']);
     assert.strictEqual(nic.code, 1);
     assert.match(nic.stderr, /^ixy: pacing 'nic': .*use --pacing software\n$/);
-    await sleep(0);
+    const lat = await veth.runIxyIn(ns2, ['latency', 'xdp:w2', 'xdp:d2']);
+    assert.strictEqual(lat.code, 1);
+    assert.match(lat.stderr, /^ixy: latency reads the 82599's IEEE 1588 timestamps, which AF_XDP does not give: .*\n$/);
+    for (const [key, value, hint] of [['promiscuous', true, /promisc on/], ['bufferSize', 4096, /2 KiB/], ['debug', true, /model/]]) {
+      const r = await error([['xdp:w2', { [key]: value }]]);
+      assert.strictEqual(r.code, 'EUNSUPPORTED', key);
+      assert.match(r.message, hint);
+    }
   });
 });

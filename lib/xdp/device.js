@@ -28,7 +28,6 @@ const DEFAULTS = {
   rxRingSize: RING_SIZE, // RX and fill ring entries
   txRingSize: RING_SIZE, // TX and completion ring entries
   mempoolEntries: MEMPOOL_ENTRIES,
-  promiscuous: undefined, // the kernel's setting stays (ip link set ... promisc on)
   debug: undefined,
   signal: null,
   force: false,
@@ -36,23 +35,28 @@ const DEFAULTS = {
   idleRate: undefined,
   linkTimeout: undefined,
   workers: false, // the queues are bound by worker threads (queue-pair.js), not here
+  bufferSize: 2048,
 };
 
 // What the backend cannot do, and what to use instead: one line, code EUNSUPPORTED.
 const UNSUPPORTED = {
-  rssKey: 'AF_XDP leaves RSS to the kernel driver: set it with ethtool -X',
-  timestamps: 'AF_XDP gives no 82599 timestamps: measure latency on an ixy-driven NIC or with the model',
-  rateLimit: 'the NIC\'s rate limiter is not reachable through AF_XDP: use software pacing (--rate)',
-  txRateLimit: 'the NIC\'s rate limiter is not reachable through AF_XDP: use software pacing (--rate)',
+  rssKey: 'AF_XDP leaves RSS to the kernel driver: set the key with ethtool -X',
+  promiscuous: 'the kernel keeps the interface\'s filters: ip link set <interface> promisc on',
+  rxFreeThreshold: 'the fill ring is refilled on every receive, there is no tail to batch',
 };
 
 class XdpDevice extends Device {
   constructor(name, options) {
     super(name, 'af_xdp');
     for (const key of Object.keys(UNSUPPORTED)) {
-      if (options[key] !== undefined) throw new IxyError('EUNSUPPORTED', `${name}: ${key}: ${UNSUPPORTED[key]}`);
+      if (options[key] !== undefined && options[key] !== null) throw new IxyError('EUNSUPPORTED', `${name}: ${key}: ${UNSUPPORTED[key]}`);
+    }
+    if (options.bufferSize !== undefined && options.bufferSize !== 2048) {
+      throw new IxyError('EUNSUPPORTED', `${name}: bufferSize: AF_XDP chunks are 2 KiB here (frames of up to 1792 bytes), got ${shown(options.bufferSize)}`);
     }
     checkOptionNames('open()', options, Object.keys(DEFAULTS));
+    if (options.debug === true) throw new IxyError('EUNSUPPORTED', `${name}: buffer ownership checks (debug) are not available on AF_XDP: use them on the device model`);
+    if (options.idle === 'interrupt') throw new IxyError('EUNSUPPORTED', `${name}: AF_XDP devices have no receive interrupt for ixy: use idle 'backoff' or 'spin'`);
     const o = { ...DEFAULTS, ...options };
     this.options = o;
     if (!['auto', 'copy', 'zerocopy'].includes(o.mode)) throw new IxyError('EINVAL', `mode must be 'auto', 'copy' or 'zerocopy', got ${shown(o.mode)}`);
