@@ -11,6 +11,7 @@
 //   xdpKickTx(fd) / xdpKickRx(fd)  the wakeups need_wakeup asks for: 0 or an errno
 //   xdpStats(fd)        struct xdp_statistics as six numbers
 //   closeFd(fd)
+//   xdpAllocPlain(bytes)  an ArrayBuffer of plain anonymous pages (a UMEM without hugepages)
 //   copyFrames(src, dst, plan, n)  n copies between two Uint8Arrays, plan[3i..3i+2] = source
 //                      offset, destination offset, length (TX of frames from outside the UMEM)
 // Errors carry the errno's name as code; lib/xdp/errors.js turns them into ixy's codes.
@@ -259,6 +260,18 @@ Napi::Value XdpStats(const Napi::CallbackInfo& info) {
   return out;
 }
 
+// Plain pages for a UMEM where there are no hugepages: anonymous, populated, page-aligned.
+Napi::Value XdpAllocPlain(const Napi::CallbackInfo& info) {
+  Napi::Env env = info.Env();
+  const size_t size = static_cast<size_t>(info[0].As<Napi::Number>().DoubleValue());
+  void* addr = mmap(nullptr, size, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_POPULATE, -1, 0);
+  if (addr == MAP_FAILED) {
+    ThrowErrno(env, "cannot map " + std::to_string(size >> 20) + " MiB for the UMEM", errno);
+    return env.Undefined();
+  }
+  return ixy::WrapMappedMemory(env, addr, size);
+}
+
 Napi::Value CloseFd(const Napi::CallbackInfo& info) {
   close(info[0].As<Napi::Number>().Int32Value());
   return info.Env().Undefined();
@@ -297,5 +310,6 @@ void ixy::InitXdp(Napi::Env env, Napi::Object exports) {
   exports.Set("xdpKickRx", Napi::Function::New(env, XdpKickRx));
   exports.Set("xdpStats", Napi::Function::New(env, XdpStats));
   exports.Set("closeFd", Napi::Function::New(env, CloseFd));
+  exports.Set("xdpAllocPlain", Napi::Function::New(env, XdpAllocPlain));
   exports.Set("copyFrames", Napi::Function::New(env, CopyFrames));
 }

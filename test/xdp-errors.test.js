@@ -5,6 +5,7 @@
 
 const assert = require('assert');
 const path = require('path');
+const { spawn } = require('child_process');
 const veth = require('./support/veth');
 
 const CHILD = path.join(__dirname, 'support', 'xdp-child.js');
@@ -74,6 +75,29 @@ describe('AF_XDP: every way out, and every error', function () {
     const zc = await error([['xdp:w2', { mode: 'zerocopy' }]]);
     assert.strictEqual(zc.code, 'EUNSUPPORTED', JSON.stringify(zc));
     assert.strictEqual(veth.xdpAttached(ns2, 'w2'), false);
+  });
+
+  it('without free hugepages the UMEM is plain pages, and frames still come', async () => {
+    assert.deepStrictEqual((await error([['xdp:w2', {}]])).pages, ['huge']);
+    // A hugetlbfs of 4 MiB at /mnt/huge, in a mount namespace of the child's own: the
+    // UMEM's 32 MiB do not fit there.
+    const script = `umount /mnt/huge && mount -t hugetlbfs -o size=4M nodev /mnt/huge && exec ip netns exec ${ns2} "${process.execPath}" "${CHILD}" '[["xdp:w2",{}]]' count`;
+    const child = spawn('unshare', ['-m', 'sh', '-c', script], { stdio: ['ignore', 'pipe', 'pipe'] });
+    let out = '';
+    child.stdout.on('data', (d) => { out += d; });
+    const closed = new Promise((resolve) => child.on('close', resolve));
+    try {
+      await veth.until(() => out.includes('\n') || child.exitCode !== null, 20000, 'the child to open');
+      const first = JSON.parse(out.split('\n')[0]);
+      assert.deepStrictEqual(first.pages, ['plain'], out);
+      veth.ip('-n', ns1, 'neigh', 'replace', '10.79.0.2', 'lladdr', veth.mac(ns2, 'w2'), 'dev', 'w1');
+      await veth.runIn(ns1, 'ping', ['-c', '3', '-i', '0.2', '-W', '1', '10.79.0.2']);
+      await closed;
+      assert.ok(JSON.parse(out.split('\n')[1]).received >= 3, out);
+    } finally {
+      child.kill('SIGKILL');
+      veth.ip('-n', ns1, 'neigh', 'del', '10.79.0.2', 'dev', 'w1');
+    }
   });
 
   it('ENODEV: no such interface', async () => {

@@ -11,18 +11,48 @@
 // received on one interface goes out of another as the same buffer id: `ixy forward
 // xdp:a xdp:b` copies nothing. The first socket registers it; those after name any live
 // socket of the group. The UMEM's memory goes when its last socket has closed.
-const { Mempool } = require('../memory/mempool');
+const { Mempool, DmaMemory } = require('../memory/mempool');
+const { native } = require('../host/native');
 const { words } = require('../memory/arena');
 const { IxyError } = require('../host/errors');
 
 const FRAME_OFFSET = 256; // XDP_PACKET_HEADROOM (include/linux/bpf.h... netdevice.h)
 const CHUNK = 2048; // a power of two from 2048 to the page size (aligned chunk mode)
 
+// Plain pages, for a machine without hugepages: the kernel pins them all the same (a UMEM
+// needs no physical addresses), only the TLB misses more often.
+class PlainMemory {
+  constructor(size) {
+    this.buffer = native().xdpAllocPlain(size);
+    this.size = size;
+    this.hugepages = false;
+  }
+
+  physOf() {
+    return 0;
+  }
+
+  free() {
+    if (this.buffer !== null) native().free(this.buffer);
+    this.buffer = null;
+  }
+}
+
+// Hugepages where there are, plain pages otherwise.
+function umemMemory(bytes) {
+  try {
+    return new DmaMemory(bytes);
+  } catch (err) {
+    if (err.code !== 'ENOHUGEPAGES' && err.code !== 'ENOHUGETLBFS') throw err;
+    return new PlainMemory(bytes);
+  }
+}
+
 class Umem extends Mempool {
   // entries buffers; one more chunk is taken and kept off the free stack, so that the last
   // buffer's view (which ends FRAME_OFFSET bytes into the chunk after its own) stays inside.
   constructor(entries) {
-    super({ entries: entries + 1, bufferSize: CHUNK, debug: false });
+    super({ entries: entries + 1, bufferSize: CHUNK, debug: false, memory: umemMemory((entries + 1) * CHUNK) });
     const buffer = this.memory.buffer;
     this.chunk = CHUNK;
     this.bytes = new Uint8Array(buffer, FRAME_OFFSET, entries * CHUNK);
