@@ -8,7 +8,7 @@
 //
 // Set-up, made fresh for each run in namespaces of this process and deleted after it:
 //   [src] s1 ==veth== s2 [fwd] d2 ==veth== d1 [dst]
-// The source is c-xdp-forward in generate mode on s1: 60-byte UDP frames as fast as the
+// The source (on CPU 0; what is measured runs on CPU 1) is c-xdp-forward in generate mode on s1: 60-byte UDP frames as fast as the
 // kernel takes them, to a MAC nobody has (the kernel behind d1 drops them early). A run
 // starts the source, then the forwarder (or the capture) for S seconds; what it forwarded
 // (captured) over S is its rate. C and JavaScript alternate run by run and the ratio is the
@@ -65,10 +65,11 @@ function tearDown(ns) {
   }
 }
 
-// Runs `file args` in namespace ns; resolves its stdout and stderr.
-function runIn(ns, file, args) {
+// Runs `file args` in namespace ns, on CPU `cpu` (the source on 0, what is measured on 1,
+// so that the two do not take turns on one CPU); resolves its stdout and stderr.
+function runIn(ns, file, args, cpu = 1) {
   return new Promise((resolve, reject) => {
-    const child = spawn('ip', ['netns', 'exec', ns, file, ...args], { stdio: ['ignore', 'pipe', 'pipe'] });
+    const child = spawn('ip', ['netns', 'exec', ns, 'taskset', '-c', String(cpu), file, ...args], { stdio: ['ignore', 'pipe', 'pipe'] });
     let stdout = '';
     let stderr = '';
     child.stdout.on('data', (d) => { stdout += d; });
@@ -84,7 +85,7 @@ const sleep = (ms) => new Promise((r) => setTimeout(r, ms));
 async function withSource(o, cBinary, tag, measure) {
   const ns = setUp(tag);
   try {
-    const source = runIn(ns[0], cBinary, ['generate', 's1', String(o.seconds + 4), String(o.batch)]);
+    const source = runIn(ns[0], cBinary, ['generate', 's1', String(o.seconds + 4), String(o.batch)], 0);
     await sleep(1000);
     const r = await measure(ns);
     const offered = JSON.parse((await source).stdout);

@@ -10,7 +10,7 @@
 // XSKMAP entry, from which moment the queue's frames come to ixy. Close: the reverse.
 const { Device } = require('../device/device');
 const { IxyError, shown, checkInteger } = require('../host/errors');
-const { checkOptionNames } = require('../host/option-names');
+const { checkOptionNames, checkOptionsObject } = require('../host/option-names');
 const { native } = require('../host/native');
 const { parseName, describe, linkSpeed } = require('./iface');
 const { attach, detach } = require('./program');
@@ -46,8 +46,9 @@ const UNSUPPORTED = {
 };
 
 class XdpDevice extends Device {
-  constructor(name, options) {
+  constructor(name, options = {}) {
     super(name, 'af_xdp');
+    checkOptionsObject('open()', options);
     for (const key of Object.keys(UNSUPPORTED)) {
       if (options[key] !== undefined && options[key] !== null) throw new IxyError('EUNSUPPORTED', `${name}: ${key}: ${UNSUPPORTED[key]}`);
     }
@@ -57,7 +58,8 @@ class XdpDevice extends Device {
     checkOptionNames('open()', options, Object.keys(DEFAULTS));
     if (options.debug === true) throw new IxyError('EUNSUPPORTED', `${name}: buffer ownership checks (debug) are not available on AF_XDP: use them on the device model`);
     if (options.idle === 'interrupt') throw new IxyError('EUNSUPPORTED', `${name}: AF_XDP devices have no receive interrupt for ixy: use idle 'backoff' or 'spin'`);
-    const o = { ...DEFAULTS, ...options };
+    const o = { ...DEFAULTS };
+    for (const [key, value] of Object.entries(options)) if (value !== undefined) o[key] = value; // undefined: the default
     this.options = o;
     if (!['auto', 'copy', 'zerocopy'].includes(o.mode)) throw new IxyError('EINVAL', `mode must be 'auto', 'copy' or 'zerocopy', got ${shown(o.mode)}`);
     if (!['auto', 'native', 'generic'].includes(o.xdpMode)) throw new IxyError('EINVAL', `xdpMode must be 'auto', 'native' or 'generic', got ${shown(o.xdpMode)}`);
