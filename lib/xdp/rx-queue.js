@@ -88,7 +88,9 @@ class XdpRxQueue extends Queue {
       totals[PACKETS] += n;
       totals[BYTES] += bytes;
     }
-    this.refill(n > 32 ? n : 32);
+    // A full fill ring (every buffer given is still the kernel's) needs no look at its
+    // consumer index: an idle poll costs one load of the RX producer.
+    if (this.inFill < this.sock.fill.size) this.refill(n > 32 ? n : 32);
     // need_wakeup: the driver stopped for want of fill buffers and waits to be told.
     if (this.sock.fill.needsWakeup()) this.wake();
     return n;
