@@ -8,13 +8,15 @@
 //
 // Set-up, made fresh for each run in namespaces of this process and deleted after it:
 //   [src] s1 ==veth== s2 [fwd] d2 ==veth== d1 [dst]
-// The source (on CPU 0; what is measured runs on CPU 1) is c-xdp-forward in generate mode on s1: 60-byte UDP frames as fast as the
-// kernel takes them, to a MAC nobody has (the kernel behind d1 drops them early). A run
+// The source is c-xdp-forward in generate mode on s1, on CPU 0 (what is measured runs on
+// CPU 1): 60-byte UDP frames as fast as the kernel takes them, to a MAC nobody has (the
+// kernel behind d1 drops them early). A run
 // starts the source, then the forwarder (or the capture) for S seconds; what it forwarded
 // (captured) over S is its rate. C and JavaScript alternate run by run and the ratio is the
 // median of each pair's ratio: the machine's speed drifts, and on a shared machine it
 // drifts a lot. Both captures get deep buffers: ixy pcap --ring 8192 (RX and fill ring),
-// tcpdump -B 65536 (64 MiB). The npm `cap` package (libpcap) is not measured: see docs/real-nics.md.
+// tcpdump -B 65536 (64 MiB). The npm `cap` package (libpcap through Node) is measured too
+// where bench/cap-child.js finds it (IXY_CAP_DIR: a folder where `npm install cap` ran).
 const { execFileSync, spawn } = require('child_process');
 const path = require('path');
 const { eachOption } = require('./args');
@@ -81,6 +83,16 @@ function runIn(ns, file, args, cpu = 1) {
 
 const sleep = (ms) => new Promise((r) => setTimeout(r, ms));
 
+// Whether bench/cap-child.js finds the npm cap package (IXY_CAP_DIR).
+function capInstalled() {
+  try {
+    require.resolve('cap', { paths: [process.env.IXY_CAP_DIR || process.cwd(), __dirname] });
+    return true;
+  } catch {
+    return false;
+  }
+}
+
 // One run: the source on s1, then `measure(ns)` (a promise of { packets, seconds }).
 async function withSource(o, cBinary, tag, measure) {
   const ns = setUp(tag);
@@ -89,7 +101,7 @@ async function withSource(o, cBinary, tag, measure) {
     await sleep(1000);
     const r = await measure(ns);
     const offered = JSON.parse((await source).stdout);
-    return { mpps: r.packets / r.seconds / 1e6, packets: r.packets, seconds: r.seconds, offeredMpps: offered.mpps };
+    return { mpps: r.packets / r.seconds / 1e6, packets: r.packets, seconds: r.seconds, offeredMpps: offered.mpps, kept: r.kept };
   } finally {
     tearDown(ns);
   }
@@ -114,13 +126,20 @@ const MEASURES = {
   jsCapture: (o) => async (ns) => {
     const r = await runIn(ns[1], process.execPath, [IXY, 'pcap', '--ring', '8192', '--batch', String(o.batch), '--seconds', String(o.seconds), '--json', 'xdp:s2', '/dev/null']);
     if (r.code !== 0) throw new Error(`ixy pcap: ${r.stderr.trim()}`);
-    return { packets: totalsOf(r.stdout).reduce((sum, t) => sum + t.rxPackets, 0), seconds: o.seconds };
+    const [t] = totalsOf(r.stdout);
+    return { packets: t.rxPackets, seconds: o.seconds, kept: t.rxPackets / (t.rxPackets + t.rxMissed) };
+  },
+  cap: (o) => async (ns) => {
+    const r = await runIn(ns[1], process.execPath, [path.join(__dirname, 'cap-child.js'), 's2', String(o.seconds)]);
+    if (r.code !== 0) throw new Error(`cap: ${r.stderr.trim()}`);
+    return JSON.parse(r.stdout);
   },
   tcpdump: (o) => async (ns) => {
     const r = await runIn(ns[1], 'timeout', ['-s', 'INT', String(o.seconds), 'tcpdump', '-i', 's2', '-w', '/dev/null', '-B', '65536', '-n']);
     const m = /^(\d+) packets captured/m.exec(r.stderr);
-    if (!m) throw new Error(`tcpdump: ${r.stderr.trim()}`);
-    return { packets: Number(m[1]), seconds: o.seconds };
+    const seen = /^(\d+) packets received by filter/m.exec(r.stderr);
+    if (!m || !seen) throw new Error(`tcpdump: ${r.stderr.trim()}`);
+    return { packets: Number(m[1]), seconds: o.seconds, kept: Number(m[1]) / Number(seen[1]) };
   },
 };
 
@@ -136,7 +155,7 @@ async function pair(o, c, [nameA, a], [nameB, b]) {
     ratios.push(ra.mpps / rb.mpps);
     process.stdout.write(`  run ${i + 1}: ${nameA} ${ra.mpps.toFixed(4)} Mpps (offered ${ra.offeredMpps.toFixed(4)}), ${nameB} ${rb.mpps.toFixed(4)} Mpps (offered ${rb.offeredMpps.toFixed(4)})\n`);
   }
-  const summary = (list) => ({ mpps: spread(list.map((r) => r.mpps)), offeredMpps: spread(list.map((r) => r.offeredMpps)), runs: list });
+  const summary = (list) => ({ mpps: spread(list.map((r) => r.mpps)), offeredMpps: spread(list.map((r) => r.offeredMpps)), kept: spread(list.map((r) => r.kept)), runs: list });
   return { [nameA]: summary(runs[nameA]), [nameB]: summary(runs[nameB]), ratio: spread(ratios) };
 }
 
@@ -149,14 +168,25 @@ async function main(argv) {
   const forward = await pair(o, c, ['js', MEASURES.jsForward(o)], ['c', MEASURES.cForward(o, c)]);
   process.stdout.write('capture (ixy pcap xdp:s2 /dev/null against tcpdump -i s2 -w /dev/null):\n');
   const capture = await pair(o, c, ['js', MEASURES.jsCapture(o)], ['tcpdump', MEASURES.tcpdump(o)]);
+  let cap = null;
+  if (capInstalled()) {
+    process.stdout.write('capture (ixy pcap xdp:s2 against the npm cap package, libpcap, counting its packet events):\n');
+    cap = await pair(o, c, ['js', MEASURES.jsCapture(o)], ['cap', MEASURES.cap(o)]);
+  }
   const f = (s) => `${s.median.toFixed(4)} [${s.min.toFixed(4)}..${s.max.toFixed(4)}]`;
-  process.stdout.write(`\n| what | median Mpps [min..max] | offered Mpps |\n| --- | --- | --- |\n`);
-  process.stdout.write(`| forward, ixy (JS) | ${f(forward.js.mpps)} | ${f(forward.js.offeredMpps)} |\n`);
-  process.stdout.write(`| forward, C | ${f(forward.c.mpps)} | ${f(forward.c.offeredMpps)} |\n`);
-  process.stdout.write(`| capture, ixy pcap | ${f(capture.js.mpps)} | ${f(capture.js.offeredMpps)} |\n`);
-  process.stdout.write(`| capture, tcpdump | ${f(capture.tcpdump.mpps)} | ${f(capture.tcpdump.offeredMpps)} |\n`);
-  process.stdout.write(`forward JS/C ${forward.ratio.median.toFixed(2)} (median of pairs), capture ixy/tcpdump ${capture.ratio.median.toFixed(2)}; cap (npm libpcap binding): not measured\n`);
-  const file = writeResults(o.results, 'xdp-', date, { date: date.toISOString(), machine: machine(), options: o, forward, capture });
+  // kept: of the frames that reached the capture, the share it kept (ixy: rxMissed, the
+  // kernel's count of frames a socket had no room for; tcpdump: "received by filter").
+  const k = (s) => (s && s.kept ? `${(100 * s.kept.median).toFixed(1)} %` : '-');
+  process.stdout.write(`\n| what | median Mpps [min..max] | source's Mpps over its whole run | kept |\n| --- | --- | --- | --- |\n`);
+  const row = (what, s) => process.stdout.write(`| ${what} | ${f(s.mpps)} | ${f(s.offeredMpps)} | ${k(s)} |\n`);
+  row('forward, ixy (JS)', forward.js);
+  row('forward, C', forward.c);
+  row('capture, ixy pcap', capture.js);
+  row('capture, tcpdump', capture.tcpdump);
+  if (cap) row('capture, cap (npm)', cap.cap);
+  process.stdout.write(`forward JS/C ${forward.ratio.median.toFixed(2)} (median of pairs), capture ixy/tcpdump ${capture.ratio.median.toFixed(2)}` +
+    `${cap ? `, ixy/cap ${cap.ratio.median.toFixed(2)}` : '; cap (npm libpcap binding): not installed, not measured (IXY_CAP_DIR)'}\n`);
+  const file = writeResults(o.results, 'xdp-', date, { date: date.toISOString(), machine: machine(), options: o, forward, capture, cap });
   process.stdout.write(`results: ${file}\n`);
 }
 
