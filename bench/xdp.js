@@ -169,9 +169,14 @@ async function main(argv) {
   process.stdout.write('capture (ixy pcap xdp:s2 /dev/null against tcpdump -i s2 -w /dev/null):\n');
   const capture = await pair(o, c, ['js', MEASURES.jsCapture(o)], ['tcpdump', MEASURES.tcpdump(o)]);
   let cap = null;
-  if (capInstalled()) {
+  let capFailed = capInstalled() ? null : 'not installed (IXY_CAP_DIR)';
+  if (capFailed === null) {
     process.stdout.write('capture (ixy pcap xdp:s2 against the npm cap package, libpcap, counting its packet events):\n');
-    cap = await pair(o, c, ['js', MEASURES.jsCapture(o)], ['cap', MEASURES.cap(o)]);
+    try {
+      cap = await pair(o, c, ['js', MEASURES.jsCapture(o)], ['cap', MEASURES.cap(o)]);
+    } catch (err) {
+      capFailed = `failed: ${err.message.split('\n').slice(-1)[0]}`; // cap's own crash, as it said it
+    }
   }
   const f = (s) => `${s.median.toFixed(4)} [${s.min.toFixed(4)}..${s.max.toFixed(4)}]`;
   // kept: of the frames that reached the capture, the share it kept (ixy: rxMissed, the
@@ -185,8 +190,8 @@ async function main(argv) {
   row('capture, tcpdump', capture.tcpdump);
   if (cap) row('capture, cap (npm)', cap.cap);
   process.stdout.write(`forward JS/C ${forward.ratio.median.toFixed(2)} (median of pairs), capture ixy/tcpdump ${capture.ratio.median.toFixed(2)}` +
-    `${cap ? `, ixy/cap ${cap.ratio.median.toFixed(2)}` : '; cap (npm libpcap binding): not installed, not measured (IXY_CAP_DIR)'}\n`);
-  const file = writeResults(o.results, 'xdp-', date, { date: date.toISOString(), machine: machine(), options: o, forward, capture, cap });
+    `${cap ? `, ixy/cap ${cap.ratio.median.toFixed(2)}` : `; cap (npm libpcap binding) not measured: ${capFailed}`}\n`);
+  const file = writeResults(o.results, 'xdp-', date, { date: date.toISOString(), machine: machine(), options: o, forward, capture, cap, capFailed });
   process.stdout.write(`results: ${file}\n`);
 }
 
