@@ -136,8 +136,8 @@ const MEASURES = {
   },
   tcpdump: (o) => async (ns) => {
     const r = await runIn(ns[1], 'timeout', ['-s', 'INT', String(o.seconds), 'tcpdump', '-i', 's2', '-w', '/dev/null', '-B', '65536', '-n']);
-    const m = /^(\d+) packets captured/m.exec(r.stderr);
-    const seen = /^(\d+) packets received by filter/m.exec(r.stderr);
+    const m = /^(\d+) packets? captured/m.exec(r.stderr);
+    const seen = /^(\d+) packets? received by filter/m.exec(r.stderr);
     if (!m || !seen) throw new Error(`tcpdump: ${r.stderr.trim()}`);
     return { packets: Number(m[1]), seconds: o.seconds, kept: Number(m[1]) / Number(seen[1]) };
   },
