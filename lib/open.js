@@ -10,11 +10,13 @@ const { envDebug } = require('./memory/ownership-checks');
 const { checkDevice } = require('./device/checked-queues');
 const { idleMode, needsVfio, noInterrupts, namedRate } = require('./device/idle');
 const { checkOptionsObject } = require('./host/option-names');
+const { openXdp } = require('./xdp/device');
+const { PREFIX } = require('./xdp/iface');
 
 // Devices that are no PCI device of ours, by the prefix of their name: [prefix, open(name,
 // options) resolving to a Device]. A backend that does without a PCI driver (AF_XDP's
 // 'xdp:<ifname>', lib/xdp/) plugs in here, and only here.
-const OTHER_DEVICES = [];
+const OTHER_DEVICES = [[PREFIX, openXdp]];
 
 // Resolves once the device is initialised and its link is up. Options go to the driver
 // (queues, ring sizes, ...; each driver checks their names); `force: true` lets it take a

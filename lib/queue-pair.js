@@ -18,6 +18,7 @@ const { Mempool } = require('./memory/mempool');
 const { RxQueue } = require('./intel/rx-queue');
 const { TxQueue } = require('./intel/tx-queue');
 const { stopQueues } = require('./intel/ring-queue');
+const { XdpQueuePair } = require('./xdp/queue-pair');
 
 const LAYOUTS = { ixgbe: () => require('./intel/ixgbe/registers'), igb: () => require('./intel/igb/registers') };
 
@@ -142,6 +143,7 @@ function checkHandle(h) {
 // In a worker thread: queue pair `index` of a device the main thread opened with
 // { workers: true }, from its workerHandle() (ixy.attachQueue()).
 function attachQueue(handle, index) {
+  if (handle && handle.backend === 'af_xdp') return new XdpQueuePair(handle, index); // lib/xdp/
   return new QueuePair(handle, index);
 }
 

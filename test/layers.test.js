@@ -21,7 +21,7 @@ const LAYERS = [
   ['filter'], // capture filters: tcpdump's language compiled to a predicate over a frame
   ['device'], // what every driver's Device and queues share: counters, receive(), idle
   ['intel'], // the ixgbe/igb NIC base and descriptor queues
-  ['intel/ixgbe', 'intel/igb', 'virtio', 'model'], // the drivers, and the device model's API
+  ['intel/ixgbe', 'intel/igb', 'virtio', 'model', 'xdp'], // the drivers, the device model's API, AF_XDP
   ['warm-up'], // an app's hot path run on stand-in queues before the device goes live
   ['loop'], // the commands' run loop (ixy.run() offers it): slices, idle, reports
   ['.'], // the public API: open(), the driver table, packets, pcap

@@ -14,6 +14,7 @@ const fs = require('fs');
 const { open } = require('../open');
 const { PacketBatch } = require('../memory/batch');
 const { Mempool } = require('../memory/mempool');
+const { isXdpName } = require('../xdp/iface');
 const packet = require('../packet');
 const { runLoop } = require('../loop');
 const { IxyError } = require('../host/errors');
@@ -97,6 +98,7 @@ async function latency(txAddress, rxAddress, {
 } = {}) {
   checkOptions({ rate, size, seconds });
   if (txAddress === rxAddress) throw new IxyError('EINVAL', 'latency needs two different ports');
+  if (isXdpName(txAddress) || isXdpName(rxAddress)) throw new IxyError('EUNSUPPORTED', 'latency reads the 82599\'s IEEE 1588 timestamps, which AF_XDP does not give: measure on an 82599 that ixy drives, or on the model (ixy model)');
   const samplesFd = samplesFile ? fs.openSync(samplesFile, 'w') : null;
   let tx = null;
   let rx = null;
