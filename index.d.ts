@@ -342,8 +342,11 @@ export function open(address: string, options?: OpenOptions): Promise<Device>;
 /** What a worker needs to attach a queue pair: plain data, postable as workerData. */
 export interface WorkerHandle {
   address: string;
+  /** The device's sysfs directory, resolved once by ixy.open(). */
+  dir: string;
+  /** How the device is reached: 'sysfs', 'model' (worker threads need one of these) or 'vfio'. */
+  backend: 'sysfs' | 'model' | 'vfio';
   driver: 'ixgbe' | 'igb';
-  pciRoot: string;
   /** Which thread owns each queue pair (shared between the threads). */
   owners: Int32Array;
   rxQueues: number;
@@ -791,3 +794,100 @@ export class Model {
   /** Stops the model and removes its directory; an attached model is asked to quit. */
   stop(): Promise<unknown>;
 }
+
+/** The options of a FrameRecipe (and of a Generator, generate()): ranges are 'A-B'. */
+export interface FrameOptions {
+  /** Default 02:00:00:00:00:01; or a range aa:..:01-aa:..:ff. */
+  srcMac?: string;
+  /** Default ff:ff:ff:ff:ff:ff; or a range. */
+  dstMac?: string;
+  /** Default 10.0.0.1; or a range a.b.c.d-a.b.c.e. */
+  srcIp?: string;
+  /** Default 10.1.0.1; or a range. */
+  dstIp?: string;
+  /** Default 1024; or a range 'N-M'. */
+  srcPort?: number | string;
+  /** Default 5000; or a range 'N-M'. */
+  dstPort?: number | string;
+  /** 'udp' (default) or 'tcp' (PSH ACK, with its checksum). */
+  protocol?: 'udp' | 'tcp';
+  /** Flows; flow k takes the (k mod count)-th value of each range. Default: the longest range. */
+  flows?: number;
+  /** 60..1514 without FCS (default 60), 'A-B', or 'imix'. */
+  size?: number | string;
+  /** An 802.1Q tag with this VLAN id, 0..4095. */
+  vlan?: number | null;
+  /** IPv4 TTL (default 64). */
+  ttl?: number;
+}
+
+/** Every flow's header bytes and a table of sizes, for a generator (lib/traffic/recipe.js). */
+export class FrameRecipe {
+  constructor(options?: FrameOptions);
+  readonly flows: number;
+  /** Frame sizes without FCS, used in turn. */
+  readonly sizes: number[];
+  /** Mean frame size without FCS. */
+  readonly meanSize: number;
+  /** Byte offset of the 32-bit big-endian sequence number (after the UDP or TCP header). */
+  readonly seqAt: number;
+}
+
+/** Stamps and sends the frames `ixy generate` sends: frame k carries sequence number k. */
+export class Generator {
+  constructor(options?: FrameOptions & { recipe?: FrameRecipe; entries?: number });
+  readonly recipe: FrameRecipe;
+  /** Frames sent so far: the next frame's sequence number. */
+  readonly seq: number;
+  /** The pool whose buffers hold the frames. */
+  readonly pool: Mempool;
+  /** Fills batch with up to n stamped frames; returns how many. */
+  fill(batch: PacketBatch, n: number): number;
+  /** Sends up to n frames on txQueue through batch; returns how many went. */
+  send(txQueue: TxQueue, batch: PacketBatch, n: number): number;
+  /** Frees the pool: after the device that sent its frames is closed. */
+  close(): void;
+}
+
+/** A rate: a number of frames per second, or text such as '10k', '1Mpps', '500Mbit', '1Gbit/s'. EINVAL otherwise. */
+export function parseRate(rate: number | string): { pps: number } | { bps: number };
+
+/** Frames at `pps`, evenly spaced from `start` (performance.now() milliseconds). */
+export class SoftwarePacer {
+  constructor(pps: number, options?: { start?: number; spin?: boolean });
+  readonly start: number;
+  /** When frame n is due, in performance.now() milliseconds. */
+  dueAt(n: number): number;
+  /** Blocks (sleeping, then spinning) until frame n is due, or until `limit`; returns the time it woke. */
+  waitFor(n: number, limit?: number): number;
+}
+
+/** `ixy generate` as a function (docs/api.md, "Generating traffic"). */
+export function generate(address: string, options?: FrameOptions & {
+  batchSize?: number;
+  /** 0 (default): as fast as the NIC takes them; else as parseRate() reads it. */
+  rate?: number | string;
+  count?: number;
+  seconds?: number;
+  pacing?: 'auto' | 'nic' | 'software' | 'burst';
+  idle?: 'backoff' | 'spin';
+  deviceOptions?: OpenOptions;
+  out?: { write(text: string): unknown };
+  json?: boolean;
+  stop?: AbortSignal | null;
+}): Promise<{ reason: string; sent: number; stats: DeviceStats; pacing: string | null }>;
+
+/** `ixy replay` as a function: a pcap file's frames at their recorded times (or `fast`). */
+export function replay(address: string, file: string, options?: {
+  /** Scales the recorded gaps' pace (2: twice as fast). Default 1. */
+  speed?: number;
+  fast?: boolean;
+  /** Times through the file, 0: until stopped. Default 1. */
+  loop?: number;
+  batchSize?: number;
+  seconds?: number;
+  deviceOptions?: OpenOptions;
+  out?: { write(text: string): unknown };
+  json?: boolean;
+  stop?: AbortSignal | null;
+}): Promise<{ reason: string; sent: number; stats: DeviceStats }>;

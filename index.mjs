@@ -33,4 +33,10 @@ export const {
   CHECKSUM_L4_GOOD,
   CHECKSUM_L4_BAD,
   Model,
+  Generator,
+  FrameRecipe,
+  parseRate,
+  SoftwarePacer,
+  generate,
+  replay,
 } = ixy;

@@ -2,7 +2,8 @@
 
 // Builds the bench's C programs into build/ when they are missing or older than their
 // sources: the C yardstick (c-forward.c + c-forward-init.h), the line-trip probe
-// (line-trip.c) and libpcap's filter interpreter (filter-libpcap.c). gcc -O2, no
+// (line-trip.c), libpcap's filter interpreter (filter-libpcap.c) and the AF_XDP forwarder
+// (c-xdp-forward.c). gcc -O2, no
 // -march=native: the figures should not depend on which CPU flags the build machine
 // happened to have.
 const { execFileSync } = require('child_process');
@@ -43,4 +44,9 @@ function buildFilterLibpcap() {
   return build('filter-libpcap', ['filter-libpcap.c'], [], ['-lpcap']);
 }
 
-module.exports = { buildCForward, buildLineTrip, buildFilterLibpcap };
+// The AF_XDP yardstick for bench/xdp.js (raw syscalls, kernel headers only).
+function buildCXdpForward() {
+  return build('c-xdp-forward', ['c-xdp-forward.c']);
+}
+
+module.exports = { buildCForward, buildLineTrip, buildFilterLibpcap, buildCXdpForward };

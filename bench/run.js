@@ -6,8 +6,10 @@
 //                [--latest | --no-latest] [--node PATH]
 // npm run bench -- --loss [options]: loss at fixed rates instead (loss.js, --loss --help).
 // npm run bench -- --latency [options]: forwarding latency at fixed rates (latency.js).
+// npm run bench -- --latency-meter [options]: ixy latency against the model's truth (latency-meter.js).
 // npm run bench -- --pacing [options]: how evenly generate spaces frames at a rate (pacing.js).
 // npm run bench -- --workers 1,2 [options]: forwarding with worker threads (workers.js).
+// npm run bench -- --xdp [options]: AF_XDP on veth pairs, JS against C and tcpdump (xdp.js).
 // Bidirectional forwarding on the model (64-byte frames, sources unlimited, sinks without
 // check), for each batch size: runs of the JS driver and of the C yardstick, one driver
 // process per run, alternating (the JS/C ratio of each run pair); then both side by side
@@ -33,8 +35,12 @@ const USAGE = `usage: npm run bench [-- options]
                       npm run bench -- --loss --help lists its options)
   --latency           forwarding latency at fixed rates, JS and C, from the model's
                       latency truth (latency.js; --latency --help lists its options)
+  --latency-meter     ixy latency through a forwarder against the model's truth of the
+                      same run (latency-meter.js; --latency-meter --help)
   --pacing            how evenly \`ixy generate --rate\` spaces its frames on the model's
                       wire, and its CPU (pacing.js; --pacing --help lists its options)
+  --xdp               AF_XDP on veth pairs: ixy forward against a C AF_XDP forwarder,
+                      ixy pcap against tcpdump (xdp.js; --xdp --help lists its options)
   --workers 1,2       \`ixy forward --workers N\` for each N: totals and ns/packet per
                       worker (workers.js; --workers 1 --help lists its options)
   --generate          only generate (TX only, batch 32): runs and side by side; does not
@@ -276,7 +282,7 @@ async function main() {
 }
 
 const argv = process.argv.slice(2);
-const other = ['--loss', '--latency', '--pacing'].find((a) => argv.includes(a));
+const other = ['--loss', '--latency-meter', '--latency', '--pacing', '--xdp'].find((a) => argv.includes(a));
 let run = other ? () => require(`./${other.slice(2)}`).main(argv.filter((a) => a !== other)) : main;
 if (!other && argv.includes('--workers')) run = () => require('./workers').main(argv); // --workers keeps its value
 run().catch((err) => {

@@ -23,7 +23,7 @@ const HEADER = '| file | lines | code | what it is |';
 const TOTAL = /^\| total: /;
 // The section whose tables are the path, and the folders of it that are the driver proper
 // (memory and the Intel core with ixgbe; not host plumbing, not the apps).
-const PATH = 'The path, in folder order';
+const PATH = 'The path, from the driver down';
 const DRIVER_PROPER = ['lib/memory/', 'lib/intel/'];
 const sum = (list, key) => list.reduce((total, f) => total + f[key], 0);
 

@@ -8,6 +8,10 @@
 //   const n = dev.rxBatch(0, batch);      // frames: batch.data(i), batch.lengths[i]
 //   dev.txBatch(0, batch);                 // returns how many were queued
 //   dev.close();
+//
+// The package's face: it gathers names from every layer of lib/ (the traffic generator
+// and the replay and generate commands included) and nothing in lib/ requires it
+// (test/layers.test.js). Heavier parts load on first use, through getters.
 const { open } = require('./open');
 const { IxyError } = require('./host/errors');
 const {
@@ -15,10 +19,10 @@ const {
 } = require('./memory/batch');
 const { Mempool, CheckedMempool } = require('./memory/mempool');
 const packet = require('./packet');
-const { PcapWriter, CaptureClock, readPcap } = require('./pcap');
+const { PcapWriter, CaptureClock, readPcap } = require('./pcap-file');
 const { compileFilter } = require('./filter');
 const { Device } = require('./device/device');
-const { bind, unbind } = require('./bind');
+const { bind, unbind } = require('./rebind');
 const { listDevices } = require('./host/list-devices');
 const { tuneJit } = require('./host/jit');
 const { warmUp } = require('./warm-up');
@@ -27,8 +31,7 @@ const { run } = require('./run');
 // In a worker thread: queue pair `index` of a device the main thread opened with
 // { workers: true }, from its workerHandle() (lib/queue-pair.js).
 function attachQueue(handle, index) {
-  const { QueuePair } = require('./queue-pair');
-  return new QueuePair(handle, index);
+  return require('./queue-pair').attachQueue(handle, index);
 }
 
 module.exports = {
@@ -65,5 +68,24 @@ module.exports = {
   },
   get Model() {
     return require('./model').Model;
+  },
+  // What `ixy generate` and `ixy replay` are made of (docs/api.md, "Generating traffic").
+  get Generator() {
+    return require('./traffic/generator').Generator;
+  },
+  get FrameRecipe() {
+    return require('./traffic/recipe').FrameRecipe;
+  },
+  get parseRate() {
+    return require('./traffic/pacing').parseRate;
+  },
+  get SoftwarePacer() {
+    return require('./traffic/pacing').SoftwarePacer;
+  },
+  get generate() {
+    return require('./apps/generate').generate;
+  },
+  get replay() {
+    return require('./apps/replay').replay;
   },
 };

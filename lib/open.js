@@ -1,43 +1,43 @@
 'use strict';
 
-// ixy.open(): from a PCI address to a running Device of the driver its IDs call for.
-const pci = require('./host/pci');
-const vfio = require('./host/vfio');
+// ixy.open(): from a device's name to a running Device. A PCI address becomes a device
+// handle (lib/host/device-handle.js: its directory, identity and backend, resolved once)
+// and the driver its IDs call for takes that handle.
+const { resolveDevice } = require('./host/device-handle');
 const { driverFor, describeId } = require('./driver-table');
 const { IxyError, shown } = require('./host/errors');
 const { envDebug } = require('./memory/ownership-checks');
 const { checkDevice } = require('./device/checked-queues');
-const modelIrq = require('./host/model-irq');
 const { idleMode, needsVfio, noInterrupts, namedRate } = require('./device/idle');
 const { checkOptionsObject } = require('./host/option-names');
+const { openXdp } = require('./xdp/device');
+const { PREFIX } = require('./xdp/iface');
 
-// Picks the driver from the device's vendor and device IDs, initialises the device and
-// resolves once its link is up. Options go to the driver (queues, ring sizes, ...);
-// `force: true` lets it take a NIC whose kernel interface is in use (lib/host/iface.js).
-// The driver checks the option names (each has its own).
-async function open(address, options = {}) {
-  pci.validateAddress(address);
-  checkOptionsObject('open()', options);
-  if (options.idle !== undefined) idleMode(options.idle); // receive()'s default (lib/device/idle.js)
-  namedRate([{ options }]); // EINVAL for a bad idleRate
-  const viaVfio = vfio.isVfioBound(pci.boundDriver(address));
-  if (options.idle === 'interrupt' && !viaVfio && !modelIrq.available(address, pci.deviceDir(address))) {
-    throw needsVfio(address);
-  }
-  requireRoot(address, viaVfio);
-  const id = pci.readIdentity(address);
-  const driver = driverFor(id);
+// Devices that are no PCI device of ours, by the prefix of their name: [prefix, open(name,
+// options) resolving to a Device]. A backend that does without a PCI driver (AF_XDP's
+// 'xdp:<ifname>', lib/xdp/) plugs in here, and only here.
+const OTHER_DEVICES = [[PREFIX, openXdp]];
+
+// Resolves once the device is initialised and its link is up. Options go to the driver
+// (queues, ring sizes, ...; each driver checks their names); `force: true` lets it take a
+// NIC whose kernel interface is in use (lib/host/iface.js).
+async function open(name, options = {}) {
+  const other = typeof name === 'string' && OTHER_DEVICES.find(([prefix]) => name.startsWith(prefix));
+  if (other) return other[1](name, options);
+  checkOptions(options);
+  const handle = resolveDevice(name); // EBADADDR before any path is built from the name
+  if (options.idle === 'interrupt' && !handle.canInterrupt()) throw needsVfio(name);
+  requireRoot(handle);
+  const driver = driverFor(handle.id);
   if (driver === null) {
-    throw new IxyError('EUNSUPPORTED', `${address} is ${describeId(id)}, which ixy does not support ('ixy list' shows what it does)`);
+    throw new IxyError('EUNSUPPORTED', `${name} is ${describeId(handle.id)}, which ixy does not support ('ixy list' shows what it does)`);
   }
-  if (options.force !== undefined && typeof options.force !== 'boolean') throw new IxyError('EINVAL', `force must be true or false, got ${shown(options.force)}`);
-  if (options.debug !== undefined && typeof options.debug !== 'boolean') throw new IxyError('EINVAL', `debug must be true or false, got ${shown(options.debug)}`);
   // Buffer ownership checks (lib/memory/ownership-checks.js): off unless asked for, free
   // when off. The driver makes its pools checked; checkDevice() wraps its queues
   // (lib/device/checked-queues.js).
   const debug = options.debug === undefined ? envDebug() : Boolean(options.debug);
-  // The driver claims the device (one owner, lib/host/claim.js) before it writes to it.
-  const dev = await driver.load().open(address, { ...options, debug });
+  // The driver takes the device (handle.take(): one owner) before it writes to it.
+  const dev = await driver.load().open(handle, { ...options, debug });
   if (options.idle === 'interrupt' && !dev.hasInterrupts()) {
     dev.close();
     throw noInterrupts(dev);
@@ -46,12 +46,21 @@ async function open(address, options = {}) {
   return dev;
 }
 
+// What open() checks of its options before it touches the device.
+function checkOptions(options) {
+  checkOptionsObject('open()', options);
+  if (options.idle !== undefined) idleMode(options.idle); // receive()'s default (lib/device/idle.js)
+  namedRate([{ options }]); // EINVAL for a bad idleRate
+  if (options.force !== undefined && typeof options.force !== 'boolean') throw new IxyError('EINVAL', `force must be true or false, got ${shown(options.force)}`);
+  if (options.debug !== undefined && typeof options.debug !== 'boolean') throw new IxyError('EINVAL', `debug must be true or false, got ${shown(options.debug)}`);
+}
+
 // Unbinding drivers, writing config space and reading physical addresses all need root:
 // say so once, up front, instead of failing half-way through initialisation. A device bound
 // to vfio-pci needs none of them (lib/host/vfio.js): only access to its /dev/vfio/N.
-function requireRoot(address, viaVfio) {
-  if (process.geteuid && process.geteuid() !== 0 && !viaVfio) {
-    throw new IxyError('ENOTROOT', `ixy needs root to drive ${address} through sysfs (config space, physical addresses): run it with sudo, or bind it to vfio-pci ('sudo ixy bind ${address}') and grant this user its /dev/vfio/N`);
+function requireRoot(handle) {
+  if (process.geteuid && process.geteuid() !== 0 && handle.backend.needsRoot) {
+    throw new IxyError('ENOTROOT', `ixy needs root to drive ${handle.address} through sysfs (config space, physical addresses): run it with sudo, or bind it to vfio-pci ('sudo ixy bind ${handle.address}') and grant this user its /dev/vfio/N`);
   }
 }
 

@@ -53,26 +53,9 @@ function writeUdpFrame(b, {
   if (!(b instanceof Uint8Array) || b.length < size) {
     throw new IxyError('EINVAL', `writeUdpFrame(b, options) writes into a Uint8Array of at least ${size} bytes, got ${b instanceof Uint8Array ? `${b.length} bytes` : shown(b)}`);
   }
-  b.set(parseMac(dst), 0);
-  b.set(parseMac(src), 6);
-  put16(b, 12, 0x0800);
-  const ip = ETH_HEADER;
-  b[ip] = 0x45; // version 4, 5 words of header
-  b[ip + 1] = 0;
-  put16(b, ip + 2, size - ETH_HEADER); // total length
-  put16(b, ip + 4, 0); // identification
-  put16(b, ip + 6, 0); // flags, fragment offset
-  b[ip + 8] = ttl;
-  b[ip + 9] = 17; // UDP
-  put16(b, ip + 10, 0);
-  b.set(parseIpv4(srcIp), ip + 12);
-  b.set(parseIpv4(dstIp), ip + 16);
-  put16(b, ip + 10, internetChecksum(b, ip, IPV4_HEADER));
-  const udp = ip + IPV4_HEADER;
-  put16(b, udp, srcPort);
-  put16(b, udp + 2, dstPort);
-  put16(b, udp + 4, size - ETH_HEADER - IPV4_HEADER);
-  put16(b, udp + 6, 0);
+  const ip = writeEthernetHeader(b, dst, src);
+  const udp = writeIpv4Header(b, ip, { srcIp, dstIp, protocol: IPPROTO_UDP, totalLength: size - ETH_HEADER, ttl });
+  writeUdpHeader(b, udp, srcPort, dstPort, size - udp);
   for (let i = SEQ_OFFSET; i < size; i++) b[i] = i & 0xff;
   writeSeq(b, 0);
   return size;

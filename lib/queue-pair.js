@@ -8,16 +8,17 @@
 // main thread opened the device with { workers: true }: it owns the device (its claim,
 // exit guard and global init, RSS included) and hands out workerHandle(), whose shared
 // owner table makes a queue pair one thread's: a second owner is EBUSY, as a second owner
-// of a NIC is.
-const pci = require('./host/pci');
+// of a NIC is. The worker reaches the device as the main thread does, through a device
+// handle made from the workerHandle() (DeviceHandle.forWorker()).
 const claim = require('./host/claim');
-const vfio = require('./host/vfio');
+const { DeviceHandle } = require('./host/device-handle');
 const { IxyError, shown } = require('./host/errors');
 const { native } = require('./host/native');
 const { Mempool } = require('./memory/mempool');
 const { RxQueue } = require('./intel/rx-queue');
 const { TxQueue } = require('./intel/tx-queue');
 const { stopQueues } = require('./intel/ring-queue');
+const { XdpQueuePair } = require('./xdp/queue-pair');
 const { checkRingSize } = require('./intel/nic-options');
 
 const LAYOUTS = { ixgbe: () => require('./intel/ixgbe/registers'), igb: () => require('./intel/igb/registers') };
@@ -50,7 +51,7 @@ class QueuePair {
     };
     process.once('exit', this.stopOnExit);
     try {
-      this.bar = pci.mapBar(h.address, 0, this.layout.MIN_BAR_BYTES);
+      this.bar = DeviceHandle.forWorker(h).mapBar(0, this.layout.MIN_BAR_BYTES);
       this.regs = new Uint32Array(this.bar);
       if (index < h.rxQueues) {
         this.pool = new Mempool({ entries: h.mempoolEntries, bufferSize: h.bufferSize });
@@ -130,23 +131,24 @@ class QueuePair {
 
 // The handle must come from workerHandle() of a device this process has open.
 function checkHandle(h) {
-  if (h === null || typeof h !== 'object' || typeof h.address !== 'string' || !(h.owners instanceof Int32Array) ||
-      !(h.owners.buffer instanceof SharedArrayBuffer) || !(h.driver in LAYOUTS)) {
+  if (h === null || typeof h !== 'object' || typeof h.address !== 'string' || typeof h.dir !== 'string' ||
+      !(h.owners instanceof Int32Array) || !(h.owners.buffer instanceof SharedArrayBuffer) || !(h.driver in LAYOUTS)) {
     throw new IxyError('EINVAL', `attachQueue() takes the handle of device.workerHandle(), got ${shown(h)}`);
   }
-  if (h.pciRoot !== pci.pciRoot()) {
-    throw new IxyError('EINVAL', `the handle is for devices under ${h.pciRoot}, this thread sees ${pci.pciRoot()} (IXY_PCI_ROOT)`);
-  }
-  const holder = claim.deviceHolder(h.address);
+  const holder = claim.deviceHolder(h.address, { dir: h.dir });
   if (holder === null || holder.pid !== process.pid) {
     throw new IxyError('ENODEV', `${h.address} is not open in this process: open it with { workers: true } in the main thread first`);
-  }
-  if (vfio.isVfioBound(pci.boundDriver(h.address))) {
-    throw new IxyError('EUNSUPPORTED', `${h.address} is bound to vfio-pci: queue pairs in worker threads need the sysfs backend for now`);
   }
   // The same ring rules as open()'s: a handle made by hand may ask for anything.
   for (const key of ['rxRingSize', 'txRingSize']) checkRingSize(`the handle's ${key}`, h[key], MAX_RING_SIZES[h.driver]);
   return h;
 }
 
-module.exports = { QueuePair };
+// In a worker thread: queue pair `index` of a device the main thread opened with
+// { workers: true }, from its workerHandle() (ixy.attachQueue()).
+function attachQueue(handle, index) {
+  if (handle && handle.backend === 'af_xdp') return new XdpQueuePair(handle, index); // lib/xdp/
+  return new QueuePair(handle, index);
+}
+
+module.exports = { QueuePair, attachQueue };

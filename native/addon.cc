@@ -337,6 +337,7 @@ Napi::Object Init(Napi::Env env, Napi::Object exports) {
   ixy::InitGuard(env, exports);
   ixy::InitProcess(env, exports);
   ixy::InitUnixFd(env, exports);
+  ixy::InitXdp(env, exports);
   exports.Set("HUGE_PAGE_SIZE", Napi::Number::New(env, kHugePageSize));
   return exports;
 }

@@ -1,4 +1,4 @@
-// What addon.cc shares with guard.cc, vfio.cc, process.cc and unix-fd.cc.
+// What addon.cc shares with guard.cc, vfio.cc, process.cc, unix-fd.cc and xdp.cc.
 #pragma once
 
 #include <napi.h>
@@ -27,5 +27,7 @@ void InitVfio(Napi::Env env, Napi::Object exports);
 void InitProcess(Napi::Env env, Napi::Object exports);
 // Adds eventFd and sendFdLine (unix-fd.cc) to the addon's exports.
 void InitUnixFd(Napi::Env env, Napi::Object exports);
+// Adds the AF_XDP functions (xdp.cc) to the addon's exports.
+void InitXdp(Napi::Env env, Napi::Object exports);
 
 }  // namespace ixy

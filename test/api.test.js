@@ -519,14 +519,17 @@ describe('the package', function () {
 
   it('holds a LICENSE and every file the README and index.d.ts point at', function () {
     this.timeout(30000);
-    const packed = JSON.parse(execFileSync('npm', ['pack', '--dry-run', '--json'], { cwd: root, encoding: 'utf8', stdio: ['ignore', 'pipe', 'pipe'] }))[0].files.map((f) => f.path);
+    // --ignore-scripts: not prepack's build of the prebuild (test/install.test.js packs it).
+    const packed = JSON.parse(execFileSync('npm', ['pack', '--dry-run', '--json', '--ignore-scripts'], { cwd: root, encoding: 'utf8', stdio: ['ignore', 'pipe', 'pipe'] }))[0].files.map((f) => f.path);
     assert.ok(packed.includes('LICENSE'));
     assert.match(read('LICENSE'), new RegExp(`^${JSON.parse(read('package.json')).license} License`));
-    // Paths of this repository named in the text (`lib/host/jit.js`, [..](test/vm/README.md)),
-    // except build/, which npm install makes.
+    // Paths of this repository named in the text (`lib/host/jit.js`, [..](docs/api.md)),
+    // except build/, which npm install makes, and the tests, CI and benchmarks, which the
+    // README runs from a clone and the package leaves out (test/install.test.js).
     const named = new Set();
     for (const m of (read('README.md') + read('index.d.ts')).matchAll(/[`(\s]((?:\.?[\w-]+\/)+[\w.-]*)/g)) {
-      if (!m[1].startsWith('build/') && fs.existsSync(path.join(root, m[1]))) named.add(m[1].replace(/\/$/, ''));
+      if (/^(build|test|bench|\.ci)\//.test(m[1])) continue;
+      if (fs.existsSync(path.join(root, m[1]))) named.add(m[1].replace(/\/$/, ''));
     }
     assert.ok(named.has('native/model/README.md') && named.has('examples/reflector.js'), [...named].join(' '));
     const missing = [...named].filter((p) => !packed.some((f) => f === p || f.startsWith(`${p}/`)));
@@ -558,6 +561,35 @@ describe('ES modules', function () {
       ].join('\n'));
       const out = execFileSync(process.execPath, [script], { encoding: 'utf8', stdio: ['ignore', 'pipe', 'pipe'] });
       assert.deepStrictEqual(JSON.parse(out), { wrong: [], sameDefault: true });
+    } finally {
+      fs.rmSync(project, { recursive: true, force: true });
+    }
+  });
+});
+
+describe('the package surface', function () {
+  // package.json "exports": '.' and './package.json' only; what docs/api.md documents
+  // comes from 'ixy' itself (issue 44), not from a path into lib/.
+  it("exports '.' and './package.json' only: a path into lib/ is refused, the generator comes from 'ixy'", function () {
+    const fs = require('fs');
+    const os = require('os');
+    const project = fs.mkdtempSync(path.join(os.tmpdir(), 'ixy-surface-'));
+    try {
+      fs.mkdirSync(path.join(project, 'node_modules'));
+      fs.symlinkSync(path.join(__dirname, '..'), path.join(project, 'node_modules', 'ixy'));
+      const script = path.join(project, 'surface.js');
+      fs.writeFileSync(script, [
+        "const ixy = require('ixy');",
+        "let deep = 'loaded';",
+        "try { require('ixy/lib/traffic/generator'); } catch (err) { deep = err.code; }",
+        "const version = require('ixy/package.json').version;",
+        'const names = [ixy.Generator, ixy.FrameRecipe, ixy.parseRate, ixy.SoftwarePacer, ixy.generate, ixy.replay].map((x) => typeof x);',
+        'process.stdout.write(JSON.stringify({ deep, version: typeof version, names, seqAt: new ixy.FrameRecipe().seqAt }));',
+      ].join('\n'));
+      const out = execFileSync(process.execPath, [script], { encoding: 'utf8', stdio: ['ignore', 'pipe', 'pipe'] });
+      assert.deepStrictEqual(JSON.parse(out), {
+        deep: 'ERR_PACKAGE_PATH_NOT_EXPORTED', version: 'string', names: ['function', 'function', 'function', 'function', 'function', 'function'], seqAt: 42,
+      });
     } finally {
       fs.rmSync(project, { recursive: true, force: true });
     }

@@ -9,7 +9,7 @@ const fs = require('fs');
 const os = require('os');
 const path = require('path');
 const { spawn } = require('child_process');
-const { bind, unbind } = require('../lib/bind');
+const { bind, unbind } = require('../lib/rebind');
 const fakeKernel = require('./support/fake-kernel');
 const { assertIxyError, runIxy, fakePciDevice } = require('./support/helpers');
 

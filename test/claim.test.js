@@ -76,13 +76,13 @@ describe('one owner per NIC', function () {
 
   it('refuses a second claim through another open file in the same process (the flock itself)', function () {
     const { lockDevice } = claim;
-    const key = claim.claimDevice(address);
+    const claimFd = claim.claimDevice(address);
     const fd = fs.openSync(path.join(model().dir, address, 'resource0'), 'r');
     try {
       assert.throws(() => lockDevice(fd, address), (err) => assertIxyError(err, 'EBUSY', new RegExp(`in use by this process \\(pid ${process.pid}\\)`)));
     } finally {
       fs.closeSync(fd);
-      claim.releaseDevice(address, key);
+      claim.releaseClaim(claimFd);
     }
   });
 

@@ -1,7 +1,8 @@
 'use strict';
 
-// The documents: README.md and docs/*.md point only at files and headings that exist, and
-// the counts in docs/reading.md are those of the files it lists (docs/count.js).
+// The documents: README.md and docs/*.md point only at files and headings that exist, name
+// only files of the repository that exist, and the counts in docs/reading.md are those of
+// the files it lists (docs/count.js).
 const assert = require('assert');
 const fs = require('fs');
 const path = require('path');
@@ -35,6 +36,25 @@ describe('the documents', function () {
       }
     }
     assert.deepStrictEqual(broken, []);
+  });
+
+  // A path written in the text, linked or not (`lib/host/pci.js`, bench/ab.js, native/model/),
+  // starting at a folder of the repository; globs and placeholders (test/*.test.js,
+  // lib/intel/<driver>/) are patterns, not paths.
+  it('name only files and folders of the repository that exist', function () {
+    const TOP = /(?<![\w./-])((?:lib|native|test|bench|docs|examples|bin|\.ci)\/[\w./-]*[\w/])/g;
+    const named = new Set();
+    const missing = [];
+    for (const doc of docs) {
+      const text = fs.readFileSync(path.join(root, doc), 'utf8');
+      for (const m of text.matchAll(TOP)) {
+        if (/[*<{]/.test(text[m.index + m[0].length] || '')) continue;
+        named.add(m[1]);
+        if (!fs.existsSync(path.join(root, m[1]))) missing.push(`${doc}: ${m[1]}`);
+      }
+    }
+    assert.deepStrictEqual(missing, []);
+    assert.ok(named.has('lib/intel/ixgbe/device.js') && named.has('lib/intel/ring-queue.js'), [...named].join(' '));
   });
 
   it("docs/reading.md's counts are those of the files it lists (node docs/count.js --write)", function () {

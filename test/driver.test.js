@@ -10,7 +10,7 @@ const path = require('path');
 const ixy = require('../lib');
 const { Model } = require('../lib/model');
 const { runLoop } = require('../lib/loop');
-const { readPcap } = require('../lib/pcap');
+const { readPcap } = require('../lib/pcap-file');
 const { runIxy, tsharkFields, hugepageBytes, hugetlbfsFiles } = require('./support/helpers');
 
 // Forwards like ixy forward, but keeps what the TX ring could not take and retries it,

@@ -34,4 +34,21 @@ describe('exact counts', function () {
       dev.close();
     }
   });
+
+  it('the first stats() after a burst holds the whole count: no read during the burst', async function () {
+    this.timeout(30000);
+    const N = 60000;
+    const dev = await ixy.open(model().addresses[0], { rxRingSize: 64 });
+    try {
+      await model().clear(0);
+      await model().source(0, { rate: 600000, size: 60, count: N });
+      const truth = await model().waitFor(0, (s) => s.rxOffered === N, 20000);
+      await sleep(200); // the model publishes what is pending within 0.5 ms
+      const missed = dev.stats().rxMissed;
+      assert.ok(truth.rxDropNoDesc > 1000, `the ring of 64 should have overflowed, the model dropped ${truth.rxDropNoDesc}`);
+      assert.strictEqual(missed, truth.rxDropNoDesc, `the first stats() said ${missed}, the model dropped ${truth.rxDropNoDesc}`);
+    } finally {
+      dev.close();
+    }
+  });
 });

@@ -6,7 +6,7 @@
 const assert = require('assert');
 const { execFileSync, spawn } = require('child_process');
 const path = require('path');
-const { PcapWriter, readPcap } = require('../lib/pcap');
+const { PcapWriter, readPcap } = require('../lib/pcap-file');
 const { runIxy, modelForSuite, suiteTmpDir } = require('./support/helpers');
 
 function mkfifo(file) {

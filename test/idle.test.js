@@ -340,7 +340,7 @@ describe('idle: the interrupt line', function () {
 });
 
 describe('idle: receive() on a device closed by the loop body', function () {
-  const { ReceiveIterator } = require('../lib/device/receive');
+  const { ReceiveIterator } = require('../lib/device/receive-iterator');
 
   it("ends the loop instead of arming a closed device's interrupt", async function () {
     // A device whose one RX queue yields one frame, then nothing; arming it once closed

@@ -12,22 +12,27 @@ const path = require('path');
 const LIB = path.join(__dirname, '..', 'lib');
 
 // Bottom up. A file belongs to the longest folder here that contains it; '.' is the
-// loose files at lib/'s top: the public API.
+// loose files at lib/'s top: the public API. lib/index.js, the package's face, lists what
+// require('ixy') exports from any layer (the commands' generate() and replay() included),
+// so it stands above them all and nothing in lib/ requires it.
 const LAYERS = [
   ['host'], // sysfs, VFIO, interrupts, claims, bind guards, the addon loader, register access
   ['memory'], // DMA memory, the index arena, mempools, batches, ownership checks
   ['filter'], // capture filters: tcpdump's language compiled to a predicate over a frame
   ['device'], // what every driver's Device and queues share: counters, receive(), idle
   ['intel'], // the ixgbe/igb NIC base and descriptor queues
-  ['intel/ixgbe', 'intel/igb', 'virtio', 'model'], // the drivers, and the device model's API
+  ['intel/ixgbe', 'intel/igb', 'virtio', 'model', 'xdp'], // the drivers, the device model's API, AF_XDP
   ['warm-up'], // an app's hot path run on stand-in queues before the device goes live
   ['loop'], // the commands' run loop (ixy.run() offers it): slices, idle, reports
   ['.'], // the public API: open(), the driver table, packets, pcap
   ['traffic'], // what generators send: frame recipes, rates and pacing
   ['apps'], // the commands
+  ['face'], // lib/index.js alone: what require('ixy') gives, gathered from every layer
 ];
+const FACE = path.join(LIB, 'index.js');
 
 function folderOf(file) {
+  if (file === FACE) return 'face';
   const dir = path.relative(LIB, path.dirname(file)).split(path.sep).join('/') || '.';
   let best = null;
   for (const layer of LAYERS) {

@@ -5,14 +5,14 @@
 // RSS through it. Checked for both tables on a register file in plain memory, with the
 // offsets and values each datasheet gives.
 const assert = require('assert');
-const { AdvancedNic } = require('../lib/intel/nic');
+const { IntelNic } = require('../lib/intel/nic');
 const IXGBE = require('../lib/intel/ixgbe/registers');
 const IGB = require('../lib/intel/igb/registers');
 const { setupRss, queueOfHash } = require('../lib/intel/rss');
 
 // The base's methods on `layout`'s registers, without a device behind them.
 function nicOn(layout) {
-  const nic = Object.create(AdvancedNic.prototype);
+  const nic = Object.create(IntelNic.prototype);
   Object.assign(nic, { layout, regs: new Uint32Array(layout.MIN_BAR_BYTES / 4), closed: false, missed: 0, hardwareErrors: 0 });
   return nic;
 }

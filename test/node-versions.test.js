@@ -13,7 +13,8 @@ const { NODE_LINES, nodeFor, majorOf } = require('./support/node-versions');
 const { FATAL_SIGNALS } = require('../lib/host/exit-guard');
 
 const ROOT = path.join(__dirname, '..');
-const ADDON = path.join(ROOT, 'build', 'Release', 'ixy.node');
+// The addon the package's loader picks: the prebuild where there is one (CI), else node-gyp's.
+const ADDON = require('../lib/host/native').nativeFile('ixy.node');
 const JIT = path.join(ROOT, 'lib', 'host', 'jit.js');
 
 // Runs `script` under `node`; its stdout is JSON. Returns { result, stderr }.

@@ -10,7 +10,7 @@ const assert = require('assert');
 const fs = require('fs');
 const os = require('os');
 const path = require('path');
-const { readPcap } = require('../lib/pcap');
+const { readPcap } = require('../lib/pcap-file');
 const d = require('./support/model-driver');
 
 const R = {

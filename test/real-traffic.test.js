@@ -1,7 +1,7 @@
 'use strict';
 // Real traffic through the driver: the kernel's ARP, ICMP and TCP in two network namespaces,
 // each behind a TAP wired to one port of the device model, with `ixy forward` between the
-// two ports (lib/apps/real-net.js). Programs nobody here wrote (ping, curl, python3's
+// two ports (lib/apps/demo/real-net.js). Programs nobody here wrote (ping, curl, python3's
 // http.server) talk through the JavaScript driver; the test checks what arrives, and that
 // the driver's, the model's and the kernel's counts of every frame agree.
 
@@ -11,9 +11,9 @@ const crypto = require('crypto');
 const fs = require('fs');
 const os = require('os');
 const path = require('path');
-const { RealNet } = require('../lib/apps/real-net');
-const { account } = require('../lib/apps/frame-account');
-const { isAlive } = require('../lib/apps/netns');
+const { RealNet } = require('../lib/apps/demo/real-net');
+const { account } = require('../lib/apps/demo/frame-account');
+const { isAlive } = require('../lib/apps/demo/netns');
 const { runIxy } = require('./support/helpers');
 
 const FILE_BYTES = 24 << 20; // "at least 20 MB"
@@ -163,7 +163,7 @@ describe('real traffic: the kernel on both sides of ixy forward', function () {
     // A child process that sets up a RealNet with a server, prints where everything is as
     // one JSON line, and then ends as `how` says.
     const CHILD = `
-      const { RealNet } = require(${JSON.stringify(path.join(__dirname, '..', 'lib', 'apps', 'real-net'))});
+      const { RealNet } = require(${JSON.stringify(path.join(__dirname, '..', 'lib', 'apps', 'demo', 'real-net'))});
       (async () => {
         const net = await RealNet.start();
         await net.serve(1);

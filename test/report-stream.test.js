@@ -8,7 +8,7 @@ const fs = require('fs');
 const path = require('path');
 const { spawn } = require('child_process');
 const ixy = require('../lib');
-const { PcapWriter } = require('../lib/pcap');
+const { PcapWriter } = require('../lib/pcap-file');
 const { IXY, modelForSuite, suiteTmpDir } = require('./support/helpers');
 
 // `ixy args...` whose stdout the test closes after the first line (the reader of a pipe

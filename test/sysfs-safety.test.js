@@ -13,6 +13,8 @@ const path = require('path');
 const { execFileSync } = require('child_process');
 const ixy = require('../lib');
 const pci = require('../lib/host/pci');
+const safety = require('../lib/host/sysfs-safety');
+const { resolveDevice } = require('../lib/host/device-handle');
 const { Model } = require('../lib/model');
 const { assertIxyError } = require('./support/helpers');
 
@@ -102,15 +104,11 @@ describe('device directories that are not what sysfs makes', function () {
       fs.renameSync(dev, fake);
     });
 
-    afterEach(function () {
-      pci.forgetDevice(NOWHERE);
-    });
-
     it('refuses a driver link into the real /sys/bus/pci/drivers, before the unbind write', async function () {
       const real = fs.readdirSync('/sys/bus/pci/drivers').find((d) => fs.existsSync(path.join('/sys/bus/pci/drivers', d, 'unbind')));
       if (!real) this.skip();
       fs.symlinkSync(path.join('/sys/bus/pci/drivers', real), path.join(fake, 'driver'));
-      assert.throws(() => pci.unbindDriver(NOWHERE, true), (err) => {
+      assert.throws(() => safety.unbindDriver(NOWHERE, pci.deviceDir(NOWHERE), true), (err) => {
         assertIxyError(err, 'EDEVFILE', new RegExp(`driver leads to /sys/bus/pci/drivers/${real}, outside ${tmp} where IXY_PCI_ROOT points`));
         return true;
       });
@@ -132,7 +130,7 @@ describe('device directories that are not what sysfs makes', function () {
       try {
         fs.writeFileSync(path.join(elsewhere, 'type'), 'identity\n');
         fs.symlinkSync(elsewhere, path.join(fake, 'iommu_group'));
-        assert.throws(() => pci.checkIommu(NOWHERE), (err) => {
+        assert.throws(() => safety.checkIommu(NOWHERE, pci.deviceDir(NOWHERE)), (err) => {
           assertIxyError(err, 'EDEVFILE', /iommu_group leads to .*ixy-group-.*, outside .* where IXY_PCI_ROOT points/);
           return true;
         });
@@ -148,8 +146,10 @@ describe('device directories that are not what sysfs makes', function () {
       try {
         await new Promise((resolve) => server.listen(path.join(elsewhere, 'some-service.sock'), resolve));
         fs.symlinkSync(path.join(elsewhere, 'some-service.sock'), path.join(root, 'control.sock'));
-        assert.strictEqual(pci.hasInterruptLine(NOWHERE), false);
-        assert.strictEqual(pci.interruptLine(NOWHERE, () => {}), null);
+        const handle = resolveDevice(NOWHERE);
+        assert.strictEqual(handle.backend.kind, 'sysfs');
+        assert.strictEqual(handle.canInterrupt(), false);
+        assert.strictEqual(handle.interruptLine(() => {}), null);
         await new Promise((resolve) => setTimeout(resolve, 50));
         assert.deepStrictEqual(heard, [], 'a line was sent to the socket the link leads to');
       } finally {
@@ -217,16 +217,14 @@ describe('device directories that are not what sysfs makes', function () {
     fs.symlinkSync(real, dev);
     assert.deepStrictEqual(pci.readIdentity(ADDRESS), { address: ADDRESS, vendor: 0x8086, device: 0x10fb, class: 0x020000 });
     assert.strictEqual(pci.deviceDir(ADDRESS), real);
-    pci.forgetDevice(ADDRESS);
   });
 
   it('unbinds through a driver link to a real directory inside the device directory', function () {
     fs.mkdirSync(path.join(dev, 'drivers-here', 'ixgbe'), { recursive: true });
     fs.writeFileSync(path.join(dev, 'drivers-here', 'ixgbe', 'unbind'), '');
     fs.symlinkSync('drivers-here/ixgbe', path.join(dev, 'driver'));
-    pci.unbindDriver(ADDRESS);
+    safety.unbindDriver(ADDRESS, pci.deviceDir(ADDRESS));
     assert.strictEqual(fs.readFileSync(path.join(dev, 'drivers-here', 'ixgbe', 'unbind'), 'utf8'), ADDRESS);
-    pci.forgetDevice(ADDRESS);
   });
 
   it('the minimum BAR sizes cover every register each driver names', function () {

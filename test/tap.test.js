@@ -8,7 +8,7 @@
 const assert = require('assert');
 const childProcess = require('child_process');
 const { Model } = require('../lib/model');
-const { checkTools, namespaceName, makeNamespace, deleteNamespace, tapCounters, TAP } = require('../lib/apps/netns');
+const { checkTools, namespaceName, makeNamespace, deleteNamespace, tapCounters, TAP } = require('../lib/apps/demo/netns');
 const d = require('./support/model-driver');
 
 const NS = namespaceName('t');

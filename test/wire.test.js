@@ -9,7 +9,7 @@ const { execFileSync } = require('child_process');
 const fs = require('fs');
 const os = require('os');
 const path = require('path');
-const { readPcap } = require('../lib/pcap');
+const { readPcap } = require('../lib/pcap-file');
 const { tsharkFields } = require('./support/helpers');
 const d = require('./support/model-driver');
 

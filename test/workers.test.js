@@ -10,7 +10,7 @@ const path = require('path');
 const { Worker } = require('worker_threads');
 const ixy = require('../lib');
 const { assertForwardAccounts, modelForSuite, runIxy } = require('./support/helpers');
-const { parseTotals } = require('../lib/apps/frame-account');
+const { parseTotals } = require('../lib/apps/demo/frame-account');
 
 const EXAMPLE = path.join(__dirname, '..', 'examples', 'forward-workers.js');
 const LIB = path.join(__dirname, '..', 'lib');
@@ -230,7 +230,7 @@ describe('queue pairs in worker threads', function () {
     } finally {
       dev.close();
     }
-    const stale = { address: model().addresses[1], driver: 'ixgbe', pciRoot: model().dir, owners: new Int32Array(new SharedArrayBuffer(256)), rxQueues: 1, txQueues: 1 };
+    const stale = { address: model().addresses[1], dir: path.join(model().dir, model().addresses[1]), backend: 'model', driver: 'ixgbe', owners: new Int32Array(new SharedArrayBuffer(256)), rxQueues: 1, txQueues: 1 };
     assert.throws(() => ixy.attachQueue(stale, 0), { code: 'ENODEV' });
     assert.throws(() => ixy.attachQueue({ address: 'x' }, 0), { code: 'EINVAL' });
   });

@@ -1,8 +1,8 @@
 'use strict';
 
-// `ixy bind` and `ixy unbind`: lib/bind.js does the work; these say what it did, in one
+// `ixy bind` and `ixy unbind`: lib/rebind.js does the work; these say what it did, in one
 // line each (driver and device names come from sysfs: printable() shows them safely).
-const { bind, unbind } = require('../bind');
+const { bind, unbind } = require('../rebind');
 const { printable } = require('../host/printable');
 
 function bindCommand(address, { driver, force = false, out = process.stdout } = {}) {

@@ -7,8 +7,8 @@ const { Model } = require('../model');
 const { forward } = require('./forward');
 
 async function demo({ seconds = 5, batchSize = 32, rate = 0, real = false, out = process.stdout } = {}) {
-  // --real: the kernel's own traffic instead of the model's sources (lib/apps/real-demo.js).
-  if (real) return require('./real-demo').realDemo({ seconds, out });
+  // --real: the kernel's own traffic instead of the model's sources (lib/apps/demo/real-demo.js).
+  if (real) return require('./demo/real-demo').realDemo({ seconds, out });
   const model = await Model.start({ ports: 2 });
   try {
     const [a, b] = model.addresses;

@@ -25,7 +25,7 @@ const PUBLISH_EVERY = 64; // steps between counter updates
 async function forwardWorkers(addressA, addressB, { workers, batchSize = 32, seconds = 0, out = process.stdout, deviceOptions = {}, stop: stopSignal } = {}) {
   if (addressA === addressB) throw new IxyError('EINVAL', 'forward needs two different ports');
   checkInteger('workers', workers, 1, 16);
-  const { open } = require('../index');
+  const { open } = require('../open');
   const options = { ...deviceOptions, rxQueues: workers, txQueues: workers, workers: true, signal: stopSignal };
   const devs = [];
   let failure = null;
@@ -108,7 +108,7 @@ function portStats(dev, p, counts, workers) {
 
 // Worker i: queue pair i of both ports, forwarded both ways until the stop flag is set.
 function runWorker({ handles, queue, stop, counts, batchSize }) {
-  const { attachQueue } = require('../index');
+  const { attachQueue } = require('../queue-pair');
   const { PacketBatch } = require('../memory/batch');
   const { forwardBatch } = require('./forward');
   const pairs = [];

@@ -5,7 +5,7 @@
 // through this core's cache, as in any real application), send it out on the other.
 // Unlike ixy-fwd, which adds 1 to that byte, the frames leave as they came: byte 1 is the
 // destination MAC's, and real traffic (ARP, TCP) through a forwarder must reach its owner.
-const { open } = require('../index');
+const { open } = require('../open');
 const { PacketBatch } = require('../memory/batch');
 const { IxyError } = require('../host/errors');
 const { runLoop } = require('../loop');

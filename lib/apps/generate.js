@@ -1,14 +1,14 @@
 'use strict';
 
 // Packet generator, like ixy's ixy-pktgen and MoonGen's: frames of a recipe (flows, sizes,
-// UDP or TCP, VLAN; lib/traffic/frames.js) with a 32-bit sequence number, sent as fast as
+// UDP or TCP, VLAN; lib/traffic/recipe.js) with a 32-bit sequence number, sent as fast as
 // the NIC takes them or at a rate, evenly spaced (lib/traffic/pacing.js):
 //   pacing 'nic'       the 82599's per-queue rate limiter spaces the frames; the driver
 //                      keeps the queue full and sleeps between top-ups;
 //   pacing 'software'  each frame goes to the NIC when it falls due;
 //   pacing 'burst'     sleep on timers and send what fell due meanwhile as one burst;
 //   pacing 'auto'      (default) 'nic' where the NIC can space the rate, else 'software'.
-const { open } = require('../index');
+const { open } = require('../open');
 const { PacketBatch } = require('../memory/batch');
 const { runLoop } = require('../loop');
 const { idleMode } = require('../device/idle');
@@ -16,10 +16,10 @@ const { IxyError, shown } = require('../host/errors');
 const { noTraffic } = require('../loop/rates');
 const { Report } = require('../loop/report');
 const { Generator } = require('../traffic/generator');
-const { FrameRecipe } = require('../traffic/frames');
+const { FrameRecipe } = require('../traffic/recipe');
 const { parseRate, framesPerSecond, bitsPerSecond } = require('../traffic/pacing');
 const { nicPacing, softwarePacing, burstStep } = require('./paced-loop');
-const ts = require('../intel/ixgbe/timesync');
+const { rateFactor, limitRate } = require('../intel/ixgbe/rate-limit');
 
 const PACINGS = ['auto', 'nic', 'software', 'burst'];
 const WIRE_OVERHEAD = 24; // FCS, preamble and inter-frame gap: bytes a frame takes on the wire beyond its own
@@ -47,7 +47,7 @@ function choosePacing(pacing, dev, bps) {
     why = `${dev.driver} has no per-queue rate limiter (the 82599's)`;
   } else {
     try {
-      ts.rateFactor(bps);
+      rateFactor(bps);
     } catch (err) {
       why = err.message;
     }
@@ -59,7 +59,7 @@ function choosePacing(pacing, dev, bps) {
 
 // options: batchSize, rate (0: as fast as possible; a number of frames per second or a
 // string, pacing.js), count, seconds, pacing, idle ('spin': software pacing never
-// sleeps), poolEntries, deviceOptions, out, json, stop, and the frame recipe's options (frames.js:
+// sleeps), poolEntries, deviceOptions, out, json, stop, and the frame recipe's options (recipe.js:
 // size, flows, srcMac, dstMac, srcIp, dstIp, srcPort, dstPort, protocol, vlan, ttl).
 async function generate(address, {
   batchSize = 32, rate = 0, count = 0, seconds = 0, out = process.stdout, deviceOptions = {}, poolEntries,
@@ -106,7 +106,7 @@ async function generate(address, {
     { command: 'generate', devices: [{ address: dev.address, mac: dev.mac }], size: r.sizes.length === 1 ? r.sizes[0] : meanSize, rate: Math.round(pps), count, flows: r.flows, pacing: paced ? how : null });
     const run = () => {
       if (how === 'nic') {
-        ts.limitRate(dev, 0, bps);
+        limitRate(dev, 0, bps);
         return nicPacing({ dev, gen, batch, count, seconds, report, pps, stop });
       }
       if (how === 'software') return softwarePacing({ dev, gen, batch, count, seconds, report, pps, spin: idleAs === 'spin', stop });
@@ -147,4 +147,4 @@ function fullSpeedStep(gen, txQueue, batch, count) {
   };
 }
 
-module.exports = { generate, choosePacing };
+module.exports = { generate };

@@ -8,6 +8,7 @@ const { driverFor, describeId, hex4 } = require('../driver-table');
 const { describeInterface } = require('../host/iface');
 const { listDevices } = require('../host/list-devices');
 const { printable } = require('../host/printable');
+const { listInterfaces } = require('../xdp/iface');
 
 const NETWORK_CLASS = 0x02;
 
@@ -18,6 +19,7 @@ function list({ all = false, out: stream = process.stdout } = {}) {
   const devices = listDevices().filter((d) => all || (d.class >> 16) === NETWORK_CLASS || driverFor(d));
   if (devices.length === 0) {
     out.write(`no network devices in ${pci.pciRoot()}\n`);
+    listXdp(out);
     return devices;
   }
   out.write(`${'address'.padEnd(14)}${'id'.padEnd(11)}${'kernel driver'.padEnd(15)}${'ixy'.padEnd(8)}name\n`);
@@ -30,7 +32,19 @@ function list({ all = false, out: stream = process.stdout } = {}) {
     }
     if (d.holder) out.write(`${indent}held by pid ${d.holder.pid}: ${d.holder.command}\n`);
   }
+  listXdp(out);
   return devices;
+}
+
+// The kernel's interfaces in this network namespace, which AF_XDP opens whatever their NIC
+// (lib/xdp/): the kernel keeps them, and frames of the queues ixy opens come to ixy.
+function listXdp(out) {
+  const ifaces = listInterfaces();
+  if (ifaces.length === 0) return;
+  out.write(`\nthrough AF_XDP (the kernel keeps the NIC; open as xdp:<interface> or xdp:<interface>@<queue>):\n`);
+  for (const i of ifaces) {
+    out.write(`  ${i.name.padEnd(22)}${i.driver.padEnd(15)}${`${i.queues} queue${i.queues === 1 ? '' : 's'}`.padEnd(11)}${i.up ? 'up' : 'down: ip link set ' + i.iface + ' up first'}\n`);
+  }
 }
 
 module.exports = { list };

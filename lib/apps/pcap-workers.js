@@ -44,7 +44,9 @@ async function pcapWorkers(address, file, {
 } = {}) {
   checkInteger('workers', workers, 1, 16);
   checkInteger('count', count, 0, 2 ** 32 - 1);
-  const { open, PcapWriter, compileFilter } = require('../index');
+  const { open } = require('../open');
+  const { PcapWriter } = require('../pcap-file');
+  const { compileFilter } = require('../filter');
   checkBatchSize(batchSize); // EBATCH and EFILTER before the device is touched
   if (filter !== '') compileFilter(filter);
   if (idle !== undefined && idle !== 'backoff' && idle !== 'spin') {
@@ -114,7 +116,7 @@ async function runWorkers(dev, writer, o) {
     Atomics.notify(flags, STOP);
   };
   const onSignal = () => halt('signal');
-  const { CaptureClock } = require('../index');
+  const { CaptureClock } = require('../pcap-file');
   const common = {
     ixyPcapWorker: true, handle: dev.workerHandle(), flags, counts, shared, fd: writer.fd, fileName: writer.name,
     filter: o.filter, count: o.count, batchSize: o.batchSize, nanoseconds: o.nanoseconds, flushEachBatch: o.flushEachBatch,
@@ -216,7 +218,10 @@ function totals(dev, counts, workers) {
 
 // Worker i: RX queue i into the shared file until the stop flag is set.
 function runWorker({ handle, queue, flags, counts, shared, fd, fileName, filter, count, batchSize, nanoseconds, flushEachBatch, clockBase, spin }) {
-  const { attachQueue, PacketBatch, CaptureClock, compileFilter } = require('../index');
+  const { attachQueue } = require('../queue-pair');
+  const { PacketBatch } = require('../memory/batch');
+  const { CaptureClock } = require('../pcap-file');
+  const { compileFilter } = require('../filter');
   const keep = filter === '' ? null : compileFilter(filter);
   const batch = new PacketBatch(batchSize);
   const clock = new CaptureClock(clockBase);
@@ -270,7 +275,7 @@ function runWorker({ handle, queue, flags, counts, shared, fd, fileName, filter,
       }
       out.flush();
     } catch (e) {
-      // A reader that closed the pipe ends the capture as Ctrl-C does (pcap.js).
+      // A reader that closed the pipe ends the capture as Ctrl-C does (apps/pcap.js).
       if (e !== out.failure || e.code !== 'EPIPE') throw e;
       stopAll('pipe closed');
     }

@@ -11,9 +11,9 @@
 // filter: a tcpdump filter expression (lib/filter/); frames it rejects go back to the
 // pool as soon as they are received, and `count` counts the frames kept.
 const fs = require('fs');
-const { open } = require('../index');
+const { open } = require('../open');
 const { PacketBatch } = require('../memory/batch');
-const { PcapWriter, CaptureClock } = require('../pcap');
+const { PcapWriter, CaptureClock } = require('../pcap-file');
 const { runLoop } = require('../loop');
 const { idleMode } = require('../device/idle');
 const { noTraffic } = require('../loop/rates');

@@ -10,11 +10,10 @@
 // be on the ring twice (a short file looped) without its buffer going home twice.
 // Frames go out when due as software pacing places them (lib/traffic/pacing.js); several
 // that fell due together go as one batch.
-const { open } = require('../index');
+const { open } = require('../open');
 const { PacketBatch } = require('../memory/batch');
 const { Mempool } = require('../memory/mempool');
-const arena = require('../memory/arena');
-const { readPcap, LINKTYPE_ETHERNET } = require('../pcap');
+const { readPcap } = require('../pcap-file');
 const { IxyError, checkInteger } = require('../host/errors');
 const { SoftwarePacer } = require('../traffic/pacing');
 const { noTraffic } = require('../loop/rates');
@@ -31,6 +30,7 @@ const MIN_LENGTH = 17; // the 82599 sends no shorter frame (Linux pads to this)
 // Link types (tcpdump.org/linktypes.html) a capture of another medium may have: replay
 // sends its frames as Ethernet frames, byte for byte, so it takes only Ethernet's (1).
 // Adding an Ethernet header to raw IP would invent addresses: refused too.
+const LINKTYPE_ETHERNET = 1;
 const LINK_TYPES = {
   0: 'NULL, BSD loopback', 101: 'RAW, raw IP', 105: 'IEEE802_11, 802.11 wireless', 113: 'LINUX_SLL, Linux cooked capture',
   127: 'IEEE802_11_RADIOTAP, 802.11 with radiotap headers', 228: 'IPV4, raw IPv4', 229: 'IPV6, raw IPv6', 276: 'LINUX_SLL2, Linux cooked capture v2',
@@ -58,18 +58,17 @@ function loadCapture(file, data = null) {
 // Copies frames [from, from + n) (their stored buffers are ids from..) into fresh buffers
 // of the pool, as a batch; returns how many it took (the free stack may run short).
 function fillBatch(pool, lengths, batch, from, n) {
-  const words = arena.words;
   const bytes = pool.bytes;
   const shift = pool.bufferShift;
   const got = pool.allocMany(batch.ids, n);
-  for (let k = 0; k < got; k++) {
-    const i = from + k;
-    const to = words[batch.idsAt + k] << shift;
-    bytes.copyWithin(to, i << shift, (i << shift) + lengths[i]);
-    words[batch.lengthsAt + k] = lengths[i];
-  }
   batch.count = got;
   batch.pool = pool;
+  const batchLengths = batch.lengths;
+  for (let k = 0; k < got; k++) {
+    const i = from + k;
+    bytes.copyWithin(batch.frameAt(k), i << shift, (i << shift) + lengths[i]);
+    batchLengths[k] = lengths[i];
+  }
   return got;
 }
 
@@ -169,4 +168,4 @@ async function replay(address, file, {
   }
 }
 
-module.exports = { replay, loadCapture };
+module.exports = { replay };

@@ -8,7 +8,7 @@
 // count of frames taken and the frames in the file live in one SharedArrayBuffer
 // (sharedState()).
 const fs = require('fs');
-const { PcapWriter } = require('../pcap');
+const { PcapWriter } = require('../pcap-file');
 
 const LOCK = 0; // Int32 word: 0 free, 1 held
 const TAKEN = 1; // Uint32 word: frames the workers have taken of `count` (reserve())

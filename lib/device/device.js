@@ -5,10 +5,10 @@
 // the device-specific parts: link, MAC, promiscuous mode, hardware counters.
 const { EventEmitter } = require('events');
 const { IxyError, shown } = require('../host/errors');
-const { ReceiveIterator } = require('./receive');
+const { ReceiveIterator } = require('./receive-iterator');
 const { frames, createReadStream } = require('./frames');
 const { PacketBatch } = require('../memory/batch');
-const pci = require('../host/pci');
+const { resolveDevice } = require('../host/device-handle');
 const { needsVfio, noInterrupts } = require('./idle');
 
 // What every driver's RX and TX queue counts as it moves frames, for stats(): packets and
@@ -43,8 +43,11 @@ const WATCHED = new Set(['link', 'txhang', 'lost']);
 const WATCH_MS = 1000;
 
 class Device extends EventEmitter {
-  constructor(address, driver) {
+  // device: the device handle ixy.open() resolved (lib/host/device-handle.js), or the PCI
+  // address of one, for a driver class opened directly (IxgbeDevice.open(address)).
+  constructor(device, driver) {
     super();
+    this.handle = typeof device === 'string' ? resolveDevice(device) : device;
     this.watcher = null;
     this.lostTold = false;
     this.on('newListener', (name) => {
@@ -52,7 +55,7 @@ class Device extends EventEmitter {
         this.watcher = setInterval(() => this.watchOnce(), WATCH_MS).unref();
       }
     });
-    this.address = address;
+    this.address = this.handle.address;
     this.driver = driver;
     this.rxQueues = [];
     this.txQueues = [];
@@ -89,7 +92,7 @@ class Device extends EventEmitter {
 
   // An async iterator over received batches that lets timers and I/O run between them:
   //   for await (const batch of dev.receive(0, { batchSize: 64 })) { ... }
-  // One batch object is reused; see lib/device/receive.js for who frees what.
+  // One batch object is reused; see lib/device/receive-iterator.js for who frees what.
   receive(queue = 0, options = {}) {
     this.checkOpen('receive()');
     return new ReceiveIterator(this, queue, options);
@@ -171,14 +174,14 @@ class Device extends EventEmitter {
 
   // idle 'interrupt' (lib/device/idle.js): the line a loop with nothing to do sleeps on, set up on
   // first use. Only a device driven through VFIO has one (sysfs gives user space no
-  // interrupts), or one of the device model (lib/host/model-irq.js). A driver implements
+  // interrupts), or one of the device model (lib/host/backends.js). A driver implements
   // setupInterrupts() (its receive queues raise vector 0), armInterrupt() (the next received
   // frame interrupts) and disarmInterrupt().
   interrupts() {
     this.checkOpen("idle 'interrupt'");
     if (!this.interruptCapable) throw noInterrupts(this);
     const setup = () => this.setupInterrupts();
-    const line = pci.interruptLine(this.address, setup);
+    const line = this.handle.interruptLine(setup);
     if (line === null) {
       throw needsVfio(this.address);
     }
@@ -187,7 +190,7 @@ class Device extends EventEmitter {
 
   // Whether idle 'interrupt' works here (the default then, lib/device/idle.js bestIdle()).
   hasInterrupts() {
-    return this.interruptCapable && !this.closed && pci.hasInterruptLine(this.address);
+    return this.interruptCapable && !this.closed && this.handle.canInterrupt();
   }
 
   setupInterrupts() {}

@@ -15,7 +15,7 @@
 // is dropped by the NIC and counted in stats().rxMissed.
 const { Readable, addAbortSignal } = require('stream');
 const { checkOptionNames } = require('../host/option-names');
-const { RECEIVE_OPTIONS } = require('./receive');
+const { RECEIVE_OPTIONS } = require('./receive-iterator');
 
 async function* frames(dev, queue, options) {
   for await (const batch of dev.receive(queue, options)) {

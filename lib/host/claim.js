@@ -21,60 +21,53 @@
 // comes from /proc/locks, whose FLOCK lines give the pid that took the lock and the file's
 // device and inode.
 const fs = require('fs');
+const path = require('path');
 const { IxyError, fromNative } = require('./errors');
 const { native } = require('./native');
-const pci = require('./pci');
+const { deviceDir } = require('./pci');
+const { openPlain } = require('./sysfs-safety');
 
 const CLAIM_FILES = ['resource0', 'config']; // in order of preference, see above
 
-// This process's claims, taken before the first register write and ended by close()
-// (releaseDevice): pci.deviceKey -> the open file whose lock is the claim.
-const claims = new Map();
-
-// Makes this process the device's one owner, or throws EBUSY naming the owner there is.
-// Returns the claim's key, for releaseDevice().
-function claimDevice(address) {
-  const key = pci.deviceKey(address);
-  if (claims.has(key)) {
-    throw new IxyError('EBUSY', `${address} is already open in this process (pid ${process.pid}): close() that Device first`);
-  }
-  const fd = openClaimFile(address);
+// Makes this process the device (directory `dir`) one owner, or throws EBUSY naming the
+// owner there is. Returns the claim: the open file whose lock it is, for releaseClaim().
+function claimDevice(address, dir = deviceDir(address)) {
+  const fd = openClaimFile(address, dir);
   try {
-    lockDevice(fd, address);
+    lockDevice(fd, address, 'claim');
   } catch (err) {
     fs.closeSync(fd);
     throw err;
   }
-  claims.set(key, fd);
-  return key;
+  return fd;
 }
 
 // The first file of CLAIM_FILES this process can open, open read-only.
-function openClaimFile(address) {
+function openClaimFile(address, dir) {
+  const [first, second] = CLAIM_FILES;
   try {
-    return pci.openPlain(pci.deviceFile(address, CLAIM_FILES[0]), fs.constants.O_RDONLY);
+    return openPlain(path.join(dir, first), fs.constants.O_RDONLY);
   } catch (err) {
-    if (err.code !== 'ENOENT' && err.code !== 'EACCES') throw fromNative(err, `cannot open ${CLAIM_FILES[0]} of ${address}`);
+    if (err.code !== 'ENOENT' && err.code !== 'EACCES') throw fromNative(err, `cannot open ${first} of ${address}`);
   }
-  return pci.openConfig(address, fs.constants.O_RDONLY);
+  try {
+    return openPlain(path.join(dir, second), fs.constants.O_RDONLY, 64);
+  } catch (err) {
+    throw fromNative(err, `cannot open ${second} of ${address}`);
+  }
 }
 
-// Lets go of the device (every close() calls this, last): its files (pci.forgetDevice) and
-// the claim `key` that claimDevice() returned (so IXY_PCI_ROOT may have changed since);
-// nothing more when that claim is gone already.
-function releaseDevice(address, key) {
-  pci.forgetDevice(address);
-  const fd = claims.get(key);
-  if (fd === undefined) return;
-  claims.delete(key);
+// Ends the claim that claimDevice() returned (every close() calls this, last).
+function releaseClaim(fd) {
   fs.closeSync(fd);
 }
 
-// Who holds the device ({ pid, command }), or null. `locks`: readLocks(), for a listing.
-function deviceHolder(address, locks = readLocks()) {
+// Who holds the device ({ pid, command }), or null. `locks`: readLocks(), for a listing;
+// `dir`: the device's directory, where a handle has it.
+function deviceHolder(address, { locks = readLocks(), dir = deviceDir(address) } = {}) {
   for (const name of CLAIM_FILES) {
     try {
-      const holder = holderOf(fs.statSync(pci.deviceFile(address, name), { bigint: true }), locks);
+      const holder = holderOf(fs.statSync(path.join(dir, name), { bigint: true }), locks);
       if (holder !== null) return holder;
     } catch {
       // no such file: the next
@@ -84,9 +77,13 @@ function deviceHolder(address, locks = readLocks()) {
 }
 
 // Takes the lock on fd (the device's claim file, open) or throws EBUSY naming the holder.
-function lockDevice(fd, address) {
+// For a claim (`why`), a holder that is this process means a Device not yet closed.
+function lockDevice(fd, address, why = null) {
   if (native().lockFile(fd)) return;
   const holder = holderOf(fd);
+  if (why === 'claim' && holder !== null && holder.pid === process.pid) {
+    throw new IxyError('EBUSY', `${address} is already open in this process (pid ${process.pid}): close() that Device first`);
+  }
   let who = 'another program';
   if (holder !== null) {
     who = holder.pid === process.pid ? `this process (pid ${holder.pid}), through a Device not yet closed` : `pid ${holder.pid} (${holder.command})`;
@@ -137,4 +134,4 @@ function commandOf(pid) {
   return text.length > 100 ? `${text.slice(0, 97)}...` : text;
 }
 
-module.exports = { claimDevice, releaseDevice, deviceHolder, lockDevice, readLocks };
+module.exports = { claimDevice, releaseClaim, deviceHolder, lockDevice, readLocks };

@@ -20,8 +20,6 @@
 //   - SIGKILL cannot be caught by anyone. A device driven through VFIO is reset by the
 //     kernel when its last fd closes (lib/host/vfio.js); a device driven through sysfs is not.
 const { native } = require('./native');
-const pci = require('./pci');
-const vfio = require('./vfio');
 const { fromNative } = require('./errors');
 
 const FATAL_SIGNALS = ['SIGINT', 'SIGTERM', 'SIGHUP', 'SIGQUIT', 'SIGSEGV', 'SIGBUS', 'SIGILL', 'SIGFPE', 'SIGABRT'];
@@ -41,19 +39,18 @@ function install() {
 }
 
 // Registers `device` (an object with `address` and `stop()`): from now on it is stopped on
-// every way out until unguard(). bar: its mapped register BAR or null; stopBits: [offset,
-// bits] pairs whose bits the signal handler clears, in order (see AdvancedNic's dmaStopBits).
+// every way out until release(). bar: its mapped register BAR or null; stopBits: [offset,
+// bits] pairs whose bits the signal handler clears, in order (see lib/intel/nic.js
+// dmaStopBits); config: where its backend reaches config space, to clear Bus Master there
+// (DeviceHandle.guard(): [the config file] or [the VFIO device fd, the region's offset]).
 // Returns the signals the handler has (the others have a handler of the program's own).
-function guard(device, { bar = null, stopBits = [] } = {}) {
+function guard(device, { bar = null, stopBits = [], config }) {
   install();
   if (guarded.has(device)) return native().armSignals();
   const pairs = Uint32Array.from(stopBits.flat());
   let id;
   try {
-    // Bus Master is cleared through the config space: the VFIO device's region, or sysfs.
-    const viaVfio = vfio.deviceOf(device.address);
-    id = viaVfio ? native().guardDevice(bar, viaVfio.fd, pairs, viaVfio.configOffset)
-      : native().guardDevice(bar, pci.deviceFile(device.address, 'config'), pairs);
+    id = native().guardDevice(bar, config[0], pairs, ...config.slice(1));
   } catch (err) {
     throw fromNative(err, `cannot open the config space of ${device.address}`);
   }
@@ -61,35 +58,22 @@ function guard(device, { bar = null, stopBits = [] } = {}) {
   return native().armSignals();
 }
 
-// Takes `device` out of the guard. Call it before its BAR is unmapped: the signal handler
-// writes to that BAR (the addon also does this itself when it unmaps one).
-function unguard(device) {
-  const id = guarded.get(device);
-  if (id === undefined) return;
-  guarded.delete(device);
-  native().unguardDevice(id, false);
-}
-
 // Clears the device's Bus Master bit (PCI 3.0, 6.2.2) and takes it out of the guard, for
-// close() once the queues are stopped. The bit is cleared through the config file opened
-// at guard(), not looked up again: a program that changed IXY_PCI_ROOT since, or a
-// directory that went away, must not send the write to another device (or nowhere).
-// A device that was never guarded is looked up by address (pci.disableBusMastering).
-// Returns the error instead of throwing it: close() releases everything else first and
-// reports it last.
+// close() once the queues are stopped: call it before the BAR is unmapped, as the signal
+// handler writes to that BAR. The bit is cleared through the config space opened at
+// guard(), not looked up again: a program that changed IXY_PCI_ROOT since, or a directory
+// that went away, must not send the write to another device (or nowhere). Returns false
+// for a device that was never guarded (its handle clears Bus Master itself).
 function release(device) {
   const id = guarded.get(device);
+  if (id === undefined) return false;
+  guarded.delete(device);
   try {
-    if (id === undefined) {
-      pci.disableBusMastering(device.address);
-    } else {
-      guarded.delete(device);
-      native().unguardDevice(id, true);
-    }
-    return null;
+    native().unguardDevice(id, true);
   } catch (err) {
-    return fromNative(err, `cannot clear Bus Master of ${device.address}`);
+    throw fromNative(err, `cannot clear Bus Master of ${device.address}`);
   }
+  return true;
 }
 
 // The 'exit' listener: every device still registered is stopped and loses Bus Master.
@@ -101,8 +85,12 @@ function stopAll() {
     } catch {
       // Bus Master below stops its DMA all the same.
     }
-    release(device); // an error: nothing more can be done from here
+    try {
+      release(device);
+    } catch {
+      // nothing more can be done from here
+    }
   }
 }
 
-module.exports = { guard, unguard, release, stopAll, FATAL_SIGNALS };
+module.exports = { guard, release, stopAll, FATAL_SIGNALS };

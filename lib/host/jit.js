@@ -69,4 +69,4 @@ function tuneJit() {
   return refused.map((r) => r.flag);
 }
 
-module.exports = { tuneJit, setV8Flags, JIT_FLAGS };
+module.exports = { tuneJit, JIT_FLAGS };

@@ -24,12 +24,15 @@ function listDevices() {
   return names
     .filter((name) => pci.ADDRESS_FORMAT.test(name))
     .sort()
-    .map((address) => ({
-      ...pci.readIdentity(address),
-      driver: pci.boundDriver(address),
-      interfaces: interfacesOf(pci.deviceDir(address), tables),
-      holder: deviceHolder(address, locks),
-    }));
+    .map((address) => {
+      const dir = pci.deviceDir(address);
+      return {
+        ...pci.readIdentity(address, dir),
+        driver: pci.boundDriver(address, dir),
+        interfaces: interfacesOf(dir, tables),
+        holder: deviceHolder(address, { locks, dir }),
+      };
+    });
 }
 
 module.exports = { listDevices };

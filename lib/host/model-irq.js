@@ -7,40 +7,17 @@
 // InterruptLine (lib/host/interrupts.js) watches it as it watches VFIO's; the drivers program
 // the same registers and do not know which backend delivers.
 // A device is the model's when its directory sits beside the model's control socket
-// (IXY_PCI_ROOT = the model's directory).
+// (lib/host/backends.js modelSocket()).
 const fs = require('fs');
-const path = require('path');
 const { IxyError } = require('./errors');
 const { native } = require('./native');
 const { InterruptLine } = require('./interrupts');
 
 const VECTOR = 0; // the drivers' receive queues raise vector 0 (Device.setupInterrupts())
-const lines = new Map(); // address -> InterruptLine
 
-// The control socket of the model whose device directory (lib/host/pci.js deviceDir()) is
-// `dir`, or null when it is no model's. A link is none: the model makes the socket itself,
-// and a link planted in a fake tree could lead to any service's socket.
-function socketOf(dir) {
-  try {
-    const socket = path.join(path.dirname(dir), 'control.sock');
-    return fs.lstatSync(socket).isSocket() ? socket : null;
-  } catch {
-    return null;
-  }
-}
-
-// Whether `address` (device directory `dir`) is a device of the model, which can interrupt.
-function available(address, dir) {
-  return lines.has(address) || socketOf(dir) !== null;
-}
-
-// The interrupt line of `address` (device directory `dir`), made on first use after
-// `setup()` (the driver's register programming); null when the device is not the model's.
-function interruptLine(address, dir, setup) {
-  const known = lines.get(address);
-  if (known !== undefined) return known;
-  const socket = socketOf(dir);
-  if (socket === null) return null;
+// A new interrupt line of `address`, a device of the model whose control socket is
+// `socket`, after `setup()` (the driver's register programming).
+function modelInterruptLine(address, socket, setup) {
   setup();
   const addon = native();
   const eventFd = addon.eventFd();
@@ -61,17 +38,7 @@ function interruptLine(address, dir, setup) {
       // the model has gone, and its copy of the eventfd with it
     }
   };
-  const line = new InterruptLine({ eventFd, release });
-  lines.set(address, line);
-  return line;
+  return new InterruptLine({ eventFd, release });
 }
 
-// When the device is let go (lib/host/pci.js forgetDevice()).
-function close(address) {
-  const line = lines.get(address);
-  if (line === undefined) return;
-  lines.delete(address);
-  line.close();
-}
-
-module.exports = { available, interruptLine, close };
+module.exports = { modelInterruptLine };

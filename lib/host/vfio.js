@@ -12,7 +12,8 @@
 //   device can reach nothing else: a wrong descriptor address is an IOMMU fault.
 // - Lifetime: when the process dies the kernel closes the fds, resets the device and drops
 //   the mappings, so a killed forwarder leaves no DMA running into freed memory.
-// lib/host/pci.js asks here first for every device; the drivers do not know which backend runs.
+// A device handle (lib/host/device-handle.js) opens a device bound to vfio-pci here, once;
+// the drivers do not know which backend runs.
 const fs = require('fs');
 const path = require('path');
 const { IxyError, fromNative } = require('./errors');
@@ -25,7 +26,7 @@ const FIRST_IOVA = 2 ** 32; // clear of the low 4 GiB, where interrupt windows l
 const VFIO_PCI_MSI_IRQ_INDEX = 1;
 const VFIO_PCI_MSIX_IRQ_INDEX = 2;
 
-const devices = new Map(); // address -> VfioDevice
+const devices = new Set(); // every open VfioDevice: a group leaves the container with its last
 const memories = new Set(); // every live DmaMemory: each is mapped while a device is open
 let nextIova = FIRST_IOVA;
 let containerUsed = false;
@@ -51,8 +52,8 @@ class VfioDevice {
   }
 
   readConfig(offset, bytes) {
-    const buf = Buffer.alloc(bytes);
-    const got = fs.readSync(this.fd, buf, 0, bytes, this.configOffset + offset);
+    const buf = Buffer.alloc(Math.min(bytes, this.configSize - offset));
+    const got = fs.readSync(this.fd, buf, 0, buf.length, this.configOffset + offset);
     return buf.subarray(0, got);
   }
 
@@ -60,15 +61,24 @@ class VfioDevice {
     fs.writeSync(this.fd, buf, 0, buf.length, this.configOffset + offset);
   }
 
-  // Closing the fd hands the device back to vfio-pci, which resets it.
+  // The interrupt line (lib/host/interrupts.js), made on first use after `setup()` (the
+  // driver's register programming).
+  interruptLine(setup) {
+    if (!this.interrupts) {
+      setup();
+      this.interrupts = new InterruptLine(firstVector(this));
+    }
+    return this.interrupts;
+  }
+
+  // Closes the device (closing the fd hands it back to vfio-pci, which resets it), and lets
+  // its IOMMU group go once no device of it is open.
   close() {
+    if (!devices.delete(this)) return;
     if (this.interrupts) this.interrupts.close();
     fs.closeSync(this.fd);
+    releaseGroupIfUnused(this.group);
   }
-}
-
-function isVfioBound(driver) {
-  return driver === VFIO_DRIVER;
 }
 
 // The IOMMU group of the device in directory `dir` (sysfs `iommu_group` link).
@@ -103,7 +113,6 @@ function groupBlockers(address, dir) {
 // Opens `address` (bound to vfio-pci, sysfs directory `dir`) through VFIO and maps every
 // live DMA memory into the container. Returns the VfioDevice.
 function open(address, dir) {
-  if (devices.has(address)) return devices.get(address);
   const group = iommuGroup(address, dir);
   let device;
   try {
@@ -116,13 +125,13 @@ function open(address, dir) {
     }
     throw vfioError(err, address);
   }
-  devices.set(address, device);
+  devices.add(device);
   if (!containerUsed) {
     containerUsed = true;
     try {
       for (const memory of memories) mapMemory(memory);
     } catch (err) {
-      close(address);
+      device.close();
       throw err;
     }
   }
@@ -134,23 +143,6 @@ function vfioError(err, address) {
     return new IxyError(err.code, `${address}: ${err.message}`);
   }
   return fromNative(err, `VFIO for ${address}`);
-}
-
-// The open VfioDevice of `address`, or undefined when it is not driven through VFIO.
-function deviceOf(address) {
-  return devices.get(address);
-}
-
-// The interrupt line of `address` (lib/host/interrupts.js), made on first use after `setup()`
-// (the driver's register programming); null when the device is not driven through VFIO.
-function interruptLine(address, setup) {
-  const device = devices.get(address);
-  if (device === undefined) return null;
-  if (!device.interrupts) {
-    setup();
-    device.interrupts = new InterruptLine(firstVector(device));
-  }
-  return device.interrupts;
 }
 
 // Routes the device's first vector (MSI-X, else MSI) to a new eventfd: an InterruptLine's
@@ -174,20 +166,11 @@ function firstVector(device) {
   return { eventFd, release };
 }
 
-// Closes the device, and lets its IOMMU group go once no device of it is open.
-function close(address) {
-  const device = devices.get(address);
-  if (device === undefined) return;
-  devices.delete(address);
-  device.close();
-  releaseGroupIfUnused(device.group);
-}
-
 // The group leaves the container once no open device of it is left, so that another
 // process can open it. With the last group the container loses its DMA mappings: the next
 // device maps every memory again.
 function releaseGroupIfUnused(group) {
-  if ([...devices.values()].some((d) => d.group === group)) return;
+  if ([...devices].some((d) => d.group === group)) return;
   if (native().vfioReleaseGroup(group)) {
     containerUsed = false;
     for (const memory of memories) memory.iommuMapped = false;
@@ -236,4 +219,4 @@ function mapMemory(memory) {
   memory.iommuMapped = true;
 }
 
-module.exports = { isVfioBound, open, close, deviceOf, interruptLine, iovasFor, track, untrack };
+module.exports = { VFIO_DRIVER, open, iovasFor, track, untrack };

@@ -6,12 +6,9 @@
 // stop and close. Each reads the driver's register table (`layout`), which also names by
 // role what differs between the NICs (LINK, PROMISCUOUS, RECEIVER_ENABLE, the counter
 // lists). A driver adds its init sequence, resetAndInit(), which open() calls.
-const pci = require('../host/pci');
-const claim = require('../host/claim');
 const { Device } = require('../device/device');
 const { IxyError } = require('../host/errors');
 const { native } = require('../host/native');
-const exitGuard = require('../host/exit-guard');
 const { Mempool } = require('../memory/mempool');
 const { RxQueue } = require('./rx-queue');
 const { TxQueue } = require('./tx-queue');
@@ -19,24 +16,22 @@ const { stopQueues } = require('./ring-queue');
 const { nicOptions } = require('./nic-options');
 const { sleep, setBits, clearBits, setField, getReg, setReg } = require('../host/register-access');
 
-class AdvancedNic extends Device {
-  // Takes the device: checks the options, unbinds the kernel driver, maps BAR0 and, from
-  // then on, stops the NIC on every way out of the process (lib/host/exit-guard.js).
-  constructor(address, driver, { layout, options, maxQueues, maxRingSize, rxQueueLimit = null }) {
-    super(address, driver);
+class IntelNic extends Device {
+  // Takes the device (`device`: its handle, lib/host/device-handle.js, or its address):
+  // checks the options, claims it and takes it from the kernel, maps BAR0 and, from then
+  // on, stops the NIC on every way out of the process (lib/host/exit-guard.js).
+  constructor(device, driver, { layout, options, maxQueues, maxRingSize, rxQueueLimit = null }) {
+    super(device, driver);
+    const handle = this.handle;
     this.layout = layout;
     this.txMinLength = layout.TX_MIN_LENGTH;
     this.interruptCapable = true; // MSI-X receive interrupts (setupInterrupts)
     this.options = nicOptions(options, maxQueues, maxRingSize, rxQueueLimit); // EINVAL for a bad one
-    pci.checkIommu(address);
-    // One owner per device, before anything is written to it (lib/host/claim.js); close() ends
-    // the claim, and so does the process's death.
-    this.claimKey = claim.claimDevice(address);
+    handle.take({ force: this.options.force }); // one owner from here; close() lets go
     try {
-      pci.unbindDriver(address, this.options.force);
-      this.bar = pci.mapBar(address, 0, layout.MIN_BAR_BYTES);
+      this.bar = handle.mapBar(0, layout.MIN_BAR_BYTES);
     } catch (err) {
-      claim.releaseDevice(address, this.claimKey);
+      handle.close();
       throw err;
     }
     this.regs = new Uint32Array(this.bar);
@@ -49,11 +44,11 @@ class AdvancedNic extends Device {
     try {
       // A removed NIC answers all ones, and every wait of the init would time out after 2 s.
       if (this.isLost()) {
-        throw new IxyError('EDEVICELOST', `${address} does not answer (its registers read all ones): the NIC was removed or is powered off`);
+        throw new IxyError('EDEVICELOST', `${this.address} does not answer (its registers read all ones): the NIC was removed or is powered off`);
       }
-      exitGuard.guard(this, { bar: this.bar, stopBits: dmaStopBits(layout, this.options) });
+      handle.guard(this, { bar: this.bar, stopBits: dmaStopBits(layout, this.options) });
       // An unbound NIC may have bus mastering off, and then it can do no DMA at all.
-      pci.enableBusMastering(address);
+      handle.enableBusMastering();
     } catch (err) {
       this.closeAfter(err);
     }
@@ -61,8 +56,8 @@ class AdvancedNic extends Device {
 
   // Opens the device: takes it, runs the driver's init sequence, then waits for link
   // without blocking the event loop.
-  static async open(address, options = {}) {
-    const dev = new this(address, options);
+  static async open(device, options = {}) {
+    const dev = new this(device, options);
     try {
       dev.resetAndInit();
       await dev.waitForLink(dev.options.linkTimeout, dev.options.signal);
@@ -142,7 +137,7 @@ class AdvancedNic extends Device {
     }
     const o = this.options;
     return {
-      address: this.address, driver: this.driver, pciRoot: pci.pciRoot(), owners: this.queueOwners,
+      ...this.handle.workerData(), driver: this.driver, owners: this.queueOwners,
       rxQueues: o.rxQueues, txQueues: o.txQueues, rxRingSize: o.rxRingSize, txRingSize: o.txRingSize,
       rxFreeThreshold: o.rxFreeThreshold, mempoolEntries: o.mempoolEntries, bufferSize: o.bufferSize,
     };
@@ -280,7 +275,7 @@ class AdvancedNic extends Device {
     // whatever a queue that did not stop still holds (PCI 3.0, 6.2.2). This also leaves
     // the exit guard, which must happen before the BAR is unmapped (the signal handler
     // writes to it). A failure is reported once everything else is released.
-    const busMasterError = exitGuard.release(this);
+    const busMasterError = this.handle.stopGuard(this);
     for (const q of this.txQueues) q.close();
     for (const q of this.rxQueues) q.close();
     this.forgetQueues();
@@ -288,7 +283,7 @@ class AdvancedNic extends Device {
     if (this.bar) native().free(this.bar);
     this.regs = null;
     this.bar = null;
-    claim.releaseDevice(this.address, this.claimKey);
+    this.handle.close();
     if (busMasterError) throw busMasterError;
   }
 }
@@ -309,4 +304,4 @@ function aborted(address) {
   return new IxyError('EABORTED', `stopped while waiting for link on ${address}`);
 }
 
-module.exports = { AdvancedNic };
+module.exports = { IntelNic };

@@ -2,24 +2,22 @@
 
 // One transmit queue: a ring of advanced TX data descriptors (82599 datasheet 7.2, 82576
 // datasheet 7.2) and, per descriptor, the buffer it carries and that buffer's pool, so the
-// buffer can go home once the NIC reports it sent. The pool is kept as a small number in
-// the top bits of the buffer's entry in bufferIds (id | k << ID_BITS for this.pools[k]):
-// one array per packet in send() instead of two, and no object stores. send() is the hot
-// path: it allocates nothing. Shared by ixgbe and igb, which pass their register `layout`
-// (TDBAL(q), TDT(q), TXDCTL bits and thresholds). Sections cited are the 82599's. The
-// ring, bufferIds and TXDCTL.ENABLE are RingQueue's (ring-queue.js).
-// bufferIds, the pools' physical addresses and the batch's arrays are spans of the index
-// arena: send() indexes `words` at offsets named ...At; reclaim() pushes ids back on their
-// pool's free stack through mempool.js.
-// Held frames (holdBuffers(), sendHeld(): held-frames.js, for a packet generator): each
-// slot keeps one buffer for good; reclaim() then frees nothing.
+// buffer can go home once the NIC reports it sent. The pool is a small number in the top
+// bits of the buffer's entry in bufferIds (id | k << ID_BITS for this.pools[k]): one array
+// per packet in send(), no object stores. send() is the hot path: it allocates nothing.
+// Shared by ixgbe and igb through their register `layout`; sections cited are the 82599's.
+// The ring, bufferIds and TXDCTL.ENABLE are RingQueue's (ring-queue.js). bufferIds, the
+// pools' physical addresses and the batch's arrays are spans of the index arena: send()
+// indexes `words` at offsets named ...At. Held frames (holdBuffers(), sendHeld(), for a
+// packet generator): each slot keeps one buffer for good (held-frames.js); reclaim() then
+// frees nothing.
 const rings = require('./rings');
 const { RingQueue } = require('./ring-queue');
 const { ID_BITS, pushIds, pushId } = require('../memory/mempool');
 const { IxyError } = require('../host/errors');
 const { PACKETS, BYTES } = require('../device/device');
 const { setField, setReg } = require('../host/register-access');
-const { holdBuffers, sendHeld, freeHeld } = require('./held-frames');
+const { HeldFrames } = require('./held-frames');
 const arena = require('../memory/arena');
 
 const TWO_32 = 2 ** 32;
@@ -32,28 +30,25 @@ const SEND_COMMAND = rings.TXD_DCMD_EOP | rings.TXD_DCMD_RS | rings.TXD_DCMD_IFC
 class TxQueue extends RingQueue {
   constructor(regs, layout, index, ringSize) {
     super('TX', regs, layout, index, ringSize, layout.TXDCTL(index), layout.TXDCTL_ENABLE);
-    // Every pool whose buffers this queue has sent, by number k. Its slots are made here,
-    // once: an array that grew from empty would change its map on the first pool, and
-    // that would throw away the send() V8 compiled before this queue's first frame.
+    // Every pool whose buffers this queue has sent, by number k, its slots made once: an
+    // array grown from empty would change its map, and V8's compiled send() with it.
     this.pools = new Array(MAX_POOLS).fill(null);
     this.poolCount = 0;
     this.lastPool = null; // the pool of the last batch and its tag: the usual case
     this.lastTag = 0;
     this.tail = 0; // the next descriptor we fill
     this.clean = 0; // the oldest descriptor whose buffer we have not reclaimed
-    // send() reclaims once this many descriptors are in flight (fewer than a quarter of the
-    // ring free), as DPDK's tx_free_thresh: most sends then skip the DD read of a line the
-    // NIC is writing, and buffers come back in larger runs.
+    // send() reclaims once this many descriptors are in flight (a quarter of the ring
+    // free), as DPDK's tx_free_thresh: most sends skip the DD read, buffers come back in runs.
     this.reclaimAt = ringSize - ringSize / 4;
     this.tailIndex = layout.TDT(index) >> 2;
-    // The command bits of every descriptor; a queue for timestamped frames adds the
-    // 82599's MAC 1588 bit (lib/intel/ixgbe/timesync.js).
+    // The command bits of every descriptor (stampFrames() adds the 82599's MAC 1588 bit).
     this.command = SEND_COMMAND;
     this.minLength = layout.TX_MIN_LENGTH;
     this.headIndex = layout.TDH(index) >> 2;
     this.lastHead = -1; // TDH at the last hung() call
     this.stalls = 0; // hung() calls in a row that saw frames pending and TDH unmoved
-    this.held = null; // with held frames (holdBuffers()): their pool and what sendHeld() needs (held-frames.js)
+    this.held = null; // a HeldFrames in held mode (holdBuffers()), else null
   }
 
   // 4.6.8: ring address and length; prefetch/host/write-back thresholds from the layout
@@ -184,8 +179,26 @@ class TxQueue extends RingQueue {
 
   // Held frames, for a packet generator (held-frames.js): each slot keeps a buffer of
   // pool, whose sequence number at byte seqAt sendHeld() rewrites as it sends it again.
+  // Only on a queue with nothing in flight; until it is closed or reset, send() refuses
+  // other buffers (tagOf()).
   holdBuffers(pool, seqAt) {
-    holdBuffers(this, pool, seqAt);
+    this.reclaim();
+    if (this.tail !== this.clean && !this.drained()) throw new IxyError('EBUSY', 'a TX queue can hold buffers only while it has nothing in flight');
+    const held = new HeldFrames(pool, seqAt, this.size);
+    this.freeRing(); // buffers of frames the NIC has sent
+    this.pools.fill(null);
+    this.poolCount = 0;
+    this.lastPool = null;
+    this.bufferIds.set(held.ids); // as ever, the buffer each descriptor carries
+    this.held = held;
+    if (pool.rings) pool.rings.add(this); // Mempool.close() asks it (ringBuffersOf)
+  }
+
+  // Asks the NIC to timestamp every frame this queue sends from now on (the layout's
+  // TXD_MAC_1588 descriptor bit; 82599 7.9.1): for a queue that sends only the frames to time.
+  stampFrames() {
+    if (this.layout.TXD_MAC_1588 === undefined) throw new IxyError('EUNSUPPORTED', 'this NIC\'s TX descriptors take no timestamp request (IEEE 1588 is the 82599\'s here)');
+    this.command |= this.layout.TXD_MAC_1588;
   }
 
   // Whether this queue holds buffers of `pool` (holdBuffers()).
@@ -193,9 +206,20 @@ class TxQueue extends RingQueue {
     return this.held !== null && this.held.pool === pool;
   }
 
-  // Sends up to n held frames of `length` bytes, numbered from seq; returns how many.
-  sendHeld(n, length, seq) {
-    return sendHeld(this, n, length, seq);
+  // Sends the held buffers of the next `want` slots again, or of as many as are free
+  // (reclaiming first, as send() does), as frames of `length` bytes numbered from seq.
+  // Returns how many it sent.
+  sendHeld(want, length, seq) {
+    const room = this.room();
+    const n = want < room ? want : room;
+    if (n > 0) {
+      this.tail = this.held.write(this.ringAt / 2, this.tail, this.mask, n, this.command, length, seq);
+      writeTail(this.regs, this.tailIndex, this.tail); // after the descriptors and frames, seen after them
+      const totals = this.totals;
+      totals[PACKETS] += n;
+      totals[BYTES] += n * length;
+    }
+    return n;
   }
 
   // How many frames send() would take now, after the reclaim send() would do first: a
@@ -273,7 +297,9 @@ class TxQueue extends RingQueue {
   // Gives every buffer still on the ring back to its pool; held buffers, all of them.
   freeRing() {
     if (this.held !== null) {
-      freeHeld(this);
+      this.held.free();
+      this.held = null;
+      this.clean = this.tail;
       return;
     }
     for (let i = this.clean; i !== this.tail; i = (i + 1) & this.mask) {

@@ -75,7 +75,9 @@ class Mempool {
   // `new Mempool({ debug: true })` is a CheckedMempool. The default comes from the
   // environment: IXY_DEBUG_BUFFERS=1.
   constructor(options = {}) {
-    const { entries = 4096, bufferSize = 2048, debug = envDebug() } = checkOptionNames('new Mempool()', options, ['entries', 'bufferSize', 'debug']);
+    // memory: for the AF_XDP backend (lib/xdp/umem.js), memory made elsewhere with
+    // DmaMemory's buffer, physOf() and free(); otherwise hugepage DMA memory.
+    const { entries = 4096, bufferSize = 2048, debug = envDebug(), memory = null } = checkOptionNames('new Mempool()', options, ['entries', 'bufferSize', 'debug', 'memory']);
     if (debug && new.target === Mempool) return new CheckedMempool({ entries, bufferSize });
     if (!Number.isInteger(entries) || entries < 1 || entries > MAX_ENTRIES) {
       throw new IxyError('EINVAL', `mempool entries must be 1..${MAX_ENTRIES}, got ${shown(entries)}`);
@@ -86,7 +88,7 @@ class Mempool {
     }
     this.entries = entries;
     this.bufferSize = bufferSize;
-    this.memory = new DmaMemory(entries * bufferSize);
+    this.memory = memory || new DmaMemory(entries * bufferSize);
     // One view over every buffer: byte k of buffer id is bytes[(id << bufferShift) + k].
     // A loop touching many packets reads one object instead of one view per packet.
     this.bytes = new Uint8Array(this.memory.buffer, 0, entries * bufferSize);

@@ -1,8 +1,9 @@
 'use strict';
-// Start and control the 82599 device model (native/model, build/Release/ixy-model), or
-// attach to one that runs already (Model.attach(dir): `ixy model` started it, say).
-// The model prints one JSON "ready" line, then answers one JSON line per
-// command line on its UNIX control socket. See native/model/README.md.
+// Start and control the 82599 device model (native/model; its executable, ixy-model, comes
+// from the build the addon came from: lib/host/native.js), or attach to one that runs
+// already (Model.attach(dir): `ixy model` started it, say). The model prints one JSON
+// "ready" line, then answers one JSON line per command line on its UNIX control socket.
+// See native/model/README.md.
 
 const childProcess = require('child_process');
 const fs = require('fs');
@@ -10,6 +11,7 @@ const net = require('net');
 const path = require('path');
 const { IxyError, shown } = require('../host/errors');
 const { checkOptionNames } = require('../host/option-names');
+const { nativeFile, REMEDY } = require('../host/native');
 
 const running = new Set();
 
@@ -52,10 +54,11 @@ class Model {
     this._stopped = false;
   }
 
+  // The model's executable, from the build the addon came from (a prebuild or node-gyp's).
   static binaryPath() {
-    const bin = path.join(__dirname, '..', '..', 'build', 'Release', 'ixy-model');
+    const bin = nativeFile('ixy-model');
     if (!fs.existsSync(bin)) {
-      throw modelError(`device model not built (${bin} missing): run npm install`, 'ENOMODEL');
+      throw modelError(`device model not built (${bin} missing): ${REMEDY}`, 'ENOMODEL');
     }
     return bin;
   }

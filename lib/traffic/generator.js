@@ -1,7 +1,7 @@
 'use strict';
 
 // A packet generator on one TX queue: a mempool whose buffers each hold a frame of the
-// recipe (frames.js), and send(), which stamps frames and hands them to the queue. Frame k
+// recipe (recipe.js), and send(), which stamps frames and hands them to the queue. Frame k
 // of the run (k = 0, 1, ...; k counts frames sent) carries sequence number k mod 2^32,
 // belongs to flow k mod flows and has size sizes[k mod sizes.length].
 //
@@ -17,7 +17,7 @@
 const { Mempool, popIds } = require('../memory/mempool');
 const arena = require('../memory/arena');
 const { IPPROTO_UDP, MAX_FRAME } = require('../packet');
-const { FrameRecipe } = require('./frames');
+const { FrameRecipe } = require('./recipe');
 
 const BUFFER_SIZE = 2048;
 
@@ -66,7 +66,7 @@ function stampFlows(recipe, bytes, shift, idsAt, lengthsAt, n, seq, flow, sizeAt
 }
 
 class Generator {
-  // options: the recipe's (frames.js), or recipe: a FrameRecipe; entries: buffers in the
+  // options: the recipe's (recipe.js), or recipe: a FrameRecipe; entries: buffers in the
   // pool (more than the TX ring holds, or the ring is never full; the default frames take
   // one for each of its descriptors).
   constructor({ recipe = null, entries = 4096, ...frameOptions } = {}) {

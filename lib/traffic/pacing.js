@@ -6,7 +6,7 @@
 // counters count them (not the preamble and inter-frame gap).
 //
 // Two ways to space frames evenly:
-// - the NIC (82599: the per-queue TX rate limiter, lib/intel/ixgbe/timesync.js limitRate):
+// - the NIC (82599: the per-queue TX rate limiter, lib/intel/ixgbe/rate-limit.js):
 //   the driver keeps the queue full and sleeps; the NIC starts each frame on time;
 // - software (any NIC, and rates below the limiter's range): each frame is handed to the
 //   NIC when it falls due. SoftwarePacer sleeps until just before that moment

@@ -5,14 +5,11 @@
 // batch API on top of both. Initialisation follows virtio 1.1, 3.1.1 (and 3.1.2 for
 // legacy); the network specifics follow 5.1. One queue pair, or several where the device
 // offers multiqueue, spread by its RSS where it offers that (rss.js).
-const pci = require('../host/pci');
-const claim = require('../host/claim');
 const C = require('./constants');
 const { Device } = require('../device/device');
 const { Mempool } = require('../memory/mempool');
 const { IxyError, shown } = require('../host/errors');
 const { checkOptionNames } = require('../host/option-names');
-const exitGuard = require('../host/exit-guard');
 const { sleep } = require('../host/register-access');
 const { LegacyTransport } = require('./legacy-transport');
 const { ModernTransport } = require('./modern-transport');
@@ -53,8 +50,10 @@ const DEFAULTS = {
 const NOMINAL_SPEED = 10000;
 
 class VirtioDevice extends Device {
-  constructor(address, options = {}) {
-    super(address, 'virtio');
+  // device: its handle (lib/host/device-handle.js) or its address.
+  constructor(device, options = {}) {
+    super(device, 'virtio');
+    const handle = this.handle;
     checkOptionNames('open()', options, [...Object.keys(DEFAULTS), 'idle', 'idleRate']);
     this.options = { ...DEFAULTS, ...options };
     // Queue pairs: as many as the larger of rxQueues and txQueues (at least one; more need
@@ -67,16 +66,11 @@ class VirtioDevice extends Device {
       }
     }
     this.pairs = Math.max(this.options.rxQueues, this.options.txQueues, 1);
-    const id = pci.readIdentity(address);
-    pci.checkIommu(address);
-    // One owner per device, before anything is written to it (lib/host/claim.js); close() ends
-    // the claim, and so does the process's death.
-    this.claimKey = claim.claimDevice(address);
+    handle.take({ force: this.options.force }); // one owner from here; close() lets go
     try {
-      pci.unbindDriver(address, this.options.force);
-      this.transport = id.device === LEGACY_DEVICE_ID ? new LegacyTransport(address) : new ModernTransport(address);
+      this.transport = handle.id.device === LEGACY_DEVICE_ID ? new LegacyTransport(handle) : new ModernTransport(handle);
     } catch (err) {
-      claim.releaseDevice(address, this.claimKey);
+      handle.close();
       throw err;
     }
     this.interruptCapable = this.transport.kind === 'modern'; // MSI-X vector 0 for RX
@@ -87,9 +81,9 @@ class VirtioDevice extends Device {
     try {
       // Every way out of the process stops the device from here on (lib/host/exit-guard.js):
       // stop() resets it on 'exit'; a fatal signal clears Bus Master alone (no registers).
-      exitGuard.guard(this);
+      handle.guard(this);
       // QEMU's legacy device enables bus mastering by itself on ACK|DRIVER; others do not.
-      pci.enableBusMastering(address);
+      handle.enableBusMastering();
       this.init();
     } catch (err) {
       try {
@@ -101,8 +95,9 @@ class VirtioDevice extends Device {
     }
   }
 
-  static async open(address, options = {}) {
-    const dev = new VirtioDevice(address, options);
+  static async open(device, options = {}) {
+    const dev = new VirtioDevice(device, options);
+    const address = dev.address;
     try {
       const deadline = Date.now() + dev.options.linkTimeout;
       while (dev.linkSpeed === 0) {
@@ -266,7 +261,7 @@ class VirtioDevice extends Device {
     this.closed = true;
     // Bus Master off before memory goes back (PCI 3.0, 6.2.2), and out of the exit guard,
     // as for the Intel NICs (lib/intel/nic.js).
-    const busMasterError = exitGuard.release(this);
+    const busMasterError = this.handle.stopGuard(this);
     for (const tx of this.txRings) tx.close();
     for (const rx of this.rxRings) rx.close();
     this.forgetQueues();
@@ -274,7 +269,7 @@ class VirtioDevice extends Device {
     for (const pool of this.pools) pool.close();
     if (this.transport) this.transport.close();
     this.transport = null;
-    claim.releaseDevice(this.address, this.claimKey);
+    this.handle.close();
     if (busMasterError) throw busMasterError;
   }
 }

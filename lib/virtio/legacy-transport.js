@@ -7,18 +7,18 @@
 // is a register write, at most one per batch and skipped while the device says it needs
 // none (USED_F_NO_NOTIFY). The buffers used for port I/O are made once.
 const fs = require('fs');
-const pci = require('../host/pci');
 const C = require('./constants');
 const { fromNative } = require('../host/errors');
 
 class LegacyTransport {
-  constructor(address) {
+  // handle: the device's (lib/host/device-handle.js).
+  constructor(handle) {
     this.kind = 'legacy';
-    this.address = address;
+    this.address = handle.address;
     try {
-      this.fd = pci.openResource(address, 0); // no symlink, a regular file (lib/host/pci.js)
+      this.fd = handle.openResource(0); // no symlink, a regular file (lib/host/pci.js)
     } catch (err) {
-      throw fromNative(err, `cannot open the I/O BAR of ${address}`);
+      throw fromNative(err, `cannot open the I/O BAR of ${this.address}`);
     }
     this.io = Buffer.alloc(4);
     this.notifyBuffers = [];

@@ -5,7 +5,6 @@
 // and live in memory BARs, which are mapped. Every access uses a typed array of the
 // field's width, so the device sees 8-, 16- and 32-bit accesses as the spec requires
 // (4.1.3.1); 64-bit fields are written as two 32-bit halves, low first.
-const pci = require('../host/pci');
 const C = require('./constants');
 const { IxyError } = require('../host/errors');
 const { getReg, setReg } = require('../host/register-access');
@@ -47,12 +46,14 @@ function findCapabilities(config) {
 }
 
 class ModernTransport {
-  constructor(address) {
+  // handle: the device's (lib/host/device-handle.js).
+  constructor(handle) {
     this.kind = 'modern';
-    this.address = address;
-    const caps = findCapabilities(pci.readConfigSpace(address));
+    this.address = handle.address;
+    this.handle = handle;
+    const caps = findCapabilities(handle.readConfigSpace());
     for (const type of [C.PCI_CAP_COMMON_CFG, C.PCI_CAP_NOTIFY_CFG, C.PCI_CAP_DEVICE_CFG]) {
-      if (!caps[type]) throw new IxyError('EUNSUPPORTED', `${address} lacks the virtio capability of type ${type}: not a modern virtio device`);
+      if (!caps[type]) throw new IxyError('EUNSUPPORTED', `${this.address} lacks the virtio capability of type ${type}: not a modern virtio device`);
     }
     this.bars = new Map();
     const block = (cap) => new Block(this.bar(cap.bar), cap.offset, cap.length);
@@ -63,7 +64,7 @@ class ModernTransport {
   }
 
   bar(index) {
-    if (!this.bars.has(index)) this.bars.set(index, pci.mapBar(this.address, index));
+    if (!this.bars.has(index)) this.bars.set(index, this.handle.mapBar(index));
     return this.bars.get(index);
   }
 
@@ -159,4 +160,4 @@ function write64(u32, offset, value) {
   u32[(offset >> 2) + 1] = Math.floor(value / TWO_32);
 }
 
-module.exports = { ModernTransport, findCapabilities };
+module.exports = { ModernTransport };

@@ -14,30 +14,6 @@
 
 #define MAXTOK 16
 
-int control_take_fd(void);                                            /* control.c */
-void control_quit_after_reply(void);                                  /* control.c */
-int irqfd_command(char **tok, int nt, int passed, char *reply, size_t n);   /* irqfd.c */
-
-int reply_fail(char *reply, size_t n, const char *msg, const char *arg)
-{
-	char m[256];
-	snprintf(m, sizeof m, "%s%s%s", msg, arg ? ": " : "", arg ? arg : "");
-	int o = snprintf(reply, n, "{\"ok\":false,\"error\":\"");
-	for (char *c = m; *c && o < (int)n - 8; c++) {       /* JSON string escape */
-		if (*c == '"' || *c == '\\')
-			reply[o++] = '\\';
-		reply[o++] = (unsigned char)*c < 0x20 ? '?' : *c;
-	}
-	snprintf(reply + o, n - o, "\"}");
-	return -1;
-}
-
-int reply_ok(char *reply, size_t n)
-{
-	snprintf(reply, n, "{\"ok\":true}");
-	return 0;
-}
-
 /* Parse an unsigned decimal number; -1 when it is not one. */
 static long long num(const char *s)
 {
@@ -74,7 +50,7 @@ static int stats(char *reply, size_t n, int only)
 			"\"txFrames\":%lu,\"txBytes\":%lu,\"txDropBadLength\":%lu,\"descErrors\":%lu,"
 			"\"sinkFrames\":%lu,\"sinkSeqErrors\":%lu,\"sinkBadFrames\":%lu,\"pcapFrames\":%lu,"
 			"\"dmaOwnerPid\":%d,\"busMaster\":%s,\"rxQueueActive\":%s,\"txQueuesActive\":%d,"
-			"\"sourceSeq\":%lu,\"sourceBacklog\":%lu,\"loopMaxGapUs\":%lu,\"dmaWaits\":%lu,"
+			"\"sourceSeq\":%lu,\"sourceBacklog\":%lu,\"rxBuffered\":%lu,\"loopMaxGapUs\":%lu,\"dmaWaits\":%lu,"
 			"\"dmaAfterRelease\":%lu,\"rxQueueReleased\":%s,\"txQueuesReleased\":%d,"
 			"\"sourcePausedUs\":%lu,\"deviceId\":\"%04x\",\"removed\":%s,",
 			o > 20 ? "," : "", p->address, p->link_up ? "true" : "false",
@@ -84,7 +60,7 @@ static int stats(char *reply, size_t n, int only)
 			t->desc_errors, t->sink_frames, t->sink_seq_errors,
 			t->sink_bad_frames, t->pcap_frames, dma_owner_pid(i),
 			p->bus_master ? "true" : "false", p->rx.ring.desc ? "true" : "false",
-			__builtin_popcountll(p->tx_active), p->src.seq, p->src.backlog, M.max_gap_ns / 1000,
+			__builtin_popcountll(p->tx_active), p->src.seq, p->src.backlog, p->pb.frames, M.max_gap_ns / 1000,
 			t->dma_waits, t->dma_after_release, p->rx.ring.released ? "true" : "false",
 			__builtin_popcountll(p->tx_released), t->source_paused_ns / 1000, p->device_id, p->removed ? "true" : "false");
 		o += rss_json(p, reply + o, n - o);

@@ -16,8 +16,6 @@
 
 #include "model.h"
 
-int command_exec(char *line, char *reply, size_t n);   /* commands.c */
-ssize_t irqfd_recv(int sock, char *buf, size_t len, int *passed);   /* irqfd.c */
 
 #define REPLY_MAX 16384
 

@@ -296,6 +296,22 @@ void dma_scan(void)
 	M.dma_gen++;
 }
 
+static int is_client(pid_t pid)
+{
+	for (int c = 0; c < nclients; c++)
+		if (clients[c].pid == pid)
+			return 1;
+	return 0;
+}
+
+/* Watch the clients' reads of the statistics registers (watch.c). */
+static void watch_clients(void)
+{
+	watch_forget(is_client);
+	for (int c = 0; c < nclients; c++)
+		watch_client(clients[c].pid, clients[c].ports);
+}
+
 /*
  * Called from the slow scan.  force: scan now (a queue was just enabled
  * and its ring is unknown).  Otherwise serve a rescan requested by a
@@ -308,6 +324,7 @@ void dma_maybe_scan(uint64_t now, int force)
 		if (nclients && now - last_refresh > 500 * MS) {
 			last_refresh = now;
 			dma_scan();
+			watch_clients();   /* threads started since */
 		}
 		return;
 	}
@@ -320,6 +337,7 @@ void dma_maybe_scan(uint64_t now, int force)
 	scan_wanted = 0;
 	last_scan = last_refresh = now;
 	dma_scan();
+	watch_clients();
 }
 
 void dma_request_scan(void)
@@ -343,8 +361,10 @@ void dma_check_owners(uint64_t now)
 			dead = 1;
 		}
 	}
-	if (dead)
+	if (dead) {
 		dma_scan();   /* regions of the dead are not seen any more: unmapped */
+		watch_clients();
+	}
 }
 
 int dma_owner_pid(int port)

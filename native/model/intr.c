@@ -15,7 +15,6 @@
 #include "model.h"
 #include "regs.h"
 
-void irqfd_signal(struct port *p, int v);   /* irqfd.c: to the driver's eventfd */
 
 void intr_reset(struct port *p)
 {

@@ -12,6 +12,14 @@
  * the last LAT_SLOTS sequence numbers; a frame handed back later than that,
  * twice, or not from a source counts as unmatched.
  *
+ * PTP event frames (EtherType 0x88F7, as `ixy latency`'s probes) are timed
+ * too, from whatever brought them (a cable, a TAP, a pcap file), from when
+ * they were in whole at the port's MAC (before any wait in the packet buffer:
+ * the NIC is part of the way through a forwarder): the RX port
+ * keeps the time of each sequenceId (PTP header byte 30, frame byte 44), and
+ * the frame is matched by it when a driver hands it back.  So `ixy latency`
+ * through a forwarder has the forwarder's truth in the same run.
+ *
  * RX time: the frames of one batch are written between two clock reads and
  * get times spread evenly between them.  TX time: when the model fetched the
  * frame's descriptors (the visit that found TDT past them); a frame that
@@ -33,8 +41,13 @@ struct lat_slot {
 	uint32_t t;                   /* low 32 bits of the ns, bit 0 set; 0 = empty */
 };
 
+#define PTP_ETYPE_HI 0x88
+#define PTP_ETYPE_LO 0xf7
+#define PTP_SEQ_AT 44                 /* sequenceId: byte 30 of the PTP header */
+
 struct lat {
 	struct lat_slot slot[LAT_SLOTS];
+	uint32_t probe[65536];        /* PTP frames: low 32 bits of the ns of each sequenceId, bit 0 set */
 	uint64_t hist[LAT_NB];
 	uint64_t count, unmatched, sum, min, max;
 };
@@ -72,6 +85,33 @@ void lat_rx(struct port *p, uint64_t seq, uint64_t n, uint64_t t0, uint64_t t1)
 	}
 }
 
+static int is_ptp(const uint8_t *f, uint32_t len)
+{
+	return len >= PTP_SEQ_AT + 2 && f[12] == PTP_ETYPE_HI && f[13] == PTP_ETYPE_LO;
+}
+
+/* A frame not from a source (rx.c) was written back; it had arrived at now: PTP frames are timed. */
+void lat_rx_frame(struct port *p, const uint8_t *f, uint32_t len, uint64_t now)
+{
+	if (is_ptp(f, len))
+		p->lat->probe[f[PTP_SEQ_AT] << 8 | f[PTP_SEQ_AT + 1]] = (uint32_t)now | 1u;
+}
+
+/* The RX time of PTP frame f on any recording port (and forget it), or 0. */
+static uint32_t lat_probe(const uint8_t *f)
+{
+	uint32_t k = f[PTP_SEQ_AT] << 8 | f[PTP_SEQ_AT + 1];
+	for (int i = 0; i < M.nports; i++) {
+		struct lat *q = M.ports[i].lat;
+		uint32_t t = q ? q->probe[k] : 0;
+		if (t) {
+			q->probe[k] = 0;
+			return t;
+		}
+	}
+	return 0;
+}
+
 /* Whether IPv4 destination ip is one of port q's source flows (flows.c: dip=, vary=dip). */
 static int from_source(const struct port *q, uint32_t ip)
 {
@@ -105,13 +145,21 @@ static struct lat_slot *lat_find(const uint8_t *f, uint32_t len)
 void lat_tx(struct port *p, const uint8_t *f, uint32_t len, uint64_t now)
 {
 	struct lat *l = p->lat;
-	struct lat_slot *s = lat_find(f, len);
-	if (!s) {
+	uint32_t t = 0;
+	if (is_ptp(f, len)) {
+		t = lat_probe(f);
+	} else {
+		struct lat_slot *s = lat_find(f, len);
+		if (s) {
+			t = s->t;
+			s->t = 0;
+		}
+	}
+	if (!t) {
 		l->unmatched++;
 		return;
 	}
-	uint64_t d = (uint32_t)((uint32_t)now - s->t);
-	s->t = 0;
+	uint64_t d = (uint32_t)((uint32_t)now - t);
 	l->hist[bucket(d)]++;
 	l->count++;
 	l->sum += d;

@@ -24,13 +24,6 @@
 #define PUBLISH_IDLE_NS 50000ull     /* idle this long: publish heads and counters */
 #define PAUSE_NS      20000ull       /* spin without yielding this long after work */
 
-uint64_t now_ns(void)
-{
-	struct timespec ts;
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
-}
-
 static void publish_all(void)
 {
 	for (int i = 0; i < M.nports; i++)
@@ -45,8 +38,8 @@ static void slow_work(uint64_t now)
 		struct port *p = &M.ports[i];
 		regs_scan(p, now);
 		tap_sync(p);
-		if (p->stats_left && !p->removed)
-			stats_publish(p);        /* counts waiting for a register read as 0 */
+		if ((p->stats_left || watch_any(p->idx)) && !p->removed)
+			stats_publish(p);        /* counts still to hand over, reads to answer (watch.c) */
 	}
 	dma_maybe_scan(now, 0);
 	dma_check_owners(now);

@@ -26,8 +26,6 @@
 
 #include "model.h"
 
-int command_exec(char *line, char *reply, size_t n);
-pid_t runner_start(char **argv, int *go_fd);       /* run.c */
 
 struct model M;
 static pthread_t data_tid;

@@ -22,6 +22,7 @@
 #define MAX_FRAME 16384             /* largest gathered TX frame */
 #define SRC_MAX 16000               /* largest source frame (without FCS) */
 #define SRC_MIN 14                  /* smallest source frame: an Ethernet header */
+#define ETH_MIN_LEN 60              /* smallest frame without FCS (IEEE 802.3 4.4.2: 64 with it) */
 #define IRQ_VECTORS 16              /* interrupt vectors modelled: EICR bits 15:0 (intr.c) */
 #define IRQ_CAUSES 0xffffu          /* their cause bits in EICR */
 
@@ -174,7 +175,9 @@ struct wire {
 	int unlimited;                /* `wire PORT unlimited`: frames take no wire time */
 	uint64_t free_ps;             /* when the line is free again (ps of the wire clock) */
 	uint64_t last_ps;             /* wire time of the last frame sent */
-	uint64_t rx_ps;               /* wire time of the frame a cable offers now, 0 = none */
+	uint64_t rx_ps;               /* wire time of the frame a cable offers now at this MAC, 0 = none */
+	uint64_t rx_due_ps;           /* ... when it is in whole (store and forward), 0 = now */
+	uint64_t rx_now_ps;           /* the wire clock of the current RX batch (rx_begin's caller) */
 	uint64_t limited;             /* bit q: TX queue q is rate-limited (RTTBCNRC.RS_ENA) */
 	uint32_t rf[NUM_QUEUES];      /* rate factor RF_INT.RF_DEC (14 fraction bits) */
 	uint64_t next_ps[NUM_QUEUES]; /* earliest start of queue q's next frame */
@@ -205,6 +208,16 @@ struct tap {
 
 struct sink_flows;
 
+/* The RX packet buffer's frames from cables, pcap files and TAPs, and the
+ * frames still on a cable (pbuf.c). */
+struct pbuf {
+	uint8_t *data;                /* record ring, allocated on first use */
+	uint32_t rpos, wpos;          /* next record to deliver / to write */
+	uint64_t frames;              /* frames waiting or on the way */
+	uint64_t recs;                /* records in the ring: those and ones taken out of turn */
+	uint64_t used;                /* their pb_cost() */
+};
+
 struct port {
 	int idx;
 	char address[16];
@@ -232,6 +245,7 @@ struct port {
 	uint32_t max_frame;           /* largest accepted frame incl. FCS */
 	uint32_t tx_max_len;          /* largest frame accepted for TX, without FCS */
 	int strip_crc;
+	uint32_t tx_min_wire;         /* HLREG0.TXPADEN: short frames leave padded to this (60), else 0 */
 	uint32_t ra_seen[16][2];      /* RAL/RAH(n), n < 16, as last synced with their aliases */
 
 	struct rxq rx;                /* RX queue 0, or the queue rss.cur while RSS delivers */
@@ -244,6 +258,7 @@ struct port {
 	struct replay rep;
 	int sink, sink_check, cable;  /* cable = peer port index or -1 */
 	struct tap tap;
+	struct pbuf pb;               /* frames waiting in the RX packet buffer (pbuf.c) */
 	struct irq irq;
 	int64_t sink_last_seq;        /* -1 = no base yet */
 	struct sink_flows *sink_flows;/* check=1: last sequence number per flow (sink-flows.c) */
@@ -254,7 +269,8 @@ struct port {
 	/* statistics: totals since reset and what the registers got of them */
 	uint64_t cnt[NCNT];
 	uint64_t handed[NSTATREG];
-	uint8_t takes[NSTATREG];      /* the driver was seen taking this register's counts */
+	uint64_t wrote[NSTATREG];     /* what the model last stored in the register */
+	uint64_t reads_seen;          /* watch_reads() at the last publish (watch.c) */
 	int stats_left;               /* some total not handed over yet */
 
 	/* scratch for a TX frame spread over several descriptors */
@@ -280,7 +296,7 @@ struct model {
 
 extern struct model M;
 
-/* time.c-ish helpers (in loop.c) */
+/* clock.c: CLOCK_MONOTONIC in ns, the model's one clock */
 uint64_t now_ns(void);
 
 /* pcidev.c: device directories and register files */
@@ -366,6 +382,23 @@ void rx_classify(const uint8_t *f, uint32_t len, uint32_t *lo, uint32_t *st);
 int rx_active(const struct port *p);
 int rx_visit(struct port *p, uint64_t now);
 
+/* watch.c: hardware watchpoints on the drivers' reads of GPRC */
+void watch_client(pid_t pid, uint32_t ports);
+void watch_forget(int (*is_client)(pid_t));
+uint64_t watch_reads(int port);
+int watch_any(int port);
+
+/* pbuf.c: the RX packet buffer (RXPBSIZE(0)) */
+/* What a frame of len bytes (without FCS) takes of the packet buffer: its
+ * bytes, FCS and the buffer's own per-frame status (the model's estimate). */
+static inline uint64_t pb_cost(uint32_t len) { return (uint64_t)len + 24; }
+uint32_t pb_size(const struct port *p);
+uint64_t pb_room(const struct port *p);
+void pb_clear(struct port *p);
+int pb_push(struct port *p, const uint8_t *f, uint32_t len, uint64_t due_ps);
+int pb_drain(struct port *p);
+int rx_from_buffer(struct port *p, const uint8_t *f, uint32_t len);   /* rx.c */
+
 /* tx.c: consuming TX rings */
 int tx_visit(struct port *p, uint64_t now);
 
@@ -404,7 +437,7 @@ struct pollfd;
 int tap_attach(struct port *p, const char *name, const char *netns, char *err, size_t n);
 void tap_detach(struct port *p);
 int tap_rx(struct port *p);
-void tap_tx(struct port *p, const uint8_t *f, uint32_t len, int pad);
+void tap_tx(struct port *p, const uint8_t *f, uint32_t len);
 void tap_sync(struct port *p);
 int tap_pollfds(struct pollfd *fds);
 
@@ -425,13 +458,25 @@ void ptp_tx(struct port *p, uint64_t ps);
 /* latency.c: the model's truth of each source frame's way through a driver */
 void lat_rx(struct port *p, uint64_t seq, uint64_t n, uint64_t t0, uint64_t t1);
 void lat_tx(struct port *p, const uint8_t *f, uint32_t len, uint64_t now);
+void lat_rx_frame(struct port *p, const uint8_t *f, uint32_t len, uint64_t now);
 void lat_clear(struct port *p);
 int lat_command(char **tok, int nt, char *reply, size_t n);
 int lat_stats(struct port *p, char *out, size_t n);
 
-/* commands.c: the replies of every command (JSON, one line) */
+/* reply.c: the replies of every command (JSON, one line) */
 int reply_ok(char *reply, size_t n);
 int reply_fail(char *reply, size_t n, const char *msg, const char *arg);
+
+/* commands.c: one control command line to its reply; control.c: the fd a
+ * command line brought along (SCM_RIGHTS); irqfd.c: interrupts to eventfds;
+ * run.c: the command the model runs in its namespace */
+int command_exec(char *line, char *reply, size_t n);
+int control_take_fd(void);
+void control_quit_after_reply(void);   /* quit: SIGTERM once the reply is written */
+int irqfd_command(char **tok, int nt, int passed, char *reply, size_t n);
+ssize_t irqfd_recv(int sock, char *buf, size_t len, int *passed);
+void irqfd_signal(struct port *p, int v);
+pid_t runner_start(char **argv, int *go_fd);
 
 /* control.c: the socket and the commands */
 int model_info(char *out, size_t n);  /* commands.c: where the model is, as JSON members */

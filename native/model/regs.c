@@ -71,13 +71,14 @@ void regs_reset(struct port *p)
 	if (p->removed)
 		return;
 	port_drop_queues(p);
+	pb_clear(p);
 	p->link_up = 0;
 	p->link_up_at = 0;
 	memset(p->cnt, 0, sizeof p->cnt);
 	memset(p->rss.frames, 0, sizeof p->rss.frames);
 	memset(p->rss.drops, 0, sizeof p->rss.drops);
 	memset(p->handed, 0, sizeof p->handed);
-	memset(p->takes, 0, sizeof p->takes);
+	memset(p->wrote, 0, sizeof p->wrote);
 	p->stats_left = 0;
 	for (size_t i = 1; i < BAR_SIZE / 4; i++)
 		r[i] = 0;
@@ -301,99 +302,10 @@ void regs_scan(struct port *p, uint64_t now)
 	if (p->max_frame > MAX_FRAME)
 		p->max_frame = MAX_FRAME;         /* the model's limit (README) */
 	p->tx_max_len = p->max_frame - 4;       /* TX: DTALEN sum without FCS (7.2.3.2.4) */
+	/* 8.2.3.22.8: TXPADEN pads short frames to 64 bytes with the FCS. */
+	p->tx_min_wire = (hl & HLREG0_TXPADEN) ? ETH_MIN_LEN : 0;
 	scan_queues(p, now);
 	rss_scan(p, now);     /* MRQC, RSSRK, RETA, RQSMR and RX queues 1..63 */
-}
-
-/*
- * Statistics registers (8.2.3.23) are clear-on-read on the 82599.  A shared
- * file cannot see a read, so the model hands counts over instead: it keeps
- * totals since reset (p->cnt) and, per register, how much of them the
- * register already got (p->handed).  A driver takes a count by reading the
- * register and writing 0 (on the NIC: the read clears it, the write finds
- * nothing to do).  Into a register that reads 0 the model
- * moves what is pending with a compare-and-swap 0 -> value.  Once a
- * register it filled has been seen at 0 again (p->takes: this driver takes
- * its counts), the model also adds to it while it is not 0, compare-and-swap
- * old -> old + pending, so that one read after traffic stops holds every
- * event.  An add that falls between the driver's read and its write of 0
- * is lost, only while traffic flows (README).
- * The 36-bit GORC/GOTC are read as two halves, so they are only filled from
- * 0 (both halves at once, 64 bits) and otherwise wait.  A driver that never
- * writes 0 sees its first value forever.
- */
-enum { S_GPRC, S_GORC, S_TPR, S_MPC0, S_CRCERRS, S_RUC, S_RFC,
-       S_ROC, S_RJC, S_GPTC, S_TPT, S_GOTC,
-       S_QPRC0, S_QPRDC0 = S_QPRC0 + 16, S_END = S_QPRDC0 + 16 };   /* QPRC(n), QPRDC(n), n < 16 */
-
-static const uint32_t stat_off[S_QPRC0] = {
-	[S_GPRC] = GPRC, [S_GORC] = GORCL, [S_TPR] = TPR,
-	[S_MPC0] = MPC(0), [S_CRCERRS] = CRCERRS, [S_RUC] = RUC,
-	[S_RFC] = RFC, [S_ROC] = ROC, [S_RJC] = RJC, [S_GPTC] = GPTC, [S_TPT] = TPT,
-	[S_GOTC] = GOTCL,
-};
-
-static uint32_t stat_offset(int i)
-{
-	if (i >= S_QPRC0)
-		return (uint32_t)(i >= S_QPRDC0 ? QPRDC(i - S_QPRDC0) : QPRC(i - S_QPRC0));
-	return stat_off[i];
-}
-
-_Static_assert(S_END <= NSTATREG, "NSTATREG too small");
-
-static uint64_t stat_total(const struct port *p, int i)
-{
-	const uint64_t *c = p->cnt;
-	if (i >= S_QPRC0)      /* per queue, through RQSMR (rss.c) */
-		return i >= S_QPRDC0 ? rss_qstat(p, i - S_QPRDC0, 1) : rss_qstat(p, i - S_QPRC0, 0);
-	switch (i) {
-	case S_GPRC: return c[C_GPRC];
-	case S_GORC: return c[C_GORC];
-	case S_TPR:  /* every frame the MAC took in for this port */
-		return c[C_GPRC] + c[C_MPC] + c[C_QPRDC] + c[C_CRCERRS] + c[C_RUC] + c[C_RFC] +
-		       c[C_ROC] + c[C_RJC];
-	case S_MPC0: return c[C_MPC];
-	case S_CRCERRS: return c[C_CRCERRS];
-	case S_RUC: return c[C_RUC];
-	case S_RFC: return c[C_RFC];
-	case S_ROC: return c[C_ROC];
-	case S_RJC: return c[C_RJC];
-	case S_GPTC: case S_TPT: return c[C_GPTC];
-	default: return c[C_GOTC];
-	}
-}
-
-void stats_publish(struct port *p)
-{
-	int left = 0;
-	for (int i = 0; i < S_END; i++) {
-		uint64_t pend = stat_total(p, i) - p->handed[i];
-		if (!pend)
-			continue;
-		if (i == S_GORC || i == S_GOTC) {
-			uint64_t v = pend < (1ull << 36) ? pend : (1ull << 36) - 1, zero = 0;
-			uint64_t *reg = (uint64_t *)&REG(p, stat_offset(i));   /* L and H, 8-aligned */
-			if (__atomic_compare_exchange_n(reg, &zero, v, 0, __ATOMIC_RELEASE, __ATOMIC_RELAXED)) {
-				p->handed[i] += v;
-				pend -= v;
-			}
-		} else {
-			uint32_t *reg = (uint32_t *)&REG(p, stat_offset(i));
-			uint32_t cur = __atomic_load_n(reg, __ATOMIC_ACQUIRE);
-			if (cur == 0 && p->handed[i])
-				p->takes[i] = 1;
-			uint64_t room = 0xffffffffull - cur;
-			uint32_t v = (uint32_t)(pend < room ? pend : room);
-			if ((cur == 0 || p->takes[i]) && v &&
-			    __atomic_compare_exchange_n(reg, &cur, cur + v, 0, __ATOMIC_RELEASE, __ATOMIC_RELAXED)) {
-				p->handed[i] += v;
-				pend -= v;
-			}
-		}
-		left |= pend != 0;
-	}
-	p->stats_left = left;
 }
 
 /*

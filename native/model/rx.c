@@ -21,6 +21,7 @@
 
 #include "model.h"
 #include "regs.h"
+#include "wire.h"
 
 #define STAT_DD  RXD_STAT_DD
 #define STAT_EOP RXD_STAT_EOP
@@ -52,6 +53,8 @@ uint32_t rx_begin(struct port *p)
 	p->rx.free_begin = p->rx.free;
 	if (p->rss.active)
 		rss_begin(p);
+	if (p->pb.frames)
+		pb_drain(p);                    /* frames waiting in the packet buffer first */
 	return p->rx.free;
 }
 
@@ -359,45 +362,93 @@ static int rx_frame(struct port *p, const uint8_t *f, uint32_t len, uint32_t fcs
 	return 1;
 }
 
-/* Offer one frame (from a cable, a pcap file or a TAP).  Returns 1 if delivered. */
+/* A frame written into the ring: the latency truth times PTP frames from when
+ * they were in whole at the MAC (a cable's due time; else now), so that a wait
+ * in the packet buffer counts, as on the way through a NIC (latency.c). */
+static void lat_arrived(struct port *p, const uint8_t *f, uint32_t len)
+{
+	uint64_t due = p->w.rx_due_ps;
+	lat_rx_frame(p, f, len, due ? wire_to_ns(due) : now_ns());
+}
+
+/* Write an admitted frame (its queue chosen: rss) into the ring; 1 if written. */
+static int rx_write(struct port *p, const uint8_t *f, uint32_t len, uint64_t rss, uint32_t err)
+{
+	uint32_t lo, st;
+	rx_classify(f, len, &lo, &st);
+	uint32_t fcs = p->strip_crc ? 0 : crc32_eth(f, len);
+	if (rx_frame(p, f, len, fcs, lo | rss, st | err)) {
+		if (p->lat)
+			lat_arrived(p, f, len);
+		return 1;
+	}
+	/* A buffer in memory the driver mapped after the model's last scan: a NIC's
+	 * DMA does not wait for the model to find it, so scan now and try again
+	 * instead of keeping the frame as if the ring were full. */
+	if (p->rx.ring.miss_gen) {
+		dma_maybe_scan(now_ns(), 1);
+		if (rx_frame(p, f, len, fcs, lo | rss, st | err)) {
+			if (p->lat)
+				lat_arrived(p, f, len);
+			return 1;
+		}
+	}
+	return 0;
+}
+
+/*
+ * Offer one frame (from a cable, a pcap file or a TAP).  Returns 1 if
+ * delivered.  Without a free descriptor it waits in the packet buffer
+ * (pbuf.c) behind the frames already there, or is dropped at once with
+ * SRRCTL.DROP_EN (QPRDC); a full packet buffer loses it (MPC).
+ */
 int rx_put(struct port *p, const uint8_t *f, uint32_t len)
 {
 	p->t.rx_offered++;
+	if (p->pb.frames)
+		pb_drain(p);                    /* frames that came first go first */
 	uint64_t rss = p->rss.on ? rss_route(p, f, len) : 0;   /* to the frame's queue */
 	int err = rx_admit(p, f, len, 0, 1);
 	if (err < 0)
 		return 0;
 	if (p->ptp.rx_on)
 		ptp_rx(p, f, len, p->w.rx_ps);   /* 1588 latch at the MAC (ptp.c) */
-	uint32_t lo, st;
-	rx_classify(f, len, &lo, &st);
-	uint32_t fcs = p->strip_crc ? 0 : crc32_eth(f, len);
-	if (rx_frame(p, f, len, fcs, lo | rss, st | (uint32_t)err))
+	uint64_t due = p->w.rx_due_ps;       /* from a cable: when it is in whole */
+	int arrived = due <= p->w.rx_now_ps;
+	if (arrived && !p->pb.frames && rx_write(p, f, len, rss, (uint32_t)err))
 		return 1;
-	/* A buffer in memory the driver mapped after the model's last scan: a NIC's
-	 * DMA does not wait for the model to find it, and this frame has no queue
-	 * to wait in (a source's frames do), so scan now and try again instead of
-	 * losing it as if the ring were full. */
-	if (p->rx.ring.miss_gen) {
-		dma_maybe_scan(now_ns(), 1);
-		if (rx_frame(p, f, len, fcs, lo | rss, st | (uint32_t)err))
-			return 1;
+	if ((arrived && p->rx.drop_en) || !pb_push(p, f, len, due))
+		rx_no_desc(p, 1);
+	return 0;
+}
+
+/* A frame from the packet buffer (pbuf.c), admitted when it came: 1 written,
+ * 0 dropped (its queue has DROP_EN now), -1 its queue is full: it waits. */
+int rx_from_buffer(struct port *p, const uint8_t *f, uint32_t len)
+{
+	uint64_t rss = p->rss.on ? rss_route(p, f, len) : 0;
+	p->rx_cls = rx_class(p, len, 0);
+	if (p->rx.bufsize == 0) {
+		p->t.desc_errors++;             /* as rx_admit: BSIZEPACKET 0 */
+		return 0;
 	}
+	if (rx_write(p, f, len, rss, p->rx_cls == RXC_GOOD ? 0 : RXD_ERR_RXE))
+		return 1;
+	if (!p->rx.drop_en)
+		return -1;
 	rx_no_desc(p, 1);
 	return 0;
 }
 
 /*
  * How many frames of `size` bytes the RX packet buffer (RXPBSIZE(0),
- * 8.2.3.8.9, 512 KiB by default) holds while the ring has no free
- * descriptor; a rate-limited source waits there, like frames on a real NIC.
+ * 8.2.3.8.9, 512 KiB by default) holds for a rate-limited source while the
+ * ring has no free descriptor, next to the frames waiting there already.
  */
 static uint64_t packet_buffer_frames(struct port *p, uint32_t size)
 {
-	uint32_t bytes = REG(p, RXPBSIZE(0));
-	if (bytes == 0 || bytes > (512u << 10))
-		bytes = 512u << 10;
-	return bytes / (size + 24);
+	uint64_t size_bytes = pb_size(p), used = p->pb.used;
+	return used < size_bytes ? (size_bytes - used) / pb_cost(size) : 0;
 }
 
 /* Source frames seq.. of one buffer each: generated straight into the buffers. */
@@ -634,10 +685,12 @@ static int rx_replay(struct port *p, uint64_t now)
 /* One visit of a port's RX side: source, replay and TAP. */
 int rx_visit(struct port *p, uint64_t now)
 {
-	if (!p->src.on && !p->rep.on && p->tap.fd < 0)
+	if (!p->src.on && !p->rep.on && p->tap.fd < 0 && !p->pb.frames)
 		return 0;
+	uint64_t waiting = p->pb.frames;
+	p->w.rx_now_ps = wire_ps(now);
 	rx_begin(p);
-	int work = 0;
+	int work = p->pb.frames < waiting;
 	if (p->src.on)
 		work |= rx_source(p, now);
 	if (p->rep.on)

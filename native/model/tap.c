@@ -42,7 +42,6 @@
 
 #include "model.h"
 
-#define ETH_MIN_LEN 60              /* smallest frame without FCS (802.3) */
 #define TAP_BURST 64                /* frames read per visit, so other ports get turns */
 
 static uint8_t frame[65536];        /* one frame read from a TAP (MTU up to 65535) */
@@ -200,17 +199,10 @@ int tap_rx(struct port *p)
 	return work;
 }
 
-/* A frame the driver transmitted: the kernel receives it on the TAP.
- * pad: HLREG0.TXPADEN is set (tx.c). */
-void tap_tx(struct port *p, const uint8_t *f, uint32_t len, int pad)
+/* A frame the driver transmitted (padded by tx.c if HLREG0.TXPADEN): the
+ * kernel receives it on the TAP. */
+void tap_tx(struct port *p, const uint8_t *f, uint32_t len)
 {
-	static uint8_t padded[ETH_MIN_LEN];
-	if (len < ETH_MIN_LEN && pad) {
-		memcpy(padded, f, len);
-		memset(padded + len, 0, ETH_MIN_LEN - len);
-		f = padded;
-		len = ETH_MIN_LEN;
-	}
 	ssize_t put;
 	do
 		put = write(p->tap.fd, f, len);

@@ -65,12 +65,36 @@ static void tx_deliver(struct port *p, struct port *peer, const uint8_t *f, uint
 	if (p->lat)
 		lat_tx(p, f, len, fetched);
 	if (peer) {
-		peer->w.rx_ps = ps;      /* arrives as it leaves: a cable of no length */
+		/* its first byte at the peer's MAC after both ports' latency, in whole
+		 * one frame time later (wire.h); a line without pacing takes no time */
+		uint64_t at = p->w.unlimited ? ps : ps + CABLE_LATENCY_PS;
+		peer->w.rx_ps = at;
+		peer->w.rx_due_ps = p->w.unlimited ? 0 : at + wire_frame_ps(len);
 		rx_put(peer, f, len);
-		peer->w.rx_ps = 0;
+		peer->w.rx_ps = peer->w.rx_due_ps = 0;
 	}
 	if (p->tap.fd >= 0)
-		tap_tx(p, f, len, (REG(p, HLREG0) & HLREG0_TXPADEN) != 0);
+		tap_tx(p, f, len);
+}
+
+/* The length of a frame of len bytes on the wire (without FCS): with
+ * HLREG0.TXPADEN (8.2.3.22.8) the MAC pads a short frame to 60 bytes, 64
+ * with the FCS it appends, the minimum of IEEE 802.3 (4.4.2). */
+static inline uint32_t tx_wire_len(const struct port *p, uint32_t len)
+{
+	return len < p->tx_min_wire ? p->tx_min_wire : len;
+}
+
+/* The frame at f, len bytes, as it leaves the MAC: padded with zeros in
+ * gather (where a gathered frame already is) when it is short. */
+static const uint8_t *tx_pad(const struct port *p, const uint8_t *f, uint32_t len)
+{
+	if (len >= p->tx_min_wire)
+		return f;
+	if (f != gather)
+		memcpy(gather, f, len);
+	memset(gather + len, 0, p->tx_min_wire - len);
+	return gather;
 }
 
 /* DD write-back (7.2.3.5) for the descriptors of one frame that have RS;
@@ -98,7 +122,7 @@ static int tx_ring(struct port *p, int q, struct port *peer, uint64_t now)
 	/* a limited queue, 1588 and latency truth need the general loop too */
 	int need_data = p->sink_check || p->pcap_out || peer || p->tap.fd >= 0 || p->lat ||
 			p->ptp.tx_on || ((p->w.limited >> q) & 1);
-	uint64_t now_ps = wire_ps(now), fetched = p->lat ? now_ns() : now;
+	uint64_t now_ps = wire_ps(now), fetched = now;
 	int tsreq = 0;
 	uint32_t start = head, glen = 0, nsegs = 0;
 	/* lengths outside TX_MIN_LEN..tx_max_len: len - TX_MIN_LEN > span (unsigned) */
@@ -122,6 +146,7 @@ static int tx_ring(struct port *p, int q, struct port *peer, uint64_t now)
 			if ((cmd & (CMD_EOP | CMD_DEXT | DTYP_MASK)) != (CMD_EOP | CMD_DEXT | DTYP_DATA) ||
 			    len - TX_MIN_LEN > span || wire_hold(p, q, now_ps) || !dma_virt_fast(addr, len))
 				break;
+			len = tx_wire_len(p, len);
 			wire_send(p, q, len, now_ps);
 			frames++;
 			bytes += len;
@@ -185,12 +210,13 @@ static int tx_ring(struct port *p, int q, struct port *peer, uint64_t now)
 				bad = 1;
 			}
 			if (!bad) {
-				uint64_t ps = wire_send(p, q, glen, now_ps);
+				uint32_t wlen = tx_wire_len(p, glen);
+				uint64_t ps = wire_send(p, q, wlen, now_ps);
 				frames++;
-				bytes += glen;
+				bytes += wlen;
 				if (need_data)
-					tx_deliver(p, peer, single ? single : gather, glen, ps,
-						   tsreq && p->ptp.tx_on, fetched);
+					tx_deliver(p, peer, tx_pad(p, single ? single : gather, glen),
+						   wlen, ps, tsreq && p->ptp.tx_on, fetched);
 			}
 			if (nsegs == 1) {
 				if (cmd & CMD_RS) {
@@ -252,8 +278,15 @@ int tx_visit(struct port *p, uint64_t now)
 		for (uint64_t rel = p->tx_released; rel; rel &= rel - 1)
 			tx_released_ring(p, __builtin_ctzll(rel));
 	struct port *peer = p->cable >= 0 ? &M.ports[p->cable] : NULL;
-	if (peer)
+	/* Frames leave no earlier than the model fetches them: where their time is
+	 * seen (a peer's RX, 1588, the latency truth) the clock is read afresh, not
+	 * taken from the top of a loop the thread may have been descheduled in. */
+	if (peer || p->lat || p->ptp.tx_on)
+		now = now_ns();
+	if (peer) {
+		peer->w.rx_now_ps = wire_ps(now);
 		rx_begin(peer);
+	}
 	int work = 0;
 	for (uint64_t act = p->tx_active; act; act &= act - 1)
 		work |= tx_ring(p, __builtin_ctzll(act), peer, now);

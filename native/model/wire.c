@@ -93,8 +93,9 @@ int wire_command(char **tok, int nt, char *reply, size_t n)
 int wire_stats(struct port *p, char *out, size_t n)
 {
 	return snprintf(out, n, "\"wire\":\"%s\",\"wireLastNs\":%lu,\"ptpRxStamped\":%lu,"
-			"\"ptpTxStamped\":%lu,\"txRateLimited\":%d,",
+			"\"ptpTxStamped\":%lu,\"txRateLimited\":%d,\"txLatencyNs\":%lu,\"rxLatencyNs\":%lu,",
 			p->w.unlimited ? "unlimited" : "paced",
 			p->w.last_ps ? wire_to_ns(p->w.last_ps) : 0, p->t.ptp_rx_stamped,
-			p->t.ptp_tx_stamped, __builtin_popcountll(p->w.limited));
+			p->t.ptp_tx_stamped, __builtin_popcountll(p->w.limited),
+			(unsigned long)(PORT_TX_LATENCY_PS / 1000), (unsigned long)(PORT_RX_LATENCY_PS / 1000));
 }

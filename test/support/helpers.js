@@ -7,7 +7,7 @@ const { spawn, execFile, execFileSync } = require('child_process');
 const fs = require('fs');
 const os = require('os');
 const path = require('path');
-const { parseTotals } = require('../../lib/apps/frame-account');
+const { parseTotals } = require('../../lib/apps/demo/frame-account');
 
 const IXY = path.join(__dirname, '..', '..', 'bin', 'ixy.js');
 

@@ -6,7 +6,8 @@
 const fs = require('fs');
 const path = require('path');
 
-const addon = require(path.join(__dirname, '..', '..', 'build', 'Release', 'ixy.node'));
+// The addon the package's loader picks: the prebuild where there is one (CI), else node-gyp's.
+const addon = require('../../lib/host/native').native();
 
 const R = {
   CTRL: 0x0, EEC: 0x10010, RDRXCTL: 0x2f00, AUTOC: 0x42a0, LINKS: 0x42a4, FCTRL: 0x5080,

@@ -132,3 +132,19 @@ async function modelApi(model: ixy.Model): Promise<number> {
   return paused + s.interrupts[0] + (reply ? 0 : 1);
 }
 void modelApi;
+
+// The traffic generator and the two commands as functions (issue 44: exported from 'ixy').
+async function generated(dev: ixy.Device): Promise<number> {
+  const recipe = new ixy.FrameRecipe({ srcIp: '10.0.0.1-10.0.0.9', size: 'imix', vlan: 7 });
+  const gen = new ixy.Generator({ recipe, entries: 8192 });
+  const batch = new ixy.PacketBatch(32);
+  const sent = gen.send(dev.txQueues[0], batch, 32);
+  const rate = ixy.parseRate('1Mpps');
+  const pacer = new ixy.SoftwarePacer('pps' in rate ? rate.pps : 1000);
+  pacer.waitFor(1);
+  gen.close();
+  const g = await ixy.generate('0000:ff:00.0', { rate: '10k', count: 100, size: 64 });
+  const r = await ixy.replay('0000:ff:00.0', '/tmp/in.pcap', { speed: 2, loop: 0 });
+  return sent + recipe.seqAt + g.sent + r.stats.txPackets;
+}
+void generated;

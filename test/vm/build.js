@@ -13,6 +13,7 @@ const fs = require('fs');
 const os = require('os');
 const path = require('path');
 const { CpioWriter } = require('./cpio');
+const { nativeFile } = require('../../lib/host/native');
 
 const ROOT = path.resolve(__dirname, '..', '..');
 const CACHE = process.env.IXY_VM_CACHE || '/var/cache/ixy-vm';
@@ -183,7 +184,8 @@ function packageArchive(file) {
   w.copy(path.join(ROOT, 'package.json'), 'ixy/package.json');
   w.copy(path.join(ROOT, 'lib'), 'ixy/lib', skipJunk);
   w.copy(path.join(ROOT, 'bin'), 'ixy/bin');
-  w.copy(path.join(ROOT, 'build', 'Release', 'ixy.node'), 'ixy/build/Release/ixy.node');
+  // The addon the package's loader picks here (the prebuild in CI), where the guest's finds it.
+  w.copy(nativeFile('ixy.node'), 'ixy/build/Release/ixy.node');
   w.copy(path.join(ROOT, 'test', 'support', 'helpers.js'), 'ixy/test/support/helpers.js');
   // The tests' own Toeplitz, which guest/igb-rss.test.js checks QEMU's RSS hashes against.
   w.copy(path.join(ROOT, 'test', 'support', 'rss.js'), 'ixy/test/support/rss.js');
@@ -205,7 +207,7 @@ function build(workDir = fs.mkdtempSync(path.join(os.tmpdir(), 'ixy-vm-'))) {
   fs.mkdirSync(CACHE, { recursive: true });
   const kernel = vmlinux();
   const base = baseArchive();
-  if (!fs.existsSync(path.join(ROOT, 'build', 'Release', 'ixy.node'))) throw new Error('the addon is not built: run npm install');
+  nativeFile('ixy.node'); // throws ENOADDON, saying what to do, when there is none
   const pkg = path.join(workDir, 'package.cpio');
   packageArchive(pkg);
   const initrd = path.join(workDir, 'initrd.cpio');

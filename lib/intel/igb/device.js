@@ -7,18 +7,18 @@
 // Datasheet: Intel 82576EB GbE Controller Datasheet. The I350 keeps these registers and bits.
 // Tested against QEMU's igb model (test/vm), not on hardware.
 const R = require('./registers');
-const { AdvancedNic } = require('../nic');
+const { IntelNic } = require('../nic');
 const { IxyError } = require('../../host/errors');
 const { setupRss } = require('../rss');
 const { sleepSync, setBits, clearBits, waitSet, waitClear, getReg, setReg } = require('../../host/register-access');
 
 const MAX_QUEUES = 16; // 82576: 16 RX and 16 TX queues (I350: 8)
 
-class IgbDevice extends AdvancedNic {
+class IgbDevice extends IntelNic {
   // Takes the device; IgbDevice.open() also initialises it and waits for link.
-  constructor(address, options = {}) {
+  constructor(device, options = {}) {
     // RDLEN/TDLEN: a multiple of 128 bytes (8.10, 8.12), at most 4096 descriptors here.
-    super(address, 'igb', { layout: R, options, maxQueues: MAX_QUEUES, maxRingSize: 4096 });
+    super(device, 'igb', { layout: R, options, maxQueues: MAX_QUEUES, maxRingSize: 4096 });
     this.counters = null; // hardwareCounters()' sums
   }
 

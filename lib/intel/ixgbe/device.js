@@ -6,9 +6,8 @@
 // this NIC's register table.
 // Datasheet: Intel 82599 10 GbE Controller Datasheet, revision 3.3.
 const R = require('./registers');
-const { AdvancedNic } = require('../nic');
+const { IntelNic } = require('../nic');
 const { sleepSync, setBits, clearBits, setField, waitSet, waitClear, setReg } = require('../../host/register-access');
-const pci = require('../../host/pci');
 const { isSfp } = require('./ids');
 const { setupRss, RSS_MAX_QUEUES } = require('../rss');
 
@@ -19,11 +18,11 @@ const RX_QUEUE_LIMIT = {
   why: " (RSS's redirection table, RETA, names only queues 0..15 on the 82599: more would never receive a frame)",
 };
 
-class IxgbeDevice extends AdvancedNic {
+class IxgbeDevice extends IntelNic {
   // Takes the device; IxgbeDevice.open() also initialises it and waits for link.
-  constructor(address, options = {}) {
+  constructor(device, options = {}) {
     // RDLEN/TDLEN allow up to 8192 descriptors here (8.2.3.8.3, 8.2.3.9.7).
-    super(address, 'ixgbe', { layout: R, options, maxQueues: MAX_QUEUES, maxRingSize: 8192, rxQueueLimit: RX_QUEUE_LIMIT });
+    super(device, 'ixgbe', { layout: R, options, maxQueues: MAX_QUEUES, maxRingSize: 8192, rxQueueLimit: RX_QUEUE_LIMIT });
   }
 
   // 4.6.3 Initialization sequence.
@@ -64,7 +63,7 @@ class IxgbeDevice extends AdvancedNic {
   // link; every other 82599 keeps the mode its NVM loaded into AUTOC, which matches its
   // media (forcing serial there leaves the link down). Link comes up later; open() waits.
   setupLink() {
-    const sfp = isSfp(pci.readIdentity(this.address).device);
+    const sfp = isSfp(this.handle.id.device);
     const mask = sfp ? R.AUTOC_LMS_MASK | R.AUTOC_10G_PMA_PMD_MASK : 0;
     const mode = sfp ? R.AUTOC_LMS_10G_SERIAL | R.AUTOC_10G_XAUI : 0;
     setField(this.regs, R.AUTOC, mask, mode | R.AUTOC_AN_RESTART);

@@ -115,6 +115,33 @@ const R = {
   // PTHRESH 36, HTHRESH 8, WTHRESH 4: recommended for throughput (8.2.3.9.10)
   TXDCTL_THRESHOLDS_MASK: 0x3f3f3f,
   TXDCTL_THRESHOLDS: 36 | (8 << 8) | (4 << 16),
+  // The advanced TX data descriptor's MAC field: timestamp this frame (7.2.3.2.4, 7.9.1).
+  TXD_MAC_1588: 1 << 19,
+  // The per-queue TX rate limiter (7.7.2.4; DCB transmit registers, 8.2.3.10): RTTDQSEL
+  // selects the queue whose RTTBCNRC (RS_ENA, the rate factor RF_INT.RF_DEC) is written.
+  RTTDQSEL: 0x04904,
+  RTTBCNRC: 0x04984,
+  RTTBCNRC_RS_ENA: 1 << 31,
+
+  // IEEE 1588 (7.9; 8.2.3.26): the clock SYSTIM and its increment TIMINCA, the one-deep RX
+  // and TX timestamp latches, and an EType queue filter (ETQF, 8.2.3.7.20) for PTP frames.
+  TSYNCRXCTL: 0x05188,
+  TSYNCRXCTL_RXTT: 1 << 0, // a timestamp is latched
+  TSYNCRXCTL_TYPE_EVENT_V2: 5 << 1, // Type 101b: every PTP V2 event message
+  TSYNCRXCTL_EN: 1 << 4,
+  RXSTMPL: 0x051e8,
+  RXSTMPH: 0x051a4,
+  TSYNCTXCTL: 0x08c00,
+  TSYNCTXCTL_TXTT: 1 << 0, // a timestamp is latched
+  TSYNCTXCTL_EN: 1 << 4,
+  TXSTMPL: 0x08c04,
+  TXSTMPH: 0x08c08,
+  SYSTIML: 0x08c0c,
+  SYSTIMH: 0x08c10,
+  TIMINCA: 0x08c14,
+  ETQF: (n) => 0x05128 + 4 * n, // EType queue filters, n < 8
+  ETQF_1588: 1 << 30, // timestamp frames this filter matches
+  ETQF_FILTER_EN: 1 << 31,
 
   // Statistics (8.2.3.23), all RC
   CRCERRS: 0x04000, // frames with a bad FCS

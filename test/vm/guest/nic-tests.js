@@ -14,7 +14,7 @@ const ixy = require('../../../lib');
 const { PacketBatch } = require('../../../lib/memory/batch');
 const { forwardBatch } = require('../../../lib/apps/forward');
 const topology = require('./topology');
-const { readPcap } = require('../../../lib/pcap');
+const { readPcap } = require('../../../lib/pcap-file');
 const { pcap } = require('../../../lib/apps/pcap');
 const { Generator, Checker, reportSent, reportFile } = require('./traffic');
 

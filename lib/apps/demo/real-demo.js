@@ -2,7 +2,7 @@
 
 // `ixy demo --real`: real traffic through the driver. Two network namespaces, each with a
 // TAP wired to one port of the device model, and `ixy forward` between the ports
-// (lib/apps/real-net.js); then a ping and an HTTP download from one namespace to the other
+// (lib/apps/demo/real-net.js); then a ping and an HTTP download from one namespace to the other
 // through the forwarder, and where every frame went, as the kernels, the driver and the
 // model counted it.
 const crypto = require('crypto');

@@ -2,13 +2,13 @@
 
 // Network namespaces with a TAP interface in each, for wiring the device model's ports to
 // the kernel's network stack (native/model/README.md, "TAP interfaces"): made and removed
-// with iproute2, their counters read as `ip -s link` shows them. lib/apps/real-net.js
+// with iproute2, their counters read as `ip -s link` shows them. lib/apps/demo/real-net.js
 // builds the two-namespace set-up of `ixy demo --real` from these; test/tap.test.js uses
 // one namespace.
 const { execFileSync } = require('child_process');
 const fs = require('fs');
 const path = require('path');
-const { IxyError } = require('../host/errors');
+const { IxyError } = require('../../host/errors');
 
 const TAP = 'ixy0'; // the TAP's name inside each namespace
 // Frames of at most 1514 bytes, 1518 with FCS: the most an 82599 port takes on RX and
@@ -142,4 +142,4 @@ function tapCounters(ns, tap = TAP) {
   };
 }
 
-module.exports = { TAP, MTU, checkTools, namespaceName, removeStaleNamespaces, makeNamespace, deleteNamespace, tapCounters, isAlive };
+module.exports = { TAP, checkTools, namespaceName, removeStaleNamespaces, makeNamespace, deleteNamespace, tapCounters, isAlive };

@@ -383,5 +383,5 @@ function pcapSource(source) {
 
 module.exports = {
   PcapWriter, CaptureClock, readPcap,
-  MAGIC_MICROSECONDS, MAGIC_NANOSECONDS, LINKTYPE_ETHERNET,
+  MAGIC_MICROSECONDS, MAGIC_NANOSECONDS,
 };

@@ -20,9 +20,9 @@ const crypto = require('crypto');
 const fs = require('fs');
 const os = require('os');
 const path = require('path');
-const { Model } = require('../model');
+const { Model } = require('../../model');
 const { TAP, checkTools, namespaceName, removeStaleNamespaces, makeNamespace, deleteNamespace, tapCounters, isAlive } = require('./netns');
-const { IxyError } = require('../host/errors');
+const { IxyError } = require('../../host/errors');
 const { parseTotals } = require('./frame-account');
 
 const SUBNET = '198.18.0'; // 198.18.0.0/15 is set aside for benchmarking network devices (RFC 2544)
@@ -91,7 +91,7 @@ class RealNet {
   }
 
   // What RealNets of processes that are gone left behind (killed with SIGKILL, no handler
-  // ran): their namespaces (lib/apps/netns.js) and temporary directories, those that are
+  // ran): their namespaces (lib/apps/demo/netns.js) and temporary directories, those that are
   // private directories of this user as mkdtemp makes them.
   static removeStale() {
     removeStaleNamespaces();
@@ -313,4 +313,4 @@ function unwatchWaysOut() {
   for (const s of SIGNALS) process.removeListener(s, onSignal);
 }
 
-module.exports = { RealNet, SUBNET };
+module.exports = { RealNet };

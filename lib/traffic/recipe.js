@@ -243,4 +243,4 @@ function fold(sum) {
   return s;
 }
 
-module.exports = { FrameRecipe, IMIX, MAX_FLOWS };
+module.exports = { FrameRecipe, IMIX };

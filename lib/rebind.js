@@ -11,6 +11,7 @@
 const fs = require('fs');
 const path = require('path');
 const pci = require('./host/pci');
+const { driverDir, openPlain } = require('./host/sysfs-safety');
 const { driverFor } = require('./driver-table');
 const { checkInactive } = require('./host/iface');
 const { IxyError, fromNative } = require('./host/errors');
@@ -114,20 +115,21 @@ function restore(address, from, before) {
 
 // Runs fn() while this process owns the device (lib/host/claim.js), and lets go after.
 function withClaim(address, fn) {
-  const key = claim.claimDevice(address);
+  const fd = claim.claimDevice(address);
   try {
     return fn();
   } finally {
-    claim.releaseDevice(address, key);
+    claim.releaseClaim(fd);
   }
 }
 
 // Takes the device from the driver it has, if any, behind the unbind guard.
 function detach(address, force) {
-  const driverDir = pci.driverDir(address);
-  if (driverDir === null) return;
-  checkInactive(address, pci.deviceDir(address), force);
-  writeAttribute(path.join(driverDir, 'unbind'), address, `cannot unbind the kernel driver of ${address}`);
+  const dir = pci.deviceDir(address);
+  const driver = driverDir(dir);
+  if (driver === null) return;
+  checkInactive(address, dir, force);
+  writeAttribute(path.join(driver, 'unbind'), address, `cannot unbind the kernel driver of ${address}`);
 }
 
 // The bus's drivers_probe, checked before the first write of a bind or unbind.
@@ -144,12 +146,12 @@ function probe(address) {
 }
 
 // Writes `text` to the sysfs attribute `file` (driver_override, drivers_probe, an unbind
-// file), refusing links and files of the wrong kind as pci.openPlain does. O_TRUNC changes
+// file), refusing links and files of the wrong kind as openPlain (lib/host/sysfs-safety.js) does. O_TRUNC changes
 // nothing in sysfs and keeps a fake tree's file holding only the last write.
 function writeAttribute(file, text, what) {
   let fd;
   try {
-    fd = pci.openPlain(file, fs.constants.O_WRONLY | fs.constants.O_TRUNC);
+    fd = openPlain(file, fs.constants.O_WRONLY | fs.constants.O_TRUNC);
     fs.writeSync(fd, text);
   } catch (err) {
     throw fromNative(err, what);
@@ -162,7 +164,7 @@ function writeAttribute(file, text, what) {
 // nothing: for checking every file of a multi-step change before its first step.
 function checkAttribute(file, what) {
   try {
-    fs.closeSync(pci.openPlain(file, fs.constants.O_WRONLY));
+    fs.closeSync(openPlain(file, fs.constants.O_WRONLY));
   } catch (err) {
     throw fromNative(err, what);
   }

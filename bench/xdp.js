@@ -1,0 +1,198 @@
+'use strict';
+
+// AF_XDP on veth pairs (issue 45): `ixy forward xdp:s2 xdp:d2` against the C AF_XDP
+// forwarder (c-xdp-forward.c, the same rings and scheme in C), and `ixy pcap xdp:s2`
+// against tcpdump on the same interface.
+//
+//   npm run bench -- --xdp [--seconds S] [--runs N] [--batch N] [--results DIR]
+//
+// Set-up, made fresh for each run in namespaces of this process and deleted after it:
+//   [src] s1 ==veth== s2 [fwd] d2 ==veth== d1 [dst]
+// The source is c-xdp-forward in generate mode on s1, on CPU 0 (what is measured runs on
+// CPU 1): 60-byte UDP frames as fast as the kernel takes them, to a MAC nobody has (the
+// kernel behind d1 drops them early). A run
+// starts the source, then the forwarder (or the capture) for S seconds; what it forwarded
+// (captured) over S is its rate. C and JavaScript alternate run by run and the ratio is the
+// median of each pair's ratio: the machine's speed drifts, and on a shared machine it
+// drifts a lot. Both captures get deep buffers: ixy pcap --ring 8192 (RX and fill ring),
+// tcpdump -B 65536 (64 MiB). The npm `cap` package (libpcap through Node) is measured too
+// where bench/cap-child.js finds it (IXY_CAP_DIR: a folder where `npm install cap` ran).
+const { execFileSync, spawn } = require('child_process');
+const path = require('path');
+const { eachOption } = require('./args');
+const { spread, machine, writeResults } = require('./summary');
+const { buildCXdpForward } = require('./c-build');
+
+const IXY = path.join(__dirname, '..', 'bin', 'ixy.js');
+const USAGE = `usage: npm run bench -- --xdp [options]
+  --seconds S     measured seconds per run (default 3)
+  --runs N        run pairs per measurement (default 3)
+  --batch N       batch size of both forwarders (default 32)
+  --results DIR   where the JSON goes (default bench/results)`;
+
+function parseArgs(argv) {
+  const o = { seconds: 3, runs: 3, batch: 32, results: path.join(__dirname, 'results') };
+  eachOption(argv, USAGE, (a, next) => {
+    if (a === '--seconds') o.seconds = Number(next());
+    else if (a === '--runs') o.runs = Number(next());
+    else if (a === '--batch') o.batch = Number(next());
+    else if (a === '--results') o.results = next();
+    else return false;
+    return true;
+  });
+  if (!(o.seconds > 0) || !Number.isInteger(o.runs) || o.runs < 1) throw new Error('--seconds and --runs must be positive');
+  if (!Number.isInteger(o.batch) || o.batch < 1 || o.batch > 256) throw new Error('--batch must be 1..256');
+  return o;
+}
+
+function sh(file, args) {
+  return execFileSync(file, args, { encoding: 'utf8', stdio: ['ignore', 'pipe', 'pipe'] });
+}
+
+// The three namespaces and two veth pairs; returns the namespaces' names.
+function setUp(tag) {
+  const ns = ['src', 'fwd', 'dst'].map((n) => `ixyb-${process.pid}-${tag}-${n}`);
+  for (const n of ns) sh('ip', ['netns', 'add', n]);
+  sh('ip', ['link', 'add', 's1', 'netns', ns[0], 'type', 'veth', 'peer', 'name', 's2', 'netns', ns[1]]);
+  sh('ip', ['link', 'add', 'd2', 'netns', ns[1], 'type', 'veth', 'peer', 'name', 'd1', 'netns', ns[2]]);
+  for (const [n, dev] of [[ns[0], 's1'], [ns[1], 's2'], [ns[1], 'd2'], [ns[2], 'd1']]) sh('ip', ['-n', n, 'link', 'set', dev, 'up']);
+  return ns;
+}
+
+function tearDown(ns) {
+  for (const n of ns) {
+    try {
+      sh('ip', ['netns', 'del', n]);
+    } catch { /* gone */ }
+  }
+}
+
+// Runs `file args` in namespace ns, on CPU `cpu` (the source on 0, what is measured on 1,
+// so that the two do not take turns on one CPU); resolves its stdout and stderr.
+function runIn(ns, file, args, cpu = 1) {
+  return new Promise((resolve, reject) => {
+    const child = spawn('ip', ['netns', 'exec', ns, 'taskset', '-c', String(cpu), file, ...args], { stdio: ['ignore', 'pipe', 'pipe'] });
+    let stdout = '';
+    let stderr = '';
+    child.stdout.on('data', (d) => { stdout += d; });
+    child.stderr.on('data', (d) => { stderr += d; });
+    child.on('error', reject);
+    child.on('close', (code) => resolve({ code, stdout, stderr }));
+  });
+}
+
+const sleep = (ms) => new Promise((r) => setTimeout(r, ms));
+
+// Whether bench/cap-child.js finds the npm cap package (IXY_CAP_DIR).
+function capInstalled() {
+  try {
+    require.resolve('cap', { paths: [process.env.IXY_CAP_DIR || process.cwd(), __dirname] });
+    return true;
+  } catch {
+    return false;
+  }
+}
+
+// One run: the source on s1, then `measure(ns)` (a promise of { packets, seconds }).
+async function withSource(o, cBinary, tag, measure) {
+  const ns = setUp(tag);
+  try {
+    const source = runIn(ns[0], cBinary, ['generate', 's1', String(o.seconds + 4), String(o.batch)], 0);
+    await sleep(1000);
+    const r = await measure(ns);
+    const offered = JSON.parse((await source).stdout);
+    return { mpps: r.packets / r.seconds / 1e6, packets: r.packets, seconds: r.seconds, offeredMpps: offered.mpps, kept: r.kept };
+  } finally {
+    tearDown(ns);
+  }
+}
+
+function totalsOf(stdout) {
+  return stdout.split('\n').filter((l) => l.startsWith('{')).map((l) => JSON.parse(l)).filter((e) => e.type === 'total');
+}
+
+const MEASURES = {
+  // The C forwarder's own count of frames it sent on, both ways.
+  cForward: (o, c) => async (ns) => {
+    const r = await runIn(ns[1], c, ['forward', 's2', 'd2', String(o.seconds), String(o.batch)]);
+    if (r.code !== 0) throw new Error(`c-xdp-forward: ${r.stderr.trim()}`);
+    return JSON.parse(r.stdout);
+  },
+  jsForward: (o) => async (ns) => {
+    const r = await runIn(ns[1], process.execPath, [IXY, 'forward', '--idle', 'spin', '--batch', String(o.batch), '--seconds', String(o.seconds), '--json', 'xdp:s2', 'xdp:d2']);
+    if (r.code !== 0) throw new Error(`ixy forward: ${r.stderr.trim()}`);
+    return { packets: totalsOf(r.stdout).reduce((sum, t) => sum + t.txPackets, 0), seconds: o.seconds };
+  },
+  jsCapture: (o) => async (ns) => {
+    const r = await runIn(ns[1], process.execPath, [IXY, 'pcap', '--ring', '8192', '--batch', String(o.batch), '--seconds', String(o.seconds), '--json', 'xdp:s2', '/dev/null']);
+    if (r.code !== 0) throw new Error(`ixy pcap: ${r.stderr.trim()}`);
+    const [t] = totalsOf(r.stdout);
+    return { packets: t.rxPackets, seconds: o.seconds, kept: t.rxPackets / (t.rxPackets + t.rxMissed) };
+  },
+  cap: (o) => async (ns) => {
+    const r = await runIn(ns[1], process.execPath, [path.join(__dirname, 'cap-child.js'), 's2', String(o.seconds)]);
+    if (r.code !== 0) throw new Error(`cap: ${r.stderr.trim()}`);
+    return JSON.parse(r.stdout);
+  },
+  tcpdump: (o) => async (ns) => {
+    const r = await runIn(ns[1], 'timeout', ['-s', 'INT', String(o.seconds), 'tcpdump', '-i', 's2', '-w', '/dev/null', '-B', '65536', '-n']);
+    const m = /^(\d+) packets? captured/m.exec(r.stderr);
+    const seen = /^(\d+) packets? received by filter/m.exec(r.stderr);
+    if (!m || !seen) throw new Error(`tcpdump: ${r.stderr.trim()}`);
+    return { packets: Number(m[1]), seconds: o.seconds, kept: Number(m[1]) / Number(seen[1]) };
+  },
+};
+
+// Runs a and b alternately, o.runs times each; their spreads and the median ratio a/b.
+async function pair(o, c, [nameA, a], [nameB, b]) {
+  const runs = { [nameA]: [], [nameB]: [] };
+  const ratios = [];
+  for (let i = 0; i < o.runs; i++) {
+    const rb = await withSource(o, c, `${nameB}${i}`, b);
+    const ra = await withSource(o, c, `${nameA}${i}`, a);
+    runs[nameA].push(ra);
+    runs[nameB].push(rb);
+    ratios.push(ra.mpps / rb.mpps);
+    process.stdout.write(`  run ${i + 1}: ${nameA} ${ra.mpps.toFixed(4)} Mpps (offered ${ra.offeredMpps.toFixed(4)}), ${nameB} ${rb.mpps.toFixed(4)} Mpps (offered ${rb.offeredMpps.toFixed(4)})\n`);
+  }
+  const summary = (list) => ({ mpps: spread(list.map((r) => r.mpps)), offeredMpps: spread(list.map((r) => r.offeredMpps)), kept: spread(list.map((r) => r.kept)), runs: list });
+  return { [nameA]: summary(runs[nameA]), [nameB]: summary(runs[nameB]), ratio: spread(ratios) };
+}
+
+async function main(argv) {
+  const o = parseArgs(argv);
+  const c = buildCXdpForward();
+  const date = new Date();
+  process.stdout.write(`AF_XDP on veth pairs: 60-byte frames from c-xdp-forward generate, ${o.runs} run pairs of ${o.seconds} s, batch ${o.batch}\n`);
+  process.stdout.write('forward (ixy forward xdp:s2 xdp:d2 against c-xdp-forward):\n');
+  const forward = await pair(o, c, ['js', MEASURES.jsForward(o)], ['c', MEASURES.cForward(o, c)]);
+  process.stdout.write('capture (ixy pcap xdp:s2 /dev/null against tcpdump -i s2 -w /dev/null):\n');
+  const capture = await pair(o, c, ['js', MEASURES.jsCapture(o)], ['tcpdump', MEASURES.tcpdump(o)]);
+  let cap = null;
+  let capFailed = capInstalled() ? null : 'not installed (IXY_CAP_DIR)';
+  if (capFailed === null) {
+    process.stdout.write('capture (ixy pcap xdp:s2 against the npm cap package, libpcap, counting its packet events):\n');
+    try {
+      cap = await pair(o, c, ['js', MEASURES.jsCapture(o)], ['cap', MEASURES.cap(o)]);
+    } catch (err) {
+      capFailed = `failed: ${err.message.split('\n').slice(-1)[0]}`; // cap's own crash, as it said it
+    }
+  }
+  const f = (s) => `${s.median.toFixed(4)} [${s.min.toFixed(4)}..${s.max.toFixed(4)}]`;
+  // kept: of the frames that reached the capture, the share it kept (ixy: rxMissed, the
+  // kernel's count of frames a socket had no room for; tcpdump: "received by filter").
+  const k = (s) => (s && s.kept ? `${(100 * s.kept.median).toFixed(1)} %` : '-');
+  process.stdout.write(`\n| what | median Mpps [min..max] | source's Mpps over its whole run | kept |\n| --- | --- | --- | --- |\n`);
+  const row = (what, s) => process.stdout.write(`| ${what} | ${f(s.mpps)} | ${f(s.offeredMpps)} | ${k(s)} |\n`);
+  row('forward, ixy (JS)', forward.js);
+  row('forward, C', forward.c);
+  row('capture, ixy pcap', capture.js);
+  row('capture, tcpdump', capture.tcpdump);
+  if (cap) row('capture, cap (npm)', cap.cap);
+  process.stdout.write(`forward JS/C ${forward.ratio.median.toFixed(2)} (median of pairs), capture ixy/tcpdump ${capture.ratio.median.toFixed(2)}` +
+    `${cap ? `, ixy/cap ${cap.ratio.median.toFixed(2)}` : `; cap (npm libpcap binding) not measured: ${capFailed}`}\n`);
+  const file = writeResults(o.results, 'xdp-', date, { date: date.toISOString(), machine: machine(), options: o, forward, capture, cap, capFailed });
+  process.stdout.write(`results: ${file}\n`);
+}
+
+module.exports = { main };

@@ -1,0 +1,234 @@
+'use strict';
+
+// A kernel network interface through AF_XDP (`xdp:<ifname>[@queue]`): the kernel keeps the
+// NIC, and the queues ixy opens send their frames to ixy's sockets instead of the kernel's
+// stack. Behind the same Device API as ixy's own drivers: rxQueues/txQueues with receive()
+// and send(), batches of buffer ids of one Mempool (the thread's UMEM, umem.js).
+//
+// Open: the interface's XDP program (program.js: native XDP where the driver has it, else
+// generic), then per queue a socket (socket.js) with its fill ring filled, then its
+// XSKMAP entry, from which moment the queue's frames come to ixy. Close: the reverse.
+const { Device } = require('../device/device');
+const { IxyError, shown, checkInteger } = require('../host/errors');
+const { checkOptionNames, checkOptionsObject } = require('../host/option-names');
+const { native } = require('../host/native');
+const { parseName, describe, linkSpeed } = require('./iface');
+const { attach, detach } = require('./program');
+const { openSocket, closeSocket } = require('./socket');
+const { XdpRxQueue } = require('./rx-queue');
+const { XdpTxQueue } = require('./tx-queue');
+const { xdpError } = require('./errors');
+const { RING_SIZE, MEMPOOL_ENTRIES } = require('./limits');
+
+const DEFAULTS = {
+  rxQueues: 1,
+  txQueues: 1,
+  mode: 'auto', // 'copy' | 'zerocopy' | 'auto': zero-copy where the driver offers it
+  xdpMode: 'auto', // 'native' | 'generic' | 'auto': native XDP where the driver has it
+  rxRingSize: RING_SIZE, // RX and fill ring entries
+  txRingSize: RING_SIZE, // TX and completion ring entries
+  mempoolEntries: MEMPOOL_ENTRIES,
+  debug: undefined,
+  signal: null,
+  force: false,
+  idle: undefined,
+  idleRate: undefined,
+  linkTimeout: undefined,
+  workers: false, // the queues are bound by worker threads (queue-pair.js), not here
+  bufferSize: 2048,
+};
+
+// What the backend cannot do, and what to use instead: one line, code EUNSUPPORTED.
+const UNSUPPORTED = {
+  rssKey: 'AF_XDP leaves RSS to the kernel driver: set the key with ethtool -X',
+  promiscuous: 'the kernel keeps the interface\'s filters: ip link set <interface> promisc on',
+  rxFreeThreshold: 'the fill ring is refilled on every receive, there is no tail to batch',
+};
+
+class XdpDevice extends Device {
+  constructor(name, options = {}) {
+    super(name, 'af_xdp');
+    checkOptionsObject('open()', options);
+    for (const key of Object.keys(UNSUPPORTED)) {
+      if (options[key] !== undefined && options[key] !== null) throw new IxyError('EUNSUPPORTED', `${name}: ${key}: ${UNSUPPORTED[key]}`);
+    }
+    if (options.bufferSize !== undefined && options.bufferSize !== 2048) {
+      throw new IxyError('EUNSUPPORTED', `${name}: bufferSize: AF_XDP chunks are 2 KiB here (frames of up to 1792 bytes), got ${shown(options.bufferSize)}`);
+    }
+    checkOptionNames('open()', options, Object.keys(DEFAULTS));
+    if (options.debug === true) throw new IxyError('EUNSUPPORTED', `${name}: buffer ownership checks (debug) are not available on AF_XDP: use them on the device model`);
+    if (options.idle === 'interrupt') throw new IxyError('EUNSUPPORTED', `${name}: AF_XDP devices have no receive interrupt for ixy: use idle 'backoff' or 'spin'`);
+    const o = { ...DEFAULTS };
+    for (const [key, value] of Object.entries(options)) if (value !== undefined) o[key] = value; // undefined: the default
+    this.options = o;
+    if (!['auto', 'copy', 'zerocopy'].includes(o.mode)) throw new IxyError('EINVAL', `mode must be 'auto', 'copy' or 'zerocopy', got ${shown(o.mode)}`);
+    if (!['auto', 'native', 'generic'].includes(o.xdpMode)) throw new IxyError('EINVAL', `xdpMode must be 'auto', 'native' or 'generic', got ${shown(o.xdpMode)}`);
+    for (const key of ['rxRingSize', 'txRingSize']) {
+      const size = o[key];
+      if (!Number.isInteger(size) || size < 64 || size > 16384 || (size & (size - 1)) !== 0) {
+        throw new IxyError('EINVAL', `${key} must be a power of two from 64 to 16384, got ${shown(size)}`);
+      }
+    }
+    checkInteger('mempoolEntries', o.mempoolEntries, 256, 1 << 19);
+    const { iface, queue } = parseName(name);
+    this.iface = iface;
+    this.info = describe(iface);
+    this.mode = null; // 'copy' or 'zerocopy', once bound
+    this.xdpMode = null; // 'native' or 'generic'
+    this.queueIds = this.pickQueues(queue, o);
+    this.sockets = [];
+    this.rxRings = [];
+    this.txRings = [];
+    this.program = null;
+    this.txMinLength = 14;
+  }
+
+  // The interface's queues this device binds: queue (xdp:if@N), or 0..n-1 for the larger of
+  // rxQueues and txQueues. The socket of queue q serves RX and TX queue q alike.
+  pickQueues(queue, o) {
+    const max = this.info.rxQueues;
+    for (const key of ['rxQueues', 'txQueues']) checkInteger(key, o[key], 0, queue === null ? max : 1, ` (${this.iface} has ${max} RX queue${max === 1 ? '' : 's'})`);
+    const n = Math.max(o.rxQueues, o.txQueues, 1);
+    if (queue !== null) {
+      if (queue >= max) throw new IxyError('EINVAL', `${this.iface} has no queue ${queue}: it has ${max} (0..${max - 1}; ethtool -L ${this.iface} combined N sets more)`);
+      return [queue];
+    }
+    return Array.from({ length: n }, (_, i) => i);
+  }
+
+  init() {
+    const o = this.options;
+    if (o.workers) {
+      for (const q of this.queueIds) this.program = attach(this.iface, this.info, q, o.xdpMode);
+      this.xdpMode = this.program.mode;
+      this.owners = new Int32Array(new SharedArrayBuffer(4 * this.queueIds.length));
+      return;
+    }
+    for (const q of this.queueIds) {
+      this.program = attach(this.iface, this.info, q, o.xdpMode);
+      this.xdpMode = this.program.mode;
+      let sock;
+      try {
+        sock = openSocket(this.iface, this.info.ifindex, q, o);
+      } catch (err) {
+        detach(this.program, q);
+        throw err;
+      }
+      this.sockets.push(sock);
+      sock.queue = q;
+      this.mode = sock.zerocopy ? 'zerocopy' : 'copy';
+      const rx = new XdpRxQueue(sock);
+      const tx = new XdpTxQueue(sock);
+      rx.fill();
+      this.rxRings.push(rx);
+      this.txRings.push(tx);
+      const i = this.rxRings.length - 1;
+      if (i < o.rxQueues) this.rxQueues.push(rx);
+      if (i < o.txQueues) this.txQueues.push(tx);
+      try {
+        native().xdpMapSet(this.program.map, q, sock.fd);
+      } catch (err) {
+        throw xdpError(err, this.iface);
+      }
+    }
+  }
+
+  // What a worker thread needs to bind queue i (ixy.attachQueue(handle, i), queue-pair.js).
+  workerHandle() {
+    this.checkOpen('workerHandle()');
+    if (!this.options.workers) throw new IxyError('EINVAL', `${this.address} was opened without { workers: true }: its queues belong to this thread`);
+    const o = this.options;
+    return {
+      backend: 'af_xdp', address: this.address, iface: this.iface, ifindex: this.info.ifindex, map: this.program.map,
+      queueIds: this.queueIds, owners: this.owners, rxQueues: o.rxQueues, txQueues: o.txQueues,
+      rxRingSize: o.rxRingSize, txRingSize: o.txRingSize, mempoolEntries: o.mempoolEntries, mode: o.mode,
+    };
+  }
+
+  get mac() {
+    this.checkOpen('mac');
+    return this.info.mac;
+  }
+
+  get linkSpeed() {
+    this.checkOpen('linkSpeed');
+    return linkSpeed(this.iface);
+  }
+
+  // The kernel's promiscuous setting, from sysfs (IFF_PROMISC); ixy leaves it as it is.
+  get promiscuous() {
+    return false;
+  }
+
+  set promiscuous(on) {
+    throw new IxyError('EUNSUPPORTED', `${this.address}: the kernel keeps the interface's filters: ip link set ${this.iface} promisc ${on ? 'on' : 'off'}`);
+  }
+
+  // Frames the kernel could not give a socket: no fill buffer, or a full RX ring.
+  readMissed() {
+    let missed = 0;
+    for (const s of this.sockets) {
+      const st = native().xdpStats(s.fd);
+      missed += st[0] + st[3] + st[4];
+    }
+    return missed;
+  }
+
+  // The kernel drains each TX ring briefly, then the queues leave the XSKMAP, so that the
+  // kernel's stack gets their frames again.
+  stop() {
+    if (this.stopped) return;
+    this.stopped = true;
+    const deadline = Date.now() + 100;
+    while (this.txRings.some((tx) => !tx.drained()) && Date.now() < deadline) { /* spin */ }
+    for (const s of this.sockets) {
+      try {
+        native().xdpMapDelete(this.program.map, s.queue);
+      } catch { /* the program goes with its link anyway */ }
+    }
+  }
+
+  close() {
+    if (this.closed) return;
+    this.stop();
+    this.closed = true;
+    for (let i = 0; i < this.sockets.length; i++) {
+      this.txRings[i].close();
+      this.rxRings[i].close();
+      closeSocket(this.sockets[i]);
+      detach(this.program, this.sockets[i].queue);
+    }
+    if (this.options.workers && this.program !== null) for (const q of this.queueIds) detach(this.program, q);
+    this.sockets = [];
+    this.forgetQueues();
+  }
+
+  get pools() {
+    return this.sockets.length ? [this.sockets[0].umem] : [];
+  }
+}
+
+// ixy.open('xdp:eth1'): the device, its queues bound, their frames coming to ixy, once the
+// link is up (attaching a native XDP program restarts some drivers' links, veth's too).
+async function openXdp(name, options = {}) {
+  const dev = new XdpDevice(name, options);
+  try {
+    dev.init();
+    const timeout = dev.options.linkTimeout === undefined ? 10000 : dev.options.linkTimeout;
+    const deadline = Date.now() + timeout;
+    while (dev.linkSpeed === 0) {
+      const signal = dev.options.signal;
+      if (signal && signal.aborted) throw new IxyError('EABORTED', `stopped while waiting for link on ${name}`);
+      if (Date.now() > deadline) throw new IxyError('ELINKTIMEOUT', `link on ${name} did not come up within ${timeout / 1000} s`);
+      await new Promise((resolve) => setTimeout(resolve, 10));
+    }
+  } catch (err) {
+    try {
+      dev.close();
+    } catch { /* the first error says what went wrong */ }
+    throw err;
+  }
+  return dev;
+}
+
+module.exports = { XdpDevice, openXdp, DEFAULTS };

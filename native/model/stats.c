@@ -1,0 +1,130 @@
+/*
+ * stats.c - the statistics registers (82599 8.2.3.23): the totals the data
+ * path counts, handed over to the clear-on-read registers a driver reads.
+ */
+#include "model.h"
+#include "regs.h"
+
+/*
+ * Statistics registers (8.2.3.23) are clear-on-read on the 82599.  A shared
+ * file cannot see a read, so the model hands counts over instead: it keeps
+ * totals since reset (p->cnt) and, per register, how much of them the
+ * register already got (p->handed).  Every publish adds what is pending to
+ * the register with a compare-and-swap old -> old + pending, whatever it
+ * holds: a driver that takes its counts (reads, then writes 0 after a
+ * non-zero value; on the NIC the read clears and the write finds nothing to
+ * do) finds every event since its last take in it, from the very first
+ * read, as on the NIC.  An add that falls between the driver's read and its
+ * write of 0 is lost, only while traffic flows.  A driver that only reads
+ * is seen reading GPRC by a hardware watchpoint (watch.c): a register of
+ * GPRC's group that still holds what the model put there is then replaced
+ * by what came since, as the read cleared it (README, "Statistics
+ * registers").  A register is never carried past its width
+ * (32 bits; 36 for GORC/GOTC, read as two halves and added to as one 64-bit
+ * value): the rest waits for a take.
+ */
+enum { S_GPRC, S_GORC, S_TPR, S_MPC0, S_CRCERRS, S_RUC, S_RFC,
+       S_ROC, S_RJC, S_GPTC, S_TPT, S_GOTC,
+       S_QPRC0, S_QPRDC0 = S_QPRC0 + 16, S_END = S_QPRDC0 + 16 };   /* QPRC(n), QPRDC(n), n < 16 */
+
+static const uint32_t stat_off[S_QPRC0] = {
+	[S_GPRC] = GPRC, [S_GORC] = GORCL, [S_TPR] = TPR,
+	[S_MPC0] = MPC(0), [S_CRCERRS] = CRCERRS, [S_RUC] = RUC,
+	[S_RFC] = RFC, [S_ROC] = ROC, [S_RJC] = RJC, [S_GPTC] = GPTC, [S_TPT] = TPT,
+	[S_GOTC] = GOTCL,
+};
+
+static uint32_t stat_offset(int i)
+{
+	if (i >= S_QPRC0)
+		return (uint32_t)(i >= S_QPRDC0 ? QPRDC(i - S_QPRDC0) : QPRC(i - S_QPRC0));
+	return stat_off[i];
+}
+
+_Static_assert(S_END <= NSTATREG, "NSTATREG too small");
+
+static uint64_t stat_total(const struct port *p, int i)
+{
+	const uint64_t *c = p->cnt;
+	if (i >= S_QPRC0)      /* per queue, through RQSMR (rss.c) */
+		return i >= S_QPRDC0 ? rss_qstat(p, i - S_QPRDC0, 1) : rss_qstat(p, i - S_QPRC0, 0);
+	switch (i) {
+	case S_GPRC: return c[C_GPRC];
+	case S_GORC: return c[C_GORC];
+	case S_TPR:  /* every frame the MAC took in for this port */
+		return c[C_GPRC] + c[C_MPC] + c[C_QPRDC] + c[C_CRCERRS] + c[C_RUC] + c[C_RFC] +
+		       c[C_ROC] + c[C_RJC];
+	case S_MPC0: return c[C_MPC];
+	case S_CRCERRS: return c[C_CRCERRS];
+	case S_RUC: return c[C_RUC];
+	case S_RFC: return c[C_RFC];
+	case S_ROC: return c[C_ROC];
+	case S_RJC: return c[C_RJC];
+	case S_GPTC: case S_TPT: return c[C_GPTC];
+	default: return c[C_GOTC];
+	}
+}
+
+/* Puts up to pend into the register at off, width 32 or 36 bits: added to
+ * what it holds, or, with replace, instead of it when it still holds `was`
+ * (a driver read it: on the NIC the read cleared it).  Returns what went in;
+ * *now what the register holds after. */
+static uint64_t stat_put(struct port *p, uint32_t off, int wide, uint64_t pend, int replace,
+			 uint64_t was, uint64_t *now)
+{
+	uint64_t max = wide ? (1ull << 36) - 1 : 0xffffffffull;
+	if (wide) {
+		uint64_t *reg = (uint64_t *)&REG(p, off);   /* L and H, 8-aligned */
+		uint64_t cur = __atomic_load_n(reg, __ATOMIC_ACQUIRE);
+		uint64_t base = replace && cur == was ? 0 : cur;
+		uint64_t v = base >= max ? 0 : pend < max - base ? pend : max - base;
+		*now = cur;
+		if ((v || base != cur) &&
+		    __atomic_compare_exchange_n(reg, &cur, base + v, 0, __ATOMIC_RELEASE, __ATOMIC_RELAXED)) {
+			*now = base + v;
+			return v;
+		}
+		return 0;
+	}
+	uint32_t *reg = (uint32_t *)&REG(p, off);
+	uint32_t cur = __atomic_load_n(reg, __ATOMIC_ACQUIRE);
+	uint64_t base = replace && cur == was ? 0 : cur;
+	uint64_t v = pend < max - base ? pend : max - base;
+	*now = cur;
+	if ((v || base != cur) &&
+	    __atomic_compare_exchange_n(reg, &cur, (uint32_t)(base + v), 0, __ATOMIC_RELEASE, __ATOMIC_RELAXED)) {
+		*now = base + v;
+		return v;
+	}
+	return 0;
+}
+
+/* The registers a driver reads together with GPRC, whose reads watch.c sees:
+ * ixy's C driver reads GPRC, GPTC, GORC and GOTC, the seed's ixy.js MPC too. */
+static int read_with_gprc(int i)
+{
+	return i == S_GPRC || i == S_GPTC || i == S_GORC || i == S_GOTC || i == S_MPC0;
+}
+
+void stats_publish(struct port *p)
+{
+	int left = 0, read = 0;
+	if (watch_any(p->idx)) {
+		uint64_t reads = watch_reads(p->idx);
+		read = reads != p->reads_seen;
+		p->reads_seen = reads;
+	}
+	for (int i = 0; i < S_END; i++) {
+		uint64_t pend = stat_total(p, i) - p->handed[i];
+		int replace = read && read_with_gprc(i) && p->wrote[i] != 0;
+		if (!pend && !replace)
+			continue;
+		uint64_t now;
+		uint64_t v = stat_put(p, stat_offset(i), i == S_GORC || i == S_GOTC, pend, replace,
+				      p->wrote[i], &now);
+		p->handed[i] += v;
+		p->wrote[i] = now;
+		left |= pend != v;
+	}
+	p->stats_left = left;
+}

@@ -1,0 +1,148 @@
+/*
+ * watch.c - seeing a driver read its statistics registers.
+ *
+ * The 82599's statistics registers clear when read (8.2.3.23).  A shared
+ * file cannot see a read, so a driver that only reads (ixy's C driver, the
+ * seed's ixy.js: they add each value to their totals) would see the count
+ * since reset on the model.  The CPU can see the read: a hardware
+ * watchpoint (x86 debug registers, through perf_event_open with
+ * PERF_TYPE_BREAKPOINT) on GPRC in each thread of each process that maps a
+ * port's resource0 counts the driver's accesses to it.  Drivers read their
+ * counters together (GPRC, GPTC, GORC, GOTC, MPC(0)), and a thread has four
+ * debug registers, so GPRC stands for the group: stats.c stats_publish()
+ * treats a read seen since the last publish as a read of the group.
+ *
+ * Best effort: where perf_event_open is refused (no permission, no debug
+ * registers free, a kernel without it) nothing is watched and the model
+ * falls back to adding to the registers (README, "Statistics registers").
+ * The model's own accesses go through its own mapping, not watched.
+ */
+#define _GNU_SOURCE
+#include <dirent.h>
+#include <linux/hw_breakpoint.h>
+#include <linux/perf_event.h>
+#include <stdlib.h>
+#include <sys/syscall.h>
+#include <sys/sysmacros.h>
+#include <unistd.h>
+
+#include "model.h"
+#include "regs.h"
+
+#define MAX_WATCHES 512
+
+struct watch {
+	pid_t pid, tid;
+	int port;
+	int fd;
+};
+
+static struct watch watches[MAX_WATCHES];
+static int nwatches;
+
+/* Where process pid maps port i's register file (its first mapping), 0 if not. */
+static unsigned long port_mapping(pid_t pid, int port)
+{
+	char path[64], line[512];
+	unsigned long found = 0;
+	snprintf(path, sizeof path, "/proc/%d/maps", pid);
+	FILE *f = fopen(path, "re");
+	if (!f)
+		return 0;
+	const struct port *p = &M.ports[port];
+	while (!found && fgets(line, sizeof line, f)) {
+		unsigned long start, end, ino;
+		unsigned long long off;
+		unsigned maj, min;
+		char perms[8];
+		if (sscanf(line, "%lx-%lx %7s %llx %x:%x %lu", &start, &end, perms, &off, &maj, &min, &ino) == 7 &&
+		    ino == p->res_ino && makedev(maj, min) == p->res_dev && off == 0)
+			found = start;
+	}
+	fclose(f);
+	return found;
+}
+
+static int watched(pid_t tid, int port)
+{
+	for (int i = 0; i < nwatches; i++)
+		if (watches[i].tid == tid && watches[i].port == port)
+			return 1;
+	return 0;
+}
+
+/* A read-or-write watchpoint on 4 bytes at va in thread tid (x86 has no
+ * read-only one); threads it starts later inherit it. */
+static int watch_open(pid_t tid, unsigned long va)
+{
+	struct perf_event_attr a;
+	memset(&a, 0, sizeof a);
+	a.type = PERF_TYPE_BREAKPOINT;
+	a.size = sizeof a;
+	a.bp_type = HW_BREAKPOINT_RW;
+	a.bp_addr = va;
+	a.bp_len = HW_BREAKPOINT_LEN_4;
+	a.sample_period = 0;
+	a.inherit = 1;
+	a.exclude_kernel = 1;
+	a.exclude_hv = 1;
+	return (int)syscall(SYS_perf_event_open, &a, tid, -1, -1, PERF_FLAG_FD_CLOEXEC);
+}
+
+/* Watch GPRC of every port in every thread of driver process pid. */
+void watch_client(pid_t pid, uint32_t ports)
+{
+	for (int port = 0; port < M.nports; port++) {
+		if (!(ports & (1u << port)))
+			continue;
+		unsigned long va = port_mapping(pid, port);
+		if (!va)
+			continue;
+		char path[64];
+		snprintf(path, sizeof path, "/proc/%d/task", pid);
+		DIR *d = opendir(path);
+		struct dirent *e;
+		while (d && (e = readdir(d)) && nwatches < MAX_WATCHES) {
+			pid_t tid = atoi(e->d_name);
+			if (tid <= 0 || watched(tid, port))
+				continue;
+			int fd = watch_open(tid, va + GPRC);
+			if (fd >= 0)
+				watches[nwatches++] = (struct watch){ pid, tid, port, fd };
+		}
+		if (d)
+			closedir(d);
+	}
+}
+
+/* Forget the watches of processes that are no longer clients (dma.c). */
+void watch_forget(int (*is_client)(pid_t))
+{
+	for (int i = 0; i < nwatches; i++) {
+		if (is_client(watches[i].pid))
+			continue;
+		close(watches[i].fd);
+		watches[i--] = watches[--nwatches];
+	}
+}
+
+/* Accesses to port's GPRC by its drivers so far (a sum: only its changes matter). */
+uint64_t watch_reads(int port)
+{
+	uint64_t sum = 0;
+	for (int i = 0; i < nwatches; i++) {
+		uint64_t n;
+		if (watches[i].port == port && read(watches[i].fd, &n, sizeof n) == sizeof n)
+			sum += n;
+	}
+	return sum;
+}
+
+/* Whether any driver of port is watched. */
+int watch_any(int port)
+{
+	for (int i = 0; i < nwatches; i++)
+		if (watches[i].port == port)
+			return 1;
+	return 0;
+}
