@@ -45,9 +45,15 @@ const UNSUPPORTED = {
   rxFreeThreshold: 'the fill ring is refilled on every receive, there is no tail to batch',
 };
 
+// The device handle Device takes (lib/host/device-handle.js), for a kernel interface: a
+// name and no interrupt line (the kernel keeps the NIC's interrupts).
+function xdpHandle(name) {
+  return { address: name, canInterrupt: () => false };
+}
+
 class XdpDevice extends Device {
   constructor(name, options = {}) {
-    super(name, 'af_xdp');
+    super(xdpHandle(name), 'af_xdp');
     checkOptionsObject('open()', options);
     for (const key of Object.keys(UNSUPPORTED)) {
       if (options[key] !== undefined && options[key] !== null) throw new IxyError('EUNSUPPORTED', `${name}: ${key}: ${UNSUPPORTED[key]}`);
