@@ -1,7 +1,8 @@
 'use strict';
 
-// The tree of ir.js as the body of `function (b, len)`: b is the frame's bytes (a
-// Uint8Array at least len long), len its length. The body uses only locals and
+// The tree of ir.js as the body of `function (b, len, wire)`: b is the frame's bytes (a
+// Uint8Array at least len long), len the number captured, wire the frame's length on the
+// wire (`len`, `less`, `greater` read it; it defaults to len). The body uses only locals and
 // arithmetic on small integers, so V8 compiles it to straight-line machine code and a call
 // allocates nothing.
 //
@@ -14,6 +15,7 @@
 class Emitter {
   constructor() {
     this.temps = 0;
+    this.wire = false; // whether the body reads the wire length
   }
 
   temp() { return `t${this.temps++}`; }
@@ -25,8 +27,17 @@ class Emitter {
     switch (node.k) {
       case 'true': return 'true';
       case 'false': return 'false';
-      case 'and': return `(${this.bool(node.a, known)} && ${this.bool(node.b, Math.max(known, reached(node.a, true)))})`;
-      case 'or': return `(${this.bool(node.a, known)} || ${this.bool(node.b, Math.max(known, reached(node.a, false)))})`;
+      case 'and': case 'or': {
+        // entering an item, the items before it have all held (and) or all failed (or)
+        const truth = node.k === 'and';
+        let sure = known;
+        const parts = node.items.map((item) => {
+          const code = this.bool(item, sure);
+          sure = Math.max(sure, reached(item, truth));
+          return code;
+        });
+        return `(${parts.join(truth ? ' && ' : ' || ')})`;
+      }
       case 'not': return `!(${this.bool(node.a, known)})`;
       case 'cmp': return this.cmp(node, known);
       case 'rel': return `(${this.arith(node.left)} ${REL[node.op]} ${this.arith(node.right)})`;
@@ -56,7 +67,7 @@ class Emitter {
   arith(node) {
     switch (node.k) {
       case 'num': return String(node.value);
-      case 'len': return 'len';
+      case 'len': this.wire = true; return 'wire';
       case 'neg': return `((-${this.arith(node.e)}) >>> 0)`;
       case 'load': return this.load(node);
       case 'bin': return this.binary(node);
@@ -92,10 +103,12 @@ class Emitter {
     }
   }
 
-  // A shift by 32 or more gives 0 (JavaScript would take the count modulo 32).
+  // A shift by 32 or more gives 0 (JavaScript would take the count modulo 32); the shifted
+  // operand is evaluated all the same, since its loads can reject the frame.
   shift(op, a, b) {
+    const u = this.temp();
     const t = this.temp();
-    return `(${t} = ${b}, ${t} < 32 ? ((${a} ${op} ${t}) >>> 0) : 0)`;
+    return `(${u} = ${a}, ${t} = ${b}, ${t} < 32 ? ((${u} ${op} ${t}) >>> 0) : 0)`;
   }
 }
 
@@ -128,15 +141,21 @@ function reached(node, truth) {
 
 const reachMemo = new WeakMap();
 
+// An and that holds ran all its items; one that fails ran those before the failing item,
+// and that item's loads as far as they go when it fails. An or the other way round.
 function reach(node, truth) {
   switch (node.k) {
     case 'true': case 'false': return 0;
-    case 'and': return truth
-      ? Math.max(reached(node.a, true), reached(node.b, true))
-      : Math.min(reached(node.a, false), Math.max(reached(node.a, true), reached(node.b, false)));
-    case 'or': return truth
-      ? Math.min(reached(node.a, true), Math.max(reached(node.a, false), reached(node.b, true)))
-      : Math.max(reached(node.a, false), reached(node.b, false));
+    case 'and': case 'or': {
+      const all = (node.k === 'and') === truth; // every item evaluated, to `truth`
+      let prefix = 0; // what the items before have reached
+      let worst = Infinity;
+      for (const item of node.items) {
+        if (!all) worst = Math.min(worst, Math.max(prefix, reached(item, truth)));
+        prefix = Math.max(prefix, reached(item, !all ? !truth : truth));
+      }
+      return all ? prefix : worst;
+    }
     case 'not': return reached(node.a, !truth);
     default: return end(node);
   }
@@ -180,7 +199,8 @@ function emit(root) {
   const e = new Emitter();
   const expr = e.bool(root, 0);
   const temps = Array.from({ length: e.temps }, (_, i) => `, t${i} = 0`).join('');
-  return `let bad = 0${temps};\nconst match = ${expr};\nreturn match && bad === 0;`;
+  const wire = e.wire ? 'if (wire === undefined) wire = len;\n' : '';
+  return `${wire}let bad = 0${temps};\nconst match = ${expr};\nreturn match && bad === 0;`;
 }
 
 module.exports = { emit };

@@ -1,7 +1,7 @@
 'use strict';
 
 // compileFilter(expression): a tcpdump filter expression (pcap-filter(7)) as a predicate
-// `(bytes, length) => boolean` over Ethernet frames, compiled once into a JavaScript
+// `(bytes, length, wireLength = length) => boolean` over Ethernet frames, compiled once into a JavaScript
 // function (lexer -> parser -> codegen -> optimize -> emit; see each file). The predicate
 // reads only bytes[0..length), allocates nothing, and keeps exactly the frames tcpdump
 // keeps for the same expression (test/filter.test.js holds it to that).
@@ -23,7 +23,7 @@ function filterSource(expression) {
 
 function compileFilter(expression) {
   const source = filterSource(expression);
-  const predicate = new Function('b', 'len', source);
+  const predicate = new Function('b', 'len', 'wire', source);
   Object.defineProperty(predicate, 'expression', { value: expression });
   return predicate;
 }
