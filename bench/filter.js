@@ -26,7 +26,9 @@ const EXPRESSION = 'udp and dst port 5000 and src net 10.0.0.0/8';
 const USAGE = `usage: npm run bench:filter [-- options]
   --rounds N          rounds, of which the median is shown (default 9)
   --reps N            passes over the frames per round (default 500)
-  --expression EXPR   another expression (the hand-written predicate is then left out)`;
+  --expression EXPR   another expression (the hand-written predicate is then left out)
+  --diff N            instead: compare with tcpdump on N random expressions over 2,000
+                      random frames (test/support/filter-diff.js); --seed S picks them`;
 const FRAMES = 4096;
 const LENGTH = 60;
 
@@ -114,8 +116,12 @@ function main() {
   let rounds = 9;
   let reps = 500;
   let expression = EXPRESSION;
+  let diff = 0;
+  let seed = 1;
   eachOption(process.argv.slice(2), USAGE, (option, next) => {
-    if (option === '--rounds') rounds = Number(next());
+    if (option === '--diff') diff = Number(next());
+    else if (option === '--seed') seed = Number(next());
+    else if (option === '--rounds') rounds = Number(next());
     else if (option === '--reps') reps = Number(next());
     else if (option === '--expression') expression = next();
     else return false;
@@ -124,6 +130,7 @@ function main() {
   for (const [name, v] of [['--rounds', rounds], ['--reps', reps]]) {
     if (!Number.isInteger(v) || v < 1) throw new Error(`${name} must be a whole number of at least 1, got ${v}`);
   }
+  if (diff > 0) return differentialRun(diff, seed);
   const list = frames();
   const keep = compileFilter(expression);
   const ours = [];
@@ -150,6 +157,23 @@ function main() {
   if (hand.length) console.log(`${show('hand-written JavaScript', hand)}  ixy/hand ${(spread(ours).median / spread(hand).median).toFixed(2)}x`);
   if (pcap.skipped) console.log(`libpcap: skipped: ${pcap.skipped}`);
   else console.log(`${show('libpcap pcap_offline_filter', pcap.ns)}  libpcap/ixy ${(spread(pcap.ns).median / spread(ours).median).toFixed(2)}x`);
+}
+
+// The differential test at a size for the bench: N expressions, 2,000 frames.
+function differentialRun(n, seed) {
+  const { differential } = require('../test/support/filter-diff');
+  const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'ixy-filter-diff-'));
+  try {
+    const start = Date.now();
+    const r = differential({ seed, expressions: n, frames: 2000, dir });
+    const { mismatches } = r;
+    delete r.mismatches;
+    console.log(`filter differential, seed ${seed}: ${JSON.stringify(r)}; ${mismatches.length} mismatches; ${((Date.now() - start) / 1000).toFixed(1)} s`);
+    for (const m of mismatches) console.log(`  ${m}`);
+    if (mismatches.length > 0) process.exitCode = 1;
+  } finally {
+    fs.rmSync(dir, { recursive: true, force: true });
+  }
 }
 
 try {

@@ -4,7 +4,7 @@
 // (test/support/filter-diff.js), and one test per class of difference found before: each
 // compares with the program tcpdump compiles, and states the verdict it expects.
 const assert = require('assert');
-const { compileFilter } = require('../lib/filter');
+const { compileFilter, filterSource } = require('../lib/filter');
 const { suiteTmpDir } = require('./support/helpers');
 const { differential } = require('./support/filter-diff');
 const { compileBpf, emptyEthernetPcap, runBpf } = require('./support/bpf');
@@ -121,5 +121,44 @@ describe('capture filters against tcpdump: random expressions and frames, and ea
       'llc', 'byte 9 = 6', 'byte 0 < 2', 'byte 0 > 1', 'not esp and not ah', 'pim[0] = 0x30']) {
       verdicts(e, frames);
     }
+  });
+});
+
+describe('capture filters: expression size', function () {
+  this.timeout(60000);
+  const timed = (expression) => {
+    const start = process.hrtime.bigint();
+    let outcome = 'compiled';
+    try {
+      compileFilter(expression)(Buffer.alloc(64), 64);
+    } catch (err) {
+      assert.strictEqual(err.code, 'EFILTER', err.stack); // never a RangeError
+      outcome = err.message.replace(/^filter '.*', /s, '');
+    }
+    return { ms: Number(process.hrtime.bigint() - start) / 1e6, outcome };
+  };
+  const hosts = (n) => Array.from({ length: n }, (_, i) => `host 10.${(i >> 16) & 255}.${(i >> 8) & 255}.${i & 255}`).join(' or ');
+
+  it('100,000 or-joined hosts and 10,000 nested parentheses: EFILTER within 1 s', function () {
+    for (const e of [hosts(100000), `${'('.repeat(10000)}tcp${')'.repeat(10000)}`, `${'not '.repeat(2000)}tcp`]) {
+      const r = timed(e);
+      assert.match(r.outcome, /at most 65536 characters|nests more than 500 levels/);
+      assert.ok(r.ms < 1000, `${r.ms} ms`);
+    }
+  });
+
+  it('500 levels of parentheses, not, arithmetic or and/or alternations compile without a stack overflow', function () {
+    const cases = [`${'('.repeat(499)}tcp${')'.repeat(499)}`, `${'not '.repeat(499)}tcp`,
+      `${Array.from({ length: 490 }, () => 'ip[1]').join(' + ')} = 5`,
+      Array.from({ length: 490 }, (_, i) => `port ${i}`).map((p, i) => (i === 0 ? p : `${i % 2 ? 'and' : 'or'} ${p}`)).join(' '),
+      Array.from({ length: 1000 }, (_, i) => `port ${i}`).join(' and ')];
+    for (const e of cases) assert.strictEqual(timed(e).outcome, 'compiled', e.slice(0, 40));
+    assert.match(timed(`${'('.repeat(501)}tcp${')'.repeat(501)}`).outcome, /nests more than 500 levels/);
+  });
+
+  it('repeated tests stay small: 1,000 `tcp and` compile to what one `tcp` does', function () {
+    const once = filterSource('tcp');
+    assert.strictEqual(filterSource(Array.from({ length: 1000 }, () => 'tcp').join(' and ')), once);
+    assert.ok(filterSource(`${Array.from({ length: 1000 }, () => 'tcp').join(' and ')} and port 80`).length < 4 * once.length + 2000);
   });
 });

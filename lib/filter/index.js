@@ -13,10 +13,17 @@ const { toIr } = require('./codegen');
 const { optimize } = require('./optimize');
 const { emit } = require('./emit');
 
+// Longer expressions are refused: compiling is linear, but some 3,000 `host` terms (64 KiB)
+// take seconds already. The nesting limit is the parser's (MAX_DEPTH there).
+const MAX_LENGTH = 65536;
+
 // The body of the predicate, for reading or debugging (`ixy` prints it nowhere).
 function filterSource(expression) {
   if (typeof expression !== 'string') {
     throw new IxyError('EFILTER', `a filter expression is a string, got ${shown(expression)}`);
+  }
+  if (expression.length > MAX_LENGTH) {
+    throw new IxyError('EFILTER', `a filter expression is at most ${MAX_LENGTH} characters, got ${expression.length}`);
   }
   return emit(optimize(toIr(expression, parse(expression))));
 }
