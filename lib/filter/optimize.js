@@ -79,7 +79,7 @@ function simplifyAnd(items, st, final) {
       const rest = items.slice(i + 1);
       const restSize = rest.reduce((n, r) => n + size(r), 0);
       const copies = a.items.length * restSize + (final ? 0 : a.items.length * size(a));
-      if (st.budget >= copies) {
+      if (st.budget >= copies && informs(a, rest)) {
         st.budget -= copies;
         out.push(distribute(a.items, rest, st, final));
         undo(st, mark);
@@ -109,6 +109,24 @@ function distribute(alternatives, rest, st, final) {
     if (b.k === 'true') break;
   }
   return branches.length === 0 ? FALSE : or(...branches);
+}
+
+// Whether what the alternatives of `a` test is tested again in rest: only then can a copy
+// of rest per alternative be simpler (`vlan 100 and ip`: the tag types are not tested
+// again, so the tag and EtherType tests are not copied three times).
+function informs(a, rest) {
+  const tested = new Set();
+  keys(a, tested);
+  const again = new Set();
+  for (const r of rest) keys(r, again);
+  for (const k of again) if (tested.has(k)) return true;
+  return false;
+}
+
+function keys(node, into) {
+  if (node.k === 'cmp') into.add(node.key);
+  else if (node.k === 'not') keys(node.a, into);
+  else if (node.k === 'and' || node.k === 'or') for (const item of node.items) keys(item, into);
 }
 
 // A leaf the facts decide becomes true or false; others stay.
