@@ -278,8 +278,11 @@ class CodeGen {
         const right = this.arith(node.right, []);
         // libpcap checks the first instruction of the right operand: a constant, or the
         // constant index its first load starts from (`len % ip[0]` is a "modulus by zero").
-        const first = right.k === 'num' ? right.value : firstConstant(node.right);
-        if (first === 0 && (node.op === '/' || node.op === '%')) this.error(node.column, node.op === '/' ? 'division by zero' : 'modulus by zero');
+        // Its optimiser also refuses a divisor that folds to 0 (a shift by 32 or more it folds to 0).
+        const first = firstConstant(node.right);
+        if ((first === 0 || (right.k === 'num' && right.value === 0)) && (node.op === '/' || node.op === '%')) {
+          this.error(node.column, node.op === '/' ? 'division by zero' : 'modulus by zero');
+        }
         if (first > 31 && (node.op === '<<' || node.op === '>>')) this.error(node.column, 'shift by more than 31 bits');
         if (right.k === 'num' && left.k === 'num') return { k: 'num', value: fold(node.op, left.value, right.value) };
         return { k: 'bin', op: node.op, left, right };
@@ -347,8 +350,8 @@ function fold(op, a, b) {
     case '&': return (a & b) >>> 0;
     case '|': return (a | b) >>> 0;
     case '^': return (a ^ b) >>> 0;
-    case '<<': return (a << b) >>> 0;
-    default: return a >>> b;
+    case '<<': return b < 32 ? (a << b) >>> 0 : 0;
+    default: return b < 32 ? a >>> b : 0;
   }
 }
 

@@ -104,14 +104,22 @@ class Emitter {
       case '&': return `((${a} & ${b}) >>> 0)`;
       case '|': return `((${a} | ${b}) >>> 0)`;
       case '^': return `((${a} ^ ${b}) >>> 0)`;
-      case '>>': return node.right.k === 'num' ? `(${a} >>> ${b})` : this.shift('>>>', a, b);
-      case '<<': return node.right.k === 'num' ? `((${a} << ${b}) >>> 0)` : this.shift('<<', a, b);
+      case '>>': return this.constantShift(node, a) || this.shift('>>>', a, b);
+      case '<<': return this.constantShift(node, a) || this.shift('<<', a, b);
       default: { // '/' and '%': BPF rejects the frame on a divisor of 0 found at run time
         const t = this.temp();
         const result = node.op === '/' ? `((${a} / ${t}) >>> 0)` : `(${a} % ${t})`;
         return `(${t} = ${b}, ${t} === 0 ? (bad = 1) : ${result})`;
       }
     }
+  }
+
+  // A shift by a constant count (null: not constant); by 32 or more, 0 once a is evaluated.
+  constantShift(node, a) {
+    if (node.right.k !== 'num') return null;
+    const n = node.right.value;
+    if (n >= 32) return `(${a}, 0)`;
+    return node.op === '>>' ? `(${a} >>> ${n})` : `((${a} << ${n}) >>> 0)`;
   }
 
   // A shift by 32 or more gives 0 (JavaScript would take the count modulo 32); the shifted

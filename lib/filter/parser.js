@@ -108,8 +108,9 @@ class Parser {
       this.leave();
       return node;
     }
-    if (this.is('op', '(')) {
+    if (this.is('op', '(')) { // libpcap's grammar has no `((` here: `host a or ((b))` is refused
       this.enter(this.next());
+      if (this.is('op', '(')) this.error(this.peek(), "expected a value or 'not', got '('");
       let node = this.id(q);
       const depth = this.depth;
       while (this.is('kw', 'and') || this.is('kw', 'or')) {
