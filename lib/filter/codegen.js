@@ -262,7 +262,7 @@ class CodeGen {
     const left = this.arith(node.left, checks);
     const right = this.arith(node.right, checks);
     if (left.k === 'num' && right.k === 'num') return compare(node.op, left.value, right.value) ? TRUE : FALSE; // no load: no checks
-    return and(...checks, { k: 'rel', op: node.op, left, right });
+    return and(...checks, asLeaf(node.op, left, right) || { k: 'rel', op: node.op, left, right });
   }
 
   arith(node, checks) {
@@ -314,6 +314,25 @@ class CodeGen {
     checks.push(this.abbrev('ip'), ...inner, this.abbrev(proto), this.ipFirstFragment());
     return { k: 'load', size, index, base: 0, tr: this.pl };
   }
+}
+
+// `proto[const] op const` or `proto[const] & const op const` as a leaf of ir.js, which the
+// optimiser can reason about and the emitter bounds-checks once (null: not of that form).
+const LEAF_OPS = { '=': ['eq', false], '!=': ['eq', true], '>': ['gt', false], '>=': ['ge', false], '<': ['ge', true], '<=': ['gt', true] };
+function asLeaf(op, left, right) {
+  if (right.k !== 'num') return null;
+  let field = left;
+  let mask = null;
+  if (left.k === 'bin' && left.op === '&' && left.right.k === 'num') {
+    field = left.left;
+    mask = left.right.value;
+  }
+  if (field.k !== 'load' || field.index.k !== 'num') return null;
+  const at = field.tr === null ? field.base + field.index.value : field.index.value;
+  if (op === '!=' && right.value === 0) return cmp(load(field.size, at, field.tr), 'set', 0, mask); // a flag test
+  const [leafOp, negated] = LEAF_OPS[op];
+  const leaf = cmp(load(field.size, at, field.tr), leafOp, right.value, mask);
+  return negated ? not(leaf) : leaf;
 }
 
 // The constant the code of an arithmetic syntax node starts by loading, or null.

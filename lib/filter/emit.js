@@ -242,12 +242,22 @@ function farthest(node) {
 function emit(root) {
   const e = new Emitter();
   const far = farthest(root);
-  let expr = e.bool(root, 0, true);
-  if (far > 0 && expr.length < FAST_COPY_LIMIT) expr = `(len >= ${far} ? ${e.bool(root, far, true)} : ${expr})`;
-  const temps = Array.from({ length: e.temps }, (_, i) => `${i === 0 ? 'let ' : ', '}t${i} = 0`).join('');
-  const wire = e.wire ? 'if (wire === undefined) wire = len;\n' : '';
-  if (!e.bad) return `${wire}${temps}${temps ? ';\n' : ''}return ${expr};`;
-  return `${wire}let bad = 0${temps.replace(/^let /, ', ')};\nconst match = ${expr};\nreturn match && bad === 0;`;
+  let fast = null;
+  if (far > 0) {
+    fast = e.bool(root, far, true);
+    if (fast.length > FAST_COPY_LIMIT) fast = null;
+  }
+  const fastBad = e.bad;
+  e.bad = false;
+  const checked = e.bool(root, 0, true);
+  const lines = [];
+  if (e.wire) lines.push('if (wire === undefined) wire = len;');
+  if (e.temps > 0) lines.push(`let ${Array.from({ length: e.temps }, (_, i) => `t${i} = 0`).join(', ')};`);
+  if (fast !== null && !fastBad) lines.push(`if (len >= ${far}) return ${fast};`);
+  const expr = fast !== null && fastBad ? `(len >= ${far} ? ${fast} : ${checked})` : checked;
+  if (!e.bad && !(fast !== null && fastBad)) lines.push(`return ${expr};`);
+  else lines.push('let bad = 0;', `const match = ${expr};`, 'return match && bad === 0;');
+  return lines.join('\n');
 }
 
 module.exports = { emit };
