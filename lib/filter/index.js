@@ -30,7 +30,8 @@ function filterSource(expression) {
 
 function compileFilter(expression) {
   const source = filterSource(expression);
-  const predicate = new Function('b', 'len', 'wire', source);
+  // Declared with the parameters it reads: a call with fewer arguments than declared costs.
+  const predicate = /\bwire\b/.test(source) ? new Function('b', 'len', 'wire', source) : new Function('b', 'len', source);
   Object.defineProperty(predicate, 'expression', { value: expression });
   return predicate;
 }
