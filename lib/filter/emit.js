@@ -241,15 +241,13 @@ function farthest(node) {
 // more) take a copy of the test without their bounds checks; shorter ones the checked one.
 function emit(root) {
   const e = new Emitter();
-  const far = farthest(root);
-  let fast = null;
-  if (far > 0) {
-    fast = e.bool(root, far, true);
-    if (fast.length > FAST_COPY_LIMIT) fast = null;
-  }
-  const fastBad = e.bad;
-  e.bad = false;
   const checked = e.bool(root, 0, true);
+  const checkedBad = e.bad;
+  e.bad = false;
+  const far = farthest(root);
+  const fast = far > 0 && checked.length <= FAST_COPY_LIMIT ? e.bool(root, far, true) : null;
+  const fastBad = e.bad;
+  e.bad = checkedBad;
   const lines = [];
   if (e.wire) lines.push('if (wire === undefined) wire = len;');
   if (e.temps > 0) lines.push(`let ${Array.from({ length: e.temps }, (_, i) => `t${i} = 0`).join(', ')};`);

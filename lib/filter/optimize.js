@@ -32,8 +32,10 @@ function optimize(root) {
 // item of an `and` and the last item of an `or`). There, failing and loading beyond the
 // frame mean the same, the frame is rejected; elsewhere they differ (`not`, `or`'s items).
 function simplify(node, st, final) {
-  const decided = st.facts.get(shape(node, st));
-  if (decided !== undefined && typeof decided === 'boolean') return decided ? TRUE : FALSE;
+  if (node.k === 'and' || node.k === 'or' || node.k === 'not') { // leaves: known() below
+    const decided = st.facts.get(shape(node, st));
+    if (decided !== undefined) return decided ? TRUE : FALSE;
+  }
   switch (node.k) {
     case 'and': return simplifyAnd(node.items, st, final);
     case 'or': return simplifyOr(node.items, st, final);
