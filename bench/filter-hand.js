@@ -11,6 +11,10 @@ const LENGTH = 60;
 const ip4Transport = (b) => 14 + ((b[14] & 15) << 2);
 const firstFragment = (b) => ((b[20] & 0x1f) | b[21]) === 0;
 
+const isHost = (b, at) => b[at] === 10 && b[at + 1] === 0 && b[at + 2] === 0 && b[at + 3] === 1;
+const isPortProto = (p) => p === 6 || p === 17 || p === 132;
+const hasPort = (b, len, at) => len >= at + 4 && (((b[at] << 8) | b[at + 1]) === 5000 || ((b[at + 2] << 8) | b[at + 3]) === 5000);
+
 const EXPRESSIONS = [
   // IPv4, UDP, not a later fragment, the destination port past the IPv4 header (whose
   // length is in the packet), the source net.
@@ -37,19 +41,16 @@ const EXPRESSIONS = [
   // IPv4 source or destination, or ARP/RARP sender or target.
   ['host 10.0.0.1', (b, len) => {
     if (len < 14) return false;
-    const is = (at) => b[at] === 10 && b[at + 1] === 0 && b[at + 2] === 0 && b[at + 3] === 1;
-    if (b[12] === 0x08 && b[13] === 0x00) return len >= 34 && (is(26) || is(30));
-    if ((b[12] === 0x08 && b[13] === 0x06) || (b[12] === 0x80 && b[13] === 0x35)) return len >= 42 && (is(28) || is(38));
+    if (b[12] === 0x08 && b[13] === 0x00) return len >= 34 && (isHost(b, 26) || isHost(b, 30));
+    if ((b[12] === 0x08 && b[13] === 0x06) || (b[12] === 0x80 && b[13] === 0x35)) return len >= 42 && (isHost(b, 28) || isHost(b, 38));
     return false;
   }],
   // Either port of SCTP, TCP or UDP, over IPv6 (no extension headers) or IPv4 (first fragments).
   ['port 5000', (b, len) => {
     if (len < 14) return false;
-    const proto = (p) => p === 6 || p === 17 || p === 132;
-    const port = (at) => len >= at + 4 && (((b[at] << 8) | b[at + 1]) === 5000 || ((b[at + 2] << 8) | b[at + 3]) === 5000);
-    if (b[12] === 0x86 && b[13] === 0xdd) return len > 20 && proto(b[20]) && port(54);
-    if (b[12] !== 0x08 || b[13] !== 0x00 || len < 24 || !proto(b[23]) || !firstFragment(b)) return false;
-    return port(ip4Transport(b));
+    if (b[12] === 0x86 && b[13] === 0xdd) return len > 20 && isPortProto(b[20]) && hasPort(b, len, 54);
+    if (b[12] !== 0x08 || b[13] !== 0x00 || len < 24 || !isPortProto(b[23]) || !firstFragment(b)) return false;
+    return hasPort(b, len, ip4Transport(b));
   }],
   // The SYN flag of TCP over IPv4 (first fragments).
   ['tcp[tcpflags] & tcp-syn != 0', (b, len) => {
