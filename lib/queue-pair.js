@@ -18,6 +18,8 @@ const { Mempool } = require('./memory/mempool');
 const { RxQueue } = require('./intel/rx-queue');
 const { TxQueue } = require('./intel/tx-queue');
 const { stopQueues } = require('./intel/ring-queue');
+const { TeardownStop } = require('./host/teardown-stop');
+const rings = require('./intel/rings');
 
 const LAYOUTS = { ixgbe: () => require('./intel/ixgbe/registers'), igb: () => require('./intel/igb/registers') };
 
@@ -38,10 +40,13 @@ class QueuePair {
     this.pool = null;
     this.rx = null;
     this.tx = null;
+    this.teardownStop = null;
     this.own();
     // A thread that ends without close() (an uncaught exception, process.exit() in the
     // worker) still stops its queues, and lets go of the pair: its memory goes with it, and
-    // the NIC must not write there. 'exit' runs in the worker before its memory is freed.
+    // the NIC must not write there. 'exit' runs in the worker before its memory is freed;
+    // worker.terminate() runs no JavaScript, so the addon stops the pair at the thread's
+    // teardown too (lib/host/teardown-stop.js).
     this.stopOnExit = () => {
       this.stop();
       this.disown();
@@ -50,16 +55,18 @@ class QueuePair {
     try {
       this.bar = pci.mapBar(h.address, 0, this.layout.MIN_BAR_BYTES);
       this.regs = new Uint32Array(this.bar);
+      this.teardownStop = new TeardownStop(this.bar, this.layout, index, this.owners, this.owner);
       if (index < h.rxQueues) {
         this.pool = new Mempool({ entries: h.mempoolEntries, bufferSize: h.bufferSize });
         this.rx = new RxQueue(this.regs, this.layout, index, h.rxRingSize, this.pool, h.rxFreeThreshold, h.rxQueues > 1);
-        this.rx.configure();
-        this.rx.start();
+        this.teardownStop.guard(this.pool.memory.buffer);
       }
-      if (index < h.txQueues) {
-        this.tx = new TxQueue(this.regs, this.layout, index, h.txRingSize);
-        this.tx.configure();
-        this.tx.start();
+      if (index < h.txQueues) this.tx = new TxQueue(this.regs, this.layout, index, h.txRingSize);
+      this.teardownStop.guard(rings.words.buffer); // the rings' region, made with the first ring
+      for (const q of [this.rx, this.tx]) {
+        if (q === null) continue;
+        q.configure();
+        q.start();
       }
     } catch (err) {
       this.close();
@@ -111,6 +118,7 @@ class QueuePair {
     if (this.closed) return;
     this.stop();
     this.closed = true;
+    if (this.teardownStop) this.teardownStop.cancel();
     if (this.tx) this.tx.close();
     if (this.rx) this.rx.close();
     if (this.pool) this.pool.close();

@@ -1,4 +1,4 @@
-// What addon.cc shares with guard.cc, vfio.cc, process.cc and unix-fd.cc.
+// What addon.cc shares with guard.cc, vfio.cc, process.cc, unix-fd.cc and teardown.cc.
 #pragma once
 
 #include <napi.h>
@@ -27,5 +27,11 @@ void InitVfio(Napi::Env env, Napi::Object exports);
 void InitProcess(Napi::Env env, Napi::Object exports);
 // Adds eventFd and sendFdLine (unix-fd.cc) to the addon's exports.
 void InitUnixFd(Napi::Env env, Napi::Object exports);
+// Runs the teardown stop of every queue pair whose memory includes the mapping at addr,
+// before that mapping goes (teardown.cc). Not with the mappings' lock held.
+void StopBeforeUnmap(void* addr);
+// Adds stopOnTeardown, guardTeardownStop and cancelTeardownStop (teardown.cc) to the
+// addon's exports.
+void InitTeardown(Napi::Env env, Napi::Object exports);
 
 }  // namespace ixy

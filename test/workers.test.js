@@ -223,6 +223,42 @@ describe('queue pairs in worker threads', function () {
     }
   });
 
+  // Issue 46, 2: terminate() runs no JavaScript in the worker; the addon's teardown hook
+  // stops the pair's queues before the worker's memory goes, and lets go of the pair.
+  it('a worker ended by terminate() stops its queues: no DMA after release, and the pair attaches again', async () => {
+    const dev = await ixy.open(model().addresses[0], { rxQueues: 2, txQueues: 2, workers: true });
+    try {
+      await model().clear(0);
+      await model().source(0, { flows: 8, vary: ['sport'], rate: 200000 });
+      const source = `const { parentPort, workerData } = require('worker_threads');
+        const ixy = require(${JSON.stringify(LIB)});
+        const pair = ixy.attachQueue(workerData, 0);
+        const batch = new ixy.PacketBatch(32);
+        let told = false;
+        for (let n = 0; ; ) { // receives and sends back out until terminated
+          const got = pair.rxBatch(batch);
+          const sent = got > 0 ? pair.txBatch(batch) : 0;
+          batch.freeFrom(sent);
+          n += got;
+          if (n > 1000 && !told) { told = true; parentPort.postMessage('busy'); }
+        }`;
+      const w = new Worker(source, { eval: true, workerData: dev.workerHandle() });
+      const exited = new Promise((resolve) => w.once('exit', resolve));
+      await new Promise((resolve, reject) => { w.once('message', resolve); w.once('error', reject); });
+      const before = await model().stats(0);
+      assert.ok(before.rxQueueActive && before.txQueuesActive === 1, 'both queues of pair 0 were running');
+      await w.terminate();
+      await exited;
+      await model().waitFor(0, (s) => !s.rxQueueActive && !s.rxQueueReleased && s.txQueuesActive === 0, 2000);
+      await sleep(100);
+      assert.strictEqual((await model().stats(0)).dmaAfterRelease, 0, 'no DMA into the terminated worker\'s memory');
+      ixy.attachQueue(dev.workerHandle(), 0).close(); // its end let go of it
+    } finally {
+      await model().sourceOff(0);
+      dev.close();
+    }
+  });
+
   it('refuses a handle of a device not open with workers, or not open in this process', async () => {
     const dev = await ixy.open(model().addresses[1]);
     try {
