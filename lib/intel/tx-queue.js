@@ -319,4 +319,9 @@ class TxQueue extends RingQueue {
   }
 }
 
-module.exports = { TxQueue };
+// The event of a hung TX queue reset (hung(), reset()), as Device.check() tells it.
+function hangEvent(queue, dropped) {
+  return { type: 'txhang', queue, dropped, text: `TX queue ${queue} hung (frames pending, none sent for 2 s with the link up): reset it, ${dropped} frames dropped` };
+}
+
+module.exports = { TxQueue, hangEvent };
