@@ -365,7 +365,17 @@ export interface QueuePair {
   readonly index: number;
   rxBatch(batch: PacketBatch): number;
   txBatch(batch: PacketBatch): number;
-  stats(): { rxPackets: number; rxBytes: number; txPackets: number; txBytes: number };
+  /**
+   * What the pair moved since it was attached; rxDropped: frames the NIC had no descriptor
+   * for on this RX queue (its own drop counter, as of the last check()); txDropped: frames
+   * taken for sending that the NIC never sent.
+   */
+  stats(): { rxPackets: number; rxBytes: number; txPackets: number; txBytes: number; rxDropped: number; rxErrors: number; txDropped: number };
+  /**
+   * About once a second: publishes the pair's drop counts to the device's stats() and
+   * resets a hung TX queue (with the link up); returns what it found.
+   */
+  check(): Array<{ type: 'txhang'; queue: number; dropped: number; text: string }>;
   /** Stops both queues: the NIC then touches none of this thread's memory. */
   stop(): void;
   close(): void;

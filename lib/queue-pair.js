@@ -165,6 +165,7 @@ class QueuePair {
   stop() {
     if (this.stopped || this.regs === null) return;
     this.stopped = true;
+    if (this.regs[this.layout.STATUS >> 2] === 0xffffffff) return; // gone: nothing to stop, every wait would time out
     stopQueues(this.rx ? [this.rx] : [], this.tx ? [this.tx] : []);
     this.publish(); // the frames the stop took out of the TX totals are dropped ones now
   }
