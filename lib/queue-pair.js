@@ -131,18 +131,22 @@ class QueuePair {
   // value, as AdvancedNic.readClear() does) and publishes drops and errors to the device's
   // counters. Cold: check() and stop().
   publish() {
-    if (this.regs === null || this.rx === null) return;
-    const i = this.layout.QUEUE_DROPS(this.index) >> 2;
-    const value = this.regs[i];
-    if (value !== 0 && value !== 0xffffffff) {
-      this.regs[i] = 0;
-      this.rxDropped += value;
+    if (this.regs === null) return;
+    if (this.rx !== null) {
+      const i = this.layout.QUEUE_DROPS(this.index) >> 2;
+      const value = this.regs[i];
+      if (value !== 0 && value !== 0xffffffff) {
+        this.regs[i] = 0;
+        this.rxDropped += value;
+      }
     }
     if (this.counts === null) return;
     const at = this.index * FIELDS;
-    this.counts[at + RX_DROPPED] = this.start[RX_DROPPED] + this.rxDropped;
-    this.counts[at + RX_ERRORS] = this.start[RX_ERRORS] + this.rx.errors;
-    if (this.tx) this.counts[at + TX_DROPPED] = this.start[TX_DROPPED] + this.tx.dropped;
+    if (this.rx !== null) {
+      this.counts[at + RX_DROPPED] = this.start[RX_DROPPED] + this.rxDropped;
+      this.counts[at + RX_ERRORS] = this.start[RX_ERRORS] + this.rx.errors;
+    }
+    if (this.tx !== null) this.counts[at + TX_DROPPED] = this.start[TX_DROPPED] + this.tx.dropped;
   }
 
   // The worker's look, about once a second (cold): publishes the counts and, with the link
