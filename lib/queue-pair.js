@@ -17,7 +17,7 @@ const { native } = require('./host/native');
 const { Mempool } = require('./memory/mempool');
 const { RxQueue } = require('./intel/rx-queue');
 const { TxQueue, hangEvent } = require('./intel/tx-queue');
-const { slotView, FIELDS, RX_PACKETS, TX_PACKETS, TX_DROPPED, RX_ERRORS, RX_DROPPED } = require('./intel/pair-counts');
+const { slotView, FIELDS, SLOT, RX_PACKETS, TX_PACKETS, TX_DROPPED, RX_ERRORS, RX_DROPPED } = require('./intel/pair-counts');
 const { stopQueues } = require('./intel/ring-queue');
 const { TeardownStop } = require('./host/teardown-stop');
 const rings = require('./intel/rings');
@@ -106,7 +106,7 @@ class QueuePair {
   // The queues count into this pair's slot of the device's counters (before they run), on
   // from what earlier owners of the pair left there: the device's stats() add them up.
   shareCounts() {
-    const at = this.index * FIELDS;
+    const at = this.index * SLOT;
     this.start.set(this.counts.subarray(at, at + FIELDS));
     if (this.rx) this.rx.totals = slotView(this.counts, this.index, RX_PACKETS, 2);
     if (this.tx) this.tx.totals = slotView(this.counts, this.index, TX_PACKETS, 2);
@@ -141,7 +141,7 @@ class QueuePair {
       }
     }
     if (this.counts === null) return;
-    const at = this.index * FIELDS;
+    const at = this.index * SLOT;
     if (this.rx !== null) {
       this.counts[at + RX_DROPPED] = this.start[RX_DROPPED] + this.rxDropped;
       this.counts[at + RX_ERRORS] = this.start[RX_ERRORS] + this.rx.errors;

@@ -14,15 +14,18 @@ const TX_DROPPED = 4; // frames the TX queue took and the NIC never sent (TxQueu
 const RX_ERRORS = 5; // broken frames the RX queue dropped (RxQueue.errors)
 const RX_DROPPED = 6; // frames the NIC dropped for want of a descriptor on the RX queue (QPRDC, RQDPC)
 const FIELDS = 7;
+// Pair i's slot starts at word i * SLOT: 128 bytes apart, so that two workers never write
+// one cache line (nor a pair of lines the adjacent-line prefetcher fetches together).
+const SLOT = 16;
 
 // Slots for `pairs` queue pairs, all zero.
 function makePairCounts(pairs) {
-  return new Float64Array(new SharedArrayBuffer(8 * FIELDS * pairs));
+  return new Float64Array(new SharedArrayBuffer(8 * SLOT * pairs));
 }
 
 // The view of `length` counters of pair `index` from field `field` on.
 function slotView(counts, index, field, length) {
-  return new Float64Array(counts.buffer, counts.byteOffset + 8 * (index * FIELDS + field), length);
+  return new Float64Array(counts.buffer, counts.byteOffset + 8 * (index * SLOT + field), length);
 }
 
 // Adds what the first `pairs` pairs counted to stats `s` (Device.stats()'s shape), and
@@ -31,7 +34,7 @@ function addPairCounts(s, counts, rxPairs, txPairs) {
   s.rxQueues = [];
   s.txQueues = [];
   for (let i = 0; i < Math.max(rxPairs, txPairs); i++) {
-    const at = i * FIELDS;
+    const at = i * SLOT;
     if (i < rxPairs) {
       s.rxPackets += counts[at + RX_PACKETS];
       s.rxBytes += counts[at + RX_PACKETS + 1];
@@ -49,4 +52,4 @@ function addPairCounts(s, counts, rxPairs, txPairs) {
   return s;
 }
 
-module.exports = { makePairCounts, slotView, addPairCounts, FIELDS, RX_PACKETS, TX_PACKETS, TX_DROPPED, RX_ERRORS, RX_DROPPED };
+module.exports = { makePairCounts, slotView, addPairCounts, FIELDS, SLOT, RX_PACKETS, TX_PACKETS, TX_DROPPED, RX_ERRORS, RX_DROPPED };
