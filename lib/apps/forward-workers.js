@@ -99,8 +99,13 @@ function runWorker({ handles, queue, flags, held, batchSize, idle }) {
   const { attachQueue } = require('../index');
   const { PacketBatch } = require('../memory/batch');
   const { forwardBatch } = require('./forward');
+  const { warmUp } = require('../warm-up');
   const pairs = [];
   const batches = [new PacketBatch(batchSize), new PacketBatch(batchSize)];
+  // As the single thread does (forward.js): the step meets its first frames optimised for
+  // frames, not for the empty rings before them. Closed after the pairs (warm-up says why).
+  const standIns = warmUp((rx, tx, direction) => forwardBatch(rx, tx, batches[direction]), { bufferSize: handles[0].bufferSize });
+  for (const batch of batches) batch.freeFrom(0);
   try {
     for (const handle of handles) pairs.push(attachQueue(handle, queue));
     const [a, b] = pairs;
@@ -123,6 +128,7 @@ function runWorker({ handles, queue, flags, held, batchSize, idle }) {
     for (let p = 0; p < pairs.length; p++) held[queue * 2 + p] = batches[1 - p].count;
     for (const batch of batches) if (batch.count > 0) batch.freeFrom(0);
     for (const pair of pairs) pair.close();
+    standIns.close();
   }
 }
 
