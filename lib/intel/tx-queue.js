@@ -53,7 +53,10 @@ class TxQueue extends RingQueue {
     this.minLength = layout.TX_MIN_LENGTH;
     this.headIndex = layout.TDH(index) >> 2;
     this.lastHead = -1; // TDH at the last hung() call
-    this.lastDone = -1; // frames the NIC had completed at the last hung() call (completed())
+    // [0]: frames the NIC had completed at the last hung() call (completed()). A typed array
+    // as the totals are: a number field that took a double would change this queue's map
+    // under the send() V8 compiled for it (a deoptimisation as traffic starts).
+    this.lastDone = new Float64Array([-1]);
     this.stalls = 0; // hung() calls in a row that saw frames pending and none completed
     this.held = null; // with held frames (holdBuffers()): their pool and what sendHeld() needs (held-frames.js)
   }
@@ -228,8 +231,8 @@ class TxQueue extends RingQueue {
     const pending = this.pending();
     const done = this.completed(pending);
     const head = this.regs[this.headIndex];
-    const progress = pending === 0 || head === this.tail || done !== this.lastDone || head !== this.lastHead;
-    this.lastDone = done;
+    const progress = pending === 0 || head === this.tail || done !== this.lastDone[0] || head !== this.lastHead;
+    this.lastDone[0] = done;
     this.lastHead = head;
     if (progress) {
       this.stalls = 0;
@@ -268,7 +271,7 @@ class TxQueue extends RingQueue {
     this.tail = 0;
     this.clean = 0;
     this.lastHead = -1;
-    this.lastDone = -1;
+    this.lastDone[0] = -1;
     this.stalls = 0;
     this.start();
     return dropped;
