@@ -116,8 +116,11 @@ export interface DeviceStats {
   rxErrors: number;
   /** Frames dropped for want of room: no free descriptor, or a full packet buffer. */
   rxMissed: number;
-  /** Per RX queue, as the queue counted them: with RSS, how the flows spread. */
-  rxQueues: { packets: number; bytes: number }[];
+  /**
+   * Per RX queue, as the queue counted them: with RSS, how the flows spread. With
+   * { workers: true }, the queue pairs' counts, and `dropped`: the queue's own drops.
+   */
+  rxQueues: { packets: number; bytes: number; dropped?: number }[];
   /** Per TX queue. */
   txQueues: { packets: number; bytes: number }[];
   /** Frames taken for sending that never left: still on a TX ring when it stopped or was reset after a hang. */
