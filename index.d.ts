@@ -301,6 +301,11 @@ export interface OpenOptions {
   txRingSize?: number;
   /** ixgbe, igb: RX descriptors handed back to the NIC per RDT write, 1..rxRingSize/2 (default rxRingSize/4). */
   rxFreeThreshold?: number;
+  /**
+   * ixgbe, igb: SRRCTL.DROP_EN, an RX queue without a free descriptor drops at once instead
+   * of holding frames in the packet buffer (default: with several RX queues).
+   */
+  rxDropWhenFull?: boolean;
   /** Buffers per RX queue's mempool (default 4096). */
   mempoolEntries?: number;
   bufferSize?: number;
@@ -354,8 +359,11 @@ export interface WorkerHandle {
   rxRingSize: number;
   txRingSize: number;
   rxFreeThreshold: number;
+  rxDropWhenFull: boolean;
   mempoolEntries: number;
   bufferSize: number;
+  /** What each queue pair moved (lib/intel/pair-counts.js), shared between the threads. */
+  counts: Float64Array;
 }
 
 /**

@@ -64,7 +64,7 @@ class QueuePair {
       this.teardownStop = new TeardownStop(this.bar, this.layout, index, this.owners, this.owner);
       if (index < h.rxQueues) {
         this.pool = new Mempool({ entries: h.mempoolEntries, bufferSize: h.bufferSize });
-        this.rx = new RxQueue(this.regs, this.layout, index, h.rxRingSize, this.pool, h.rxFreeThreshold, h.rxQueues > 1);
+        this.rx = new RxQueue(this.regs, this.layout, index, h.rxRingSize, this.pool, h.rxFreeThreshold, typeof h.rxDropWhenFull === 'boolean' ? h.rxDropWhenFull : h.rxQueues > 1);
         this.teardownStop.guard(this.pool.memory.buffer);
       }
       if (index < h.txQueues) this.tx = new TxQueue(this.regs, this.layout, index, h.txRingSize);

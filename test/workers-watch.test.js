@@ -88,6 +88,25 @@ describe('ixy forward --workers: the device watch and the idle modes', function 
     while (performance.now() < idleEnd) last = napper.after(0);
     assert.ok(last > 0 && last <= bound + 1e-9, `idle nap ${last} ms`);
   });
+  it('rxDropWhenFull: SRRCTL.DROP_EN with several RX queues by default, off when false (forward --workers), EINVAL otherwise', async () => {
+    const ixy = require('../lib');
+    const R = require('../lib/intel/ixgbe/registers');
+    const dropEn = async (options) => {
+      const dev = await ixy.open(model().addresses[0], { rxQueues: 2, txQueues: 2, workers: true, ...options });
+      try {
+        const pair = ixy.attachQueue(dev.workerHandle(), 1);
+        const bit = (pair.regs[R.SRRCTL(1) >> 2] & R.SRRCTL_DROP_EN) !== 0;
+        pair.close();
+        return bit;
+      } finally {
+        dev.close();
+      }
+    };
+    assert.strictEqual(await dropEn({}), true);
+    assert.strictEqual(await dropEn({ rxDropWhenFull: false }), false);
+    await assert.rejects(ixy.open(model().addresses[0], { rxDropWhenFull: 'no' }), { code: 'EINVAL', message: /rxDropWhenFull must be true or false/ });
+  });
+
   // Last: a removed port stays removed in this suite's model.
   it('a removed port ends it with EDEVICELOST (one line, exit 1) after the totals', async () => {
     const run = await runIxy(['forward', ...model().addresses, '--workers', '2'], {

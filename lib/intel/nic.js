@@ -97,7 +97,7 @@ class AdvancedNic extends Device {
     if (o.workers) return null; // a worker's (QueuePair)
     const pool = new Mempool({ entries: o.mempoolEntries, bufferSize: o.bufferSize, debug: o.debug });
     this.pools.push(pool);
-    const queue = new RxQueue(this.regs, this.layout, q, o.rxRingSize, pool, o.rxFreeThreshold, o.rxQueues > 1);
+    const queue = new RxQueue(this.regs, this.layout, q, o.rxRingSize, pool, o.rxFreeThreshold, o.rxDropWhenFull);
     this.rxQueues.push(queue);
     queue.configure();
     return queue;
@@ -150,7 +150,7 @@ class AdvancedNic extends Device {
     return {
       address: this.address, driver: this.driver, pciRoot: pci.pciRoot(), owners: this.queueOwners, counts: this.pairCounts,
       rxQueues: o.rxQueues, txQueues: o.txQueues, rxRingSize: o.rxRingSize, txRingSize: o.txRingSize,
-      rxFreeThreshold: o.rxFreeThreshold, mempoolEntries: o.mempoolEntries, bufferSize: o.bufferSize,
+      rxFreeThreshold: o.rxFreeThreshold, rxDropWhenFull: o.rxDropWhenFull, mempoolEntries: o.mempoolEntries, bufferSize: o.bufferSize,
     };
   }
 
