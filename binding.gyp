@@ -4,7 +4,7 @@
       # The addon: only what JavaScript cannot do (BAR mmap, hugepage DMA memory, virt-to-phys,
       # VFIO ioctls, AF_XDP sockets and their XDP program).
       "target_name": "ixy",
-      "sources": ["native/addon.cc", "native/guard.cc", "native/vfio.cc", "native/process.cc", "native/unix-fd.cc", "native/xdp.cc"],
+      "sources": ["native/addon.cc", "native/guard.cc", "native/vfio.cc", "native/process.cc", "native/unix-fd.cc", "native/xdp.cc", "native/teardown.cc"],
       "include_dirs": ["<!(node -p \"require('node-addon-api').include_dir\")"],
       "defines": ["NAPI_VERSION=8", "NAPI_DISABLE_CPP_EXCEPTIONS"],
       "cflags_cc": ["-O2", "-Wall", "-Wextra"]

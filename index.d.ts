@@ -116,8 +116,11 @@ export interface DeviceStats {
   rxErrors: number;
   /** Frames dropped for want of room: no free descriptor, or a full packet buffer. */
   rxMissed: number;
-  /** Per RX queue, as the queue counted them: with RSS, how the flows spread. */
-  rxQueues: { packets: number; bytes: number }[];
+  /**
+   * Per RX queue, as the queue counted them: with RSS, how the flows spread. With
+   * { workers: true }, the queue pairs' counts, and `dropped`: the queue's own drops.
+   */
+  rxQueues: { packets: number; bytes: number; dropped?: number }[];
   /** Per TX queue. */
   txQueues: { packets: number; bytes: number }[];
   /** Frames taken for sending that never left: still on a TX ring when it stopped or was reset after a hang. */
@@ -298,6 +301,11 @@ export interface OpenOptions {
   txRingSize?: number;
   /** ixgbe, igb: RX descriptors handed back to the NIC per RDT write, 1..rxRingSize/2 (default rxRingSize/4). */
   rxFreeThreshold?: number;
+  /**
+   * ixgbe, igb: SRRCTL.DROP_EN, an RX queue without a free descriptor drops at once instead
+   * of holding frames in the packet buffer (default: with several RX queues).
+   */
+  rxDropWhenFull?: boolean;
   /** Buffers per RX queue's mempool (default 4096). */
   mempoolEntries?: number;
   bufferSize?: number;
@@ -354,8 +362,11 @@ export interface WorkerHandle {
   rxRingSize: number;
   txRingSize: number;
   rxFreeThreshold: number;
+  rxDropWhenFull: boolean;
   mempoolEntries: number;
   bufferSize: number;
+  /** What each queue pair moved (lib/intel/pair-counts.js), shared between the threads. */
+  counts: Float64Array;
 }
 
 /**
@@ -368,7 +379,17 @@ export interface QueuePair {
   readonly index: number;
   rxBatch(batch: PacketBatch): number;
   txBatch(batch: PacketBatch): number;
-  stats(): { rxPackets: number; rxBytes: number; txPackets: number; txBytes: number };
+  /**
+   * What the pair moved since it was attached; rxDropped: frames the NIC had no descriptor
+   * for on this RX queue (its own drop counter, as of the last check()); txDropped: frames
+   * taken for sending that the NIC never sent.
+   */
+  stats(): { rxPackets: number; rxBytes: number; txPackets: number; txBytes: number; rxDropped: number; rxErrors: number; txDropped: number };
+  /**
+   * About once a second: publishes the pair's drop counts to the device's stats() and
+   * resets a hung TX queue (with the link up); returns what it found.
+   */
+  check(): Array<{ type: 'txhang'; queue: number; dropped: number; text: string }>;
   /** Stops both queues: the NIC then touches none of this thread's memory. */
   stop(): void;
   close(): void;

@@ -125,7 +125,7 @@ program
     if (opts.workers !== undefined) {
       if (opts.json) throw new InvalidArgumentError('--json does not go with --workers yet: the workers\' report is text only');
       const { forwardWorkers } = require('../lib/apps/forward-workers');
-      await forwardWorkers(pci1, pci2, { workers: opts.workers, batchSize: opts.batch, seconds: opts.seconds, stop, deviceOptions: deviceOptions(opts) });
+      await forwardWorkers(pci1, pci2, { workers: opts.workers, batchSize: opts.batch, seconds: opts.seconds, idle: opts.idle, stop, deviceOptions: deviceOptions(opts) });
       return;
     }
     const { forward } = require('../lib/apps/forward');

@@ -16,10 +16,13 @@ const { IxyError, shown } = require('./host/errors');
 const { native } = require('./host/native');
 const { Mempool } = require('./memory/mempool');
 const { RxQueue } = require('./intel/rx-queue');
-const { TxQueue } = require('./intel/tx-queue');
+const { TxQueue, hangEvent } = require('./intel/tx-queue');
+const { slotView, FIELDS, SLOT, RX_PACKETS, TX_PACKETS, TX_DROPPED, RX_ERRORS, RX_DROPPED } = require('./intel/pair-counts');
 const { stopQueues } = require('./intel/ring-queue');
 const { XdpQueuePair } = require('./xdp/queue-pair');
 const { checkRingSize } = require('./intel/nic-options');
+const { TeardownStop } = require('./host/teardown-stop');
+const rings = require('./intel/rings');
 
 const LAYOUTS = { ixgbe: () => require('./intel/ixgbe/registers'), igb: () => require('./intel/igb/registers') };
 const MAX_RING_SIZES = { ixgbe: 8192, igb: 4096 }; // as their drivers' open() takes them
@@ -41,10 +44,18 @@ class QueuePair {
     this.pool = null;
     this.rx = null;
     this.tx = null;
+    this.teardownStop = null;
+    // The device's counters (pair-counts.js), this pair's slot as it was at attach (what
+    // earlier owners of the pair counted), and this pair's RX drops so far.
+    this.counts = h.counts instanceof Float64Array ? h.counts : null;
+    this.start = new Float64Array(FIELDS);
+    this.rxDropped = 0;
     this.own();
     // A thread that ends without close() (an uncaught exception, process.exit() in the
     // worker) still stops its queues, and lets go of the pair: its memory goes with it, and
-    // the NIC must not write there. 'exit' runs in the worker before its memory is freed.
+    // the NIC must not write there. 'exit' runs in the worker before its memory is freed;
+    // worker.terminate() runs no JavaScript, so the addon stops the pair at the thread's
+    // teardown too (lib/host/teardown-stop.js).
     this.stopOnExit = () => {
       this.stop();
       this.disown();
@@ -53,16 +64,19 @@ class QueuePair {
     try {
       this.bar = DeviceHandle.forWorker(h).mapBar(0, this.layout.MIN_BAR_BYTES);
       this.regs = new Uint32Array(this.bar);
+      this.teardownStop = new TeardownStop(this.bar, this.layout, index, this.owners, this.owner);
       if (index < h.rxQueues) {
         this.pool = new Mempool({ entries: h.mempoolEntries, bufferSize: h.bufferSize });
-        this.rx = new RxQueue(this.regs, this.layout, index, h.rxRingSize, this.pool, h.rxFreeThreshold, h.rxQueues > 1);
-        this.rx.configure();
-        this.rx.start();
+        this.rx = new RxQueue(this.regs, this.layout, index, h.rxRingSize, this.pool, h.rxFreeThreshold, typeof h.rxDropWhenFull === 'boolean' ? h.rxDropWhenFull : h.rxQueues > 1);
+        this.teardownStop.guard(this.pool.memory.buffer);
       }
-      if (index < h.txQueues) {
-        this.tx = new TxQueue(this.regs, this.layout, index, h.txRingSize);
-        this.tx.configure();
-        this.tx.start();
+      if (index < h.txQueues) this.tx = new TxQueue(this.regs, this.layout, index, h.txRingSize);
+      if (this.counts !== null) this.shareCounts();
+      this.teardownStop.guard(rings.words.buffer); // the rings' region, made with the first ring
+      for (const q of [this.rx, this.tx]) {
+        if (q === null) continue;
+        q.configure();
+        q.start();
       }
     } catch (err) {
       this.close();
@@ -92,12 +106,64 @@ class QueuePair {
     return sent;
   }
 
-  // What this pair's queues moved, counted by themselves.
+  // The queues count into this pair's slot of the device's counters (before they run), on
+  // from what earlier owners of the pair left there: the device's stats() add them up.
+  shareCounts() {
+    const at = this.index * SLOT;
+    this.start.set(this.counts.subarray(at, at + FIELDS));
+    if (this.rx) this.rx.totals = slotView(this.counts, this.index, RX_PACKETS, 2);
+    if (this.tx) this.tx.totals = slotView(this.counts, this.index, TX_PACKETS, 2);
+  }
+
+  // What this pair's queues moved since it was attached, counted by themselves, and what
+  // they dropped: rxDropped, frames the NIC had no descriptor for on this RX queue (its
+  // own drop counter, QPRDC on the 82599, RQDPC on the 82576; as of the last check());
+  // txDropped, frames the TX queue took that the NIC never sent (a reset, the stop).
   stats() {
+    const rx = this.rx ? this.rx.totals : null;
+    const tx = this.tx ? this.tx.totals : null;
+    const since = (field, v) => (this.counts === null ? v : v - this.start[field]);
     return {
-      rxPackets: this.rx ? this.rx.packets : 0, rxBytes: this.rx ? this.rx.bytes : 0,
-      txPackets: this.tx ? this.tx.packets : 0, txBytes: this.tx ? this.tx.bytes : 0,
+      rxPackets: rx ? since(RX_PACKETS, rx[0]) : 0, rxBytes: rx ? since(RX_PACKETS + 1, rx[1]) : 0,
+      txPackets: tx ? since(TX_PACKETS, tx[0]) : 0, txBytes: tx ? since(TX_PACKETS + 1, tx[1]) : 0,
+      rxDropped: this.rxDropped, rxErrors: this.rx ? this.rx.errors : 0, txDropped: this.tx ? this.tx.dropped : 0,
     };
+  }
+
+  // Takes this RX queue's drop count (clear-on-read: read, then 0 written after a non-zero
+  // value, as AdvancedNic.readClear() does) and publishes drops and errors to the device's
+  // counters. Cold: check() and stop().
+  publish() {
+    if (this.regs === null) return;
+    if (this.rx !== null) {
+      const i = this.layout.QUEUE_DROPS(this.index) >> 2;
+      const value = this.regs[i];
+      if (value !== 0 && value !== 0xffffffff) {
+        this.regs[i] = 0;
+        this.rxDropped += value;
+      }
+    }
+    if (this.counts === null) return;
+    const at = this.index * SLOT;
+    if (this.rx !== null) {
+      this.counts[at + RX_DROPPED] = this.start[RX_DROPPED] + this.rxDropped;
+      this.counts[at + RX_ERRORS] = this.start[RX_ERRORS] + this.rx.errors;
+    }
+    if (this.tx !== null) this.counts[at + TX_DROPPED] = this.start[TX_DROPPED] + this.tx.dropped;
+  }
+
+  // The worker's look, about once a second (cold): publishes the counts and, with the link
+  // up, resets a hung TX queue (TxQueue.hung()). Returns the events ({ type: 'txhang', ... },
+  // as Device.check() gives them). A NIC that reads all ones is gone: the main thread's
+  // device tells that (EDEVICELOST).
+  check() {
+    if (this.regs === null || this.stopped || this.regs[this.layout.STATUS >> 2] === 0xffffffff) return [];
+    this.publish();
+    const { at, up } = this.layout.LINK;
+    if (this.tx === null || (this.regs[at >> 2] & up) === 0 || !this.tx.hung()) return [];
+    const event = hangEvent(this.index, this.tx.reset());
+    this.publish();
+    return [event];
   }
 
   // Lets TX drain (briefly) and stops both queues (stopQueues(): the NIC then touches none
@@ -106,7 +172,9 @@ class QueuePair {
   stop() {
     if (this.stopped || this.regs === null) return;
     this.stopped = true;
+    if (this.regs[this.layout.STATUS >> 2] === 0xffffffff) return; // gone: nothing to stop, every wait would time out
     stopQueues(this.rx ? [this.rx] : [], this.tx ? [this.tx] : []);
+    this.publish(); // the frames the stop took out of the TX totals are dropped ones now
   }
 
   // Stops the pair, then frees rings, buffers and the BAR mapping and lets go of the pair.
@@ -114,6 +182,7 @@ class QueuePair {
     if (this.closed) return;
     this.stop();
     this.closed = true;
+    if (this.teardownStop) this.teardownStop.cancel();
     if (this.tx) this.tx.close();
     if (this.rx) this.rx.close();
     if (this.pool) this.pool.unmap(); // its queues are stopped (Mempool.close() would ask)

@@ -85,6 +85,7 @@ std::mutex mappings_lock;
 std::unordered_map<void*, Mapping*> mappings;
 
 void FinalizeMapping(Napi::Env /*env*/, void* /*data*/, Mapping* m) {
+  if (m->addr != nullptr) ixy::StopBeforeUnmap(m->addr);  // a queue pair's memory (teardown.cc)
   {
     std::lock_guard<std::mutex> guard(mappings_lock);
     if (m->addr != nullptr) {
@@ -98,6 +99,7 @@ void FinalizeMapping(Napi::Env /*env*/, void* /*data*/, Mapping* m) {
 
 // Forgets the mapping at addr and unmaps it; false if it was not one of ours.
 bool ReleaseMapping(void* addr) {
+  ixy::StopBeforeUnmap(addr);
   std::lock_guard<std::mutex> guard(mappings_lock);
   auto it = mappings.find(addr);
   if (it == mappings.end()) return false;
@@ -338,6 +340,7 @@ Napi::Object Init(Napi::Env env, Napi::Object exports) {
   ixy::InitProcess(env, exports);
   ixy::InitUnixFd(env, exports);
   ixy::InitXdp(env, exports);
+  ixy::InitTeardown(env, exports);
   exports.Set("HUGE_PAGE_SIZE", Napi::Number::New(env, kHugePageSize));
   return exports;
 }

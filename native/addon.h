@@ -1,4 +1,4 @@
-// What addon.cc shares with guard.cc, vfio.cc, process.cc, unix-fd.cc and xdp.cc.
+// What addon.cc shares with guard.cc, vfio.cc, process.cc, unix-fd.cc, xdp.cc and teardown.cc.
 #pragma once
 
 #include <napi.h>
@@ -29,5 +29,11 @@ void InitProcess(Napi::Env env, Napi::Object exports);
 void InitUnixFd(Napi::Env env, Napi::Object exports);
 // Adds the AF_XDP functions (xdp.cc) to the addon's exports.
 void InitXdp(Napi::Env env, Napi::Object exports);
+// Runs the teardown stop of every queue pair whose memory includes the mapping at addr,
+// before that mapping goes (teardown.cc). Not with the mappings' lock held.
+void StopBeforeUnmap(void* addr);
+// Adds stopOnTeardown, guardTeardownStop and cancelTeardownStop (teardown.cc) to the
+// addon's exports.
+void InitTeardown(Napi::Env env, Napi::Object exports);
 
 }  // namespace ixy

@@ -204,7 +204,7 @@ describe('ixy pcap --workers', function () {
       [['--workers', '0'], /^ixy: option '-w, --workers <n>' argument '0' is invalid\. --workers must be 1\.\.16\n$/],
       [['--workers', 'two'], /--workers must be a whole number\n$/],
       [['--workers', '2', '--json'], /^ixy: --json does not go with --workers yet/],
-      [['--workers', '2', '--idle', 'interrupt'], /^ixy: with workers, idle is 'backoff' .* or 'spin', got "interrupt"\n$/],
+      [['--workers', '2', '--idle', 'interrupt'], /^ixy: idle 'interrupt' is not offered with workers .* use 'backoff', their default, or 'spin'\n$/],
     ]) {
       const file = path.join(tmpDir(), 'bad.pcap');
       const run = await runIxy(['pcap', model().addresses[0], file, ...args], { env: { IXY_PCI_ROOT: model().dir } });

@@ -170,7 +170,7 @@ describe('queue pairs in worker threads', function () {
       assert.throws(() => ixy.attachQueue(handle, 0), { code: 'EBUSY' });
       // Pair 1 is free: a worker takes it, moves nothing, gives it back.
       assert.deepStrictEqual(await inWorker('(ixy, h) => { const p = ixy.attachQueue(h, 1); const s = p.stats(); p.close(); return s; }', handle),
-        { rxPackets: 0, rxBytes: 0, txPackets: 0, txBytes: 0 });
+        { rxPackets: 0, rxBytes: 0, txPackets: 0, txBytes: 0, rxDropped: 0, rxErrors: 0, txDropped: 0 });
       mine.close();
       ixy.attachQueue(handle, 0).close();
       assert.throws(() => ixy.attachQueue(handle, 2), { code: 'EINVAL' });
@@ -218,6 +218,115 @@ describe('queue pairs in worker threads', function () {
       assert.strictEqual((await model().stats(0)).dmaAfterRelease, 0);
       ixy.attachQueue(dev.workerHandle(), 0).close(); // the thread's end let go of it
     } finally {
+      await model().sourceOff(0);
+      dev.close();
+    }
+  });
+
+  // Issue 46, 2: terminate() runs no JavaScript in the worker; the addon's teardown hook
+  // stops the pair's queues before the worker's memory goes, and lets go of the pair.
+  it('a worker ended by terminate() stops its queues: no DMA after release, and the pair attaches again', async () => {
+    const dev = await ixy.open(model().addresses[0], { rxQueues: 2, txQueues: 2, workers: true });
+    try {
+      await model().clear(0);
+      await model().source(0, { flows: 8, vary: ['sport'], rate: 200000 });
+      const source = `const { parentPort, workerData } = require('worker_threads');
+        const ixy = require(${JSON.stringify(LIB)});
+        const pair = ixy.attachQueue(workerData, 0);
+        const batch = new ixy.PacketBatch(32);
+        let told = false;
+        for (let n = 0; ; ) { // receives and sends back out until terminated
+          const got = pair.rxBatch(batch);
+          const sent = got > 0 ? pair.txBatch(batch) : 0;
+          batch.freeFrom(sent);
+          n += got;
+          if (n > 1000 && !told) { told = true; parentPort.postMessage('busy'); }
+        }`;
+      const w = new Worker(source, { eval: true, workerData: dev.workerHandle() });
+      const exited = new Promise((resolve) => w.once('exit', resolve));
+      await new Promise((resolve, reject) => { w.once('message', resolve); w.once('error', reject); });
+      const before = await model().stats(0);
+      assert.ok(before.rxQueueActive && before.txQueuesActive === 1, 'both queues of pair 0 were running');
+      await w.terminate();
+      await exited;
+      await model().waitFor(0, (s) => !s.rxQueueActive && !s.rxQueueReleased && s.txQueuesActive === 0, 2000);
+      await sleep(100);
+      assert.strictEqual((await model().stats(0)).dmaAfterRelease, 0, 'no DMA into the terminated worker\'s memory');
+      ixy.attachQueue(dev.workerHandle(), 0).close(); // its end let go of it
+    } finally {
+      await model().sourceOff(0);
+      dev.close();
+    }
+  });
+
+  // Issue 47, 5: the device's stats() total what its queue pairs moved, in whatever thread,
+  // and each pair's stats() has its own RX queue's drops (QPRDC, mapped per queue by RQSMR).
+  it('Device.stats() with workers totals what the workers received and sent; each pair has its queue\'s drops', async () => {
+    const dev = await ixy.open(model().addresses[0], { rxQueues: 2, txQueues: 2, workers: true });
+    let w = null;
+    try {
+      await model().clear(0);
+      const handle = dev.workerHandle();
+      const mine = ixy.attachQueue(handle, 0);
+      const flag = new Int32Array(new SharedArrayBuffer(4));
+      // Pair 1 in a worker: receives and sends back out until told, then looks once more.
+      const source = `const { parentPort, workerData } = require('worker_threads');
+        const ixy = require(${JSON.stringify(LIB)});
+        const pair = ixy.attachQueue(workerData.handle, 1);
+        const batch = new ixy.PacketBatch(32);
+        parentPort.postMessage('attached');
+        while (Atomics.load(workerData.flag, 0) === 0) {
+          const got = pair.rxBatch(batch);
+          if (got > 0) batch.freeFrom(pair.txBatch(batch));
+        }
+        for (let last = -1; pair.stats().rxDropped !== last;) { // a clear-on-read count may come in two reads
+          last = pair.stats().rxDropped;
+          Atomics.wait(workerData.flag, 0, 1, 50);
+          pair.check();
+        }
+        pair.close();
+        parentPort.postMessage(pair.stats());`;
+      w = new Worker(source, { eval: true, workerData: { handle, flag } });
+      const messages = [];
+      const next = () => new Promise((resolve, reject) => {
+        if (messages.length > 0) { resolve(messages.shift()); return; }
+        w.once('message', resolve);
+        w.once('error', reject);
+      });
+      await next();
+      const count = 20000;
+      await model().source(0, { count, flows: 8, vary: ['sport'], rate: 2000000 }); // pair 0 is not polled: its ring overflows
+      await model().waitFor(0, (s) => s.sourceSeq === count, 20000);
+      await sleep(50);
+      const batch = new ixy.PacketBatch(32);
+      for (let idle = 0; idle < 20;) {
+        const got = mine.rxBatch(batch);
+        if (got === 0) { idle++; await sleep(1); continue; }
+        idle = 0;
+        batch.freeFrom(mine.txBatch(batch));
+      }
+      await sleep(100);
+      Atomics.store(flag, 0, 1);
+      const theirs = await next();
+      const truth = await model().waitFor(0, (s) => s.txFrames === s.rxDelivered, 5000);
+      let s = dev.stats();
+      for (let i = 0; i < 50 && s.rxMissed !== truth.rxDropNoDesc; i++) { // a clear-on-read count may come in two reads
+        await sleep(20);
+        mine.check();
+        s = dev.stats();
+      }
+      const ours = mine.stats();
+      assert.strictEqual(s.rxPackets, ours.rxPackets + theirs.rxPackets, 'the frames the pairs received');
+      assert.strictEqual(s.rxPackets, truth.rxDelivered);
+      assert.strictEqual(s.txPackets, ours.txPackets + theirs.txPackets);
+      assert.strictEqual(s.txPackets, truth.txFrames);
+      assert.ok(ours.rxDropped > 0, 'pair 0 was not polled while the source ran');
+      assert.strictEqual(s.rxMissed, truth.rxDropNoDesc, 'every drop is some queue\'s');
+      assert.strictEqual(ours.rxDropped + theirs.rxDropped, truth.rxDropNoDesc);
+      assert.deepStrictEqual(s.rxQueues.map((q) => q.dropped), [ours.rxDropped, theirs.rxDropped]);
+      mine.close();
+    } finally {
+      if (w) await w.terminate();
       await model().sourceOff(0);
       dev.close();
     }

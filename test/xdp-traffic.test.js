@@ -8,7 +8,7 @@ const os = require('os');
 const path = require('path');
 const veth = require('./support/veth');
 const { tsharkFields } = require('./support/helpers');
-const { readPcap } = require('../lib/pcap');
+const { readPcap } = require('../lib/pcap-file');
 
 const sleep = (ms) => new Promise((r) => setTimeout(r, ms));
 

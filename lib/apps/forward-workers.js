@@ -4,82 +4,56 @@
 // queue pair. Both ports are opened here with { workers: true } (global init, RSS over N RX
 // queues, no queues of their own); worker i attaches queue pair i of each port
 // (lib/queue-pair.js) and forwards RX queue i of each port to TX queue i of the
-// other, holding back what a full TX ring did not take, as forward.js does. This thread
-// prints the per-second report and the totals from counters the workers publish, and on
-// SIGINT/SIGTERM, after --seconds or when a worker fails, stops the workers first and then
-// closes the ports. Nothing per packet crosses threads.
-const { Worker, isMainThread, workerData } = require('worker_threads');
+// other, holding back what a full TX ring did not take, as forward.js does.
+// The devices are watched as the single thread's are (lib/loop/watch.js): each second a
+// rate line per port (Device.stats() totals what the workers counted), link changes, and a
+// removed port ends the command with EDEVICELOST after the totals. Each worker checks its
+// own pairs (lib/loop/worker-loop.js: a hung TX queue is reset there, by its owner) and
+// sends what it found here to be told. Idle: the workers' 'backoff' or 'spin'. On
+// SIGINT/SIGTERM, after --seconds, when a worker fails or a port is gone, this thread stops
+// the workers first and then closes the ports. Nothing per packet crosses threads.
+const { Worker, isMainThread, workerData, parentPort } = require('worker_threads');
 const { IxyError, checkInteger } = require('../host/errors');
-const { computeRates, formatRates, formatTotals, noTraffic } = require('../loop/rates');
+const { noTraffic } = require('../loop/rates');
+const { Report } = require('../loop/report');
+const { Watch } = require('../loop/watch');
 const { afterMs } = require('../loop');
+const { runWorkerLoop, workerIdle } = require('../loop/worker-loop');
 
-// Per worker and port: RX packets, RX bytes, TX packets, TX bytes, TX dropped (Float64,
-// written by the worker only; TX dropped once it stopped: frames held back for a full TX
-// ring and frames its TX ring never sent, as forward.js counts them).
-const FIELDS = 5;
-const IDLE_SPINS = 1 << 16; // idle steps before the worker sleeps 1 ms on the stop flag
-const PUBLISH_EVERY = 64; // steps between counter updates
+const STOP = 0; // word of the flags: set to stop the workers
 
 // stop: an AbortSignal that stops it as SIGINT does, during the link wait too
-// (lib/apps/stop-signal.js).
-async function forwardWorkers(addressA, addressB, { workers, batchSize = 32, seconds = 0, out = process.stdout, deviceOptions = {}, stop: stopSignal } = {}) {
+// (lib/apps/stop-signal.js). idle: the workers' idle mode (workerIdle()).
+async function forwardWorkers(addressA, addressB, { workers, batchSize = 32, seconds = 0, out = process.stdout, deviceOptions = {}, idle, stop: stopSignal } = {}) {
   if (addressA === addressB) throw new IxyError('EINVAL', 'forward needs two different ports');
   checkInteger('workers', workers, 1, 16);
+  const idleAs = workerIdle(idle === undefined ? deviceOptions.idle : idle);
   const { open } = require('../open');
-  const options = { ...deviceOptions, rxQueues: workers, txQueues: workers, workers: true, signal: stopSignal };
+  // The workers' RX queues hold what they cannot take in the packet buffer, as one queue
+  // does (rxDropWhenFull false, as DPDK's default): a worker that loses its core for a few
+  // ms then loses no frame while the buffer lasts (6,600 of 64 bytes), where a queue that
+  // drops at once has only its ring (384 armed descriptors, 0.4 ms at 1 Mpps). The cost: a
+  // stalled worker holds up the others' frames behind its own.
+  const options = { rxDropWhenFull: false, ...deviceOptions, idle: undefined, rxQueues: workers, txQueues: workers, workers: true, signal: stopSignal };
+  const report = new Report({ out });
   const devs = [];
-  let failure = null;
   try {
     try {
       for (const address of [addressA, addressB]) devs.push(await open(address, options));
     } catch (err) {
       if (err.code !== 'EABORTED') throw err;
-      for (const address of [addressA, addressB]) out.write(`${formatTotals(address, noTraffic())}, per worker RX -\n`);
+      for (const address of [addressA, addressB]) report.total(address, noTraffic(), {}, ', per worker RX -');
       return { stats: {} };
     }
-    const stop = new Int32Array(new SharedArrayBuffer(4));
-    const counts = new Float64Array(new SharedArrayBuffer(8 * workers * 2 * FIELDS));
-    const handles = devs.map((dev) => dev.workerHandle());
-    const halt = () => { Atomics.store(stop, 0, 1); Atomics.notify(stop, 0); };
-    const exits = [];
-    for (let i = 0; i < workers; i++) {
-      const w = new Worker(module.filename, { workerData: { ixyForwardWorker: true, handles, queue: i, stop, counts, batchSize } });
-      exits.push(new Promise((resolve) => {
-        w.once('error', (err) => { failure = failure || err; halt(); });
-        w.once('exit', resolve);
-      }));
-    }
-    process.once('SIGINT', halt);
-    process.once('SIGTERM', halt);
-    if (stopSignal) {
-      if (stopSignal.aborted) halt();
-      else stopSignal.addEventListener('abort', halt);
-    }
-    const cancelTimer = seconds > 0 ? afterMs(seconds * 1000, halt) : null; // in chunks past 24.8 days
-    out.write(`forwarding ${devs[0].address} (${devs[0].mac}) <-> ${devs[1].address} (${devs[1].mac}), batch ${batchSize}, ${workers} workers\n`);
-    let last = devs.map((dev, p) => portStats(dev, p, counts, workers));
-    let lastTime = process.hrtime.bigint();
-    const report = setInterval(() => {
-      const now = process.hrtime.bigint();
-      const current = devs.map((dev, p) => portStats(dev, p, counts, workers));
-      const secs = Number(now - lastTime) / 1e9;
-      devs.forEach((dev, p) => {
-        const perWorker = current[p].perWorker.map((n, i) => ((n - last[p].perWorker[i]) / secs / 1e6).toFixed(2)).join(' + ');
-        out.write(`${formatRates(dev.address, computeRates(last[p], current[p], secs))} (RX per worker: ${perWorker} Mpps)\n`);
-      });
-      last = current;
-      lastTime = now;
-    }, 1000);
-    await Promise.all(exits);
-    clearInterval(report);
-    if (cancelTimer) cancelTimer();
-    process.removeListener('SIGINT', halt);
-    process.removeListener('SIGTERM', halt);
-    if (stopSignal) stopSignal.removeEventListener('abort', halt);
+    report.line('start', `forwarding ${devs[0].address} (${devs[0].mac}) <-> ${devs[1].address} (${devs[1].mac}), batch ${batchSize}, ${workers} workers`);
+    const { failure, held } = await runWorkers(devs, { workers, batchSize, seconds, idle: idleAs, stopSignal, report });
     const stats = {};
     devs.forEach((dev, p) => {
-      stats[dev.address] = portStats(dev, p, counts, workers);
-      out.write(`${formatTotals(dev.address, stats[dev.address])}, per worker RX ${stats[dev.address].perWorker.join(' + ')}\n`);
+      const s = dev.stats();
+      s.txDropped += held[p]; // held back for a full TX ring when the workers stopped
+      s.perWorker = s.rxQueues.map((q) => q.packets);
+      stats[dev.address] = s;
+      report.total(dev.address, s, {}, `, per worker RX ${s.perWorker.join(' + ')}`);
     });
     if (failure) throw failure;
     return { stats };
@@ -88,66 +62,79 @@ async function forwardWorkers(addressA, addressB, { workers, batchSize = 32, sec
   }
 }
 
-// One port's totals: the workers' counters summed, drops from the device's registers.
-function portStats(dev, p, counts, workers) {
-  const s = { rxPackets: 0, rxBytes: 0, txPackets: 0, txBytes: 0, rxMissed: 0, rxErrors: 0, txDropped: 0, perWorker: [] };
-  for (let w = 0; w < workers; w++) {
-    const at = (w * 2 + p) * FIELDS;
-    s.rxPackets += counts[at];
-    s.rxBytes += counts[at + 1];
-    s.txPackets += counts[at + 2];
-    s.txBytes += counts[at + 3];
-    s.txDropped += counts[at + 4];
-    s.perWorker.push(counts[at]);
+// Starts the workers and waits until every one has ended, watching the devices meanwhile.
+// Resolves with the first failure (a worker's error, EDEVICELOST) or null, and the frames
+// each port's TX was still holding back at the end.
+async function runWorkers(devs, { workers, batchSize, seconds, idle, stopSignal, report }) {
+  const flags = new Int32Array(new SharedArrayBuffer(4));
+  const held = new Float64Array(new SharedArrayBuffer(8 * workers * 2)); // per worker and port
+  const handles = devs.map((dev) => dev.workerHandle());
+  const halt = () => { Atomics.store(flags, STOP, 1); Atomics.notify(flags, STOP); };
+  const watch = new Watch({ devices: devs, lines: report, stop: stopSignal });
+  let failure = null;
+  const exits = [];
+  for (let i = 0; i < workers; i++) {
+    const w = new Worker(module.filename, { workerData: { ixyForwardWorker: true, handles, queue: i, flags, held, batchSize, idle } });
+    // A hung TX queue the worker reset: told as the single thread tells it, and emitted.
+    w.on('message', ({ port, event }) => {
+      report.event(devs[port].address, event);
+      devs[port].emit(event.type, event);
+    });
+    exits.push(new Promise((resolve) => {
+      w.once('error', (err) => { failure = failure || err; halt(); });
+      w.once('exit', resolve);
+    }));
   }
-  const own = dev.stats();
-  s.rxMissed = own.rxMissed;
-  s.rxErrors = own.rxErrors;
-  return s;
+  const cancelTimer = seconds > 0 ? afterMs(seconds * 1000, () => watch.end('time')) : null; // in chunks past 24.8 days
+  const poll = setInterval(() => { if (watch.reason !== null) halt(); }, 20);
+  try {
+    await Promise.all(exits);
+  } finally {
+    halt();
+    clearInterval(poll);
+    if (cancelTimer) cancelTimer();
+    watch.close();
+  }
+  const heldPerPort = [0, 0];
+  for (let i = 0; i < workers; i++) for (let p = 0; p < 2; p++) heldPerPort[p] += held[i * 2 + p];
+  return { failure: failure || watch.failure, held: heldPerPort };
 }
 
 // Worker i: queue pair i of both ports, forwarded both ways until the stop flag is set.
-function runWorker({ handles, queue, stop, counts, batchSize }) {
+function runWorker({ handles, queue, flags, held, batchSize, idle }) {
   const { attachQueue } = require('../queue-pair');
   const { PacketBatch } = require('../memory/batch');
   const { forwardBatch } = require('./forward');
+  const { warmUp } = require('../warm-up');
   const pairs = [];
   const batches = [new PacketBatch(batchSize), new PacketBatch(batchSize)];
-  const publish = () => {
-    for (let p = 0; p < pairs.length; p++) {
-      const at = (queue * 2 + p) * FIELDS;
-      counts[at] = pairs[p].rx.totals[0];
-      counts[at + 1] = pairs[p].rx.totals[1];
-      counts[at + 2] = pairs[p].tx.totals[0];
-      counts[at + 3] = pairs[p].tx.totals[1];
-    }
-  };
+  // As the single thread does (forward.js): the step meets its first frames optimised for
+  // frames, not for the empty rings before them. Closed after the pairs (warm-up says why).
+  const standIns = warmUp((rx, tx, direction) => forwardBatch(rx, tx, batches[direction]), { bufferSize: handles[0].bufferSize });
+  for (const batch of batches) batch.freeFrom(0);
   try {
     for (const handle of handles) pairs.push(attachQueue(handle, queue));
     const [a, b] = pairs;
-    let idle = 0;
-    let seen = 0;
-    for (let step = 0; Atomics.load(stop, 0) === 0; step++) {
-      forwardBatch(a.rx, b.tx, batches[0]);
-      forwardBatch(b.rx, a.tx, batches[1]);
-      if (step % PUBLISH_EVERY !== 0) continue;
-      publish();
-      const moved = a.rx.totals[0] + b.rx.totals[0];
-      idle = moved === seen ? idle + PUBLISH_EVERY : 0;
-      seen = moved;
-      if (idle >= IDLE_SPINS) Atomics.wait(stop, 0, 0, 1);
-    }
+    const received = () => a.rx.totals[0] + b.rx.totals[0];
+    runWorkerLoop({
+      flags, stopAt: STOP, pairs, idle, batchSize,
+      step: () => {
+        const before = received();
+        forwardBatch(a.rx, b.tx, batches[0]);
+        forwardBatch(b.rx, a.tx, batches[1]);
+        return received() - before;
+      },
+      onEvent: (port, event) => parentPort.postMessage({ port, event }),
+    });
   } finally {
-    for (const pair of pairs) pair.stop(); // both first: each TX ring holds the other's buffers
-    if (pairs.length === 2) {
-      // After the stop, which took the frames its TX ring never sent out of its totals
-      // (tx.dropped): every frame received is then sent or dropped. batches[0] held frames
-      // back toward b (pair 1), batches[1] toward a (pair 0).
-      publish();
-      for (let p = 0; p < 2; p++) counts[(queue * 2 + p) * FIELDS + 4] = pairs[p].tx.dropped + batches[1 - p].count;
-    }
+    // Both first: each TX ring holds the other's buffers. The stop takes the frames its TX
+    // ring never sent out of the TX totals, into the dropped ones (QueuePair.stop()).
+    for (const pair of pairs) pair.stop();
+    // batches[0] held frames back toward b (port 1), batches[1] toward a (port 0).
+    for (let p = 0; p < pairs.length; p++) held[queue * 2 + p] = batches[1 - p].count;
     for (const batch of batches) if (batch.count > 0) batch.freeFrom(0);
     for (const pair of pairs) pair.close();
+    standIns.close();
   }
 }
 

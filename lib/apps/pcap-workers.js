@@ -28,11 +28,11 @@ const { ownFifo, openFifoForWriting } = require('./fifo');
 const { SharedPcapAppender, sharedState, framesTaken } = require('./shared-pcap');
 const { ProgressBar } = require('./progress');
 const { checkBatchSize } = require('../memory/batch');
+const { runWorkerLoop, workerIdle } = require('../loop/worker-loop');
 
 // Per worker: RX packets, RX bytes, frames written, their bytes in the file, buffers not
 // back in its pool after close (Float64, written by that worker only).
 const FIELDS = 5;
-const IDLE_SPINS = 1 << 16; // empty polls before the worker sleeps 1 ms on the stop flag
 const PUBLISH_EVERY = 64; // polls between counter updates
 // Words of the stop flag's array: the flag, and why a worker stopped everyone.
 const STOP = 0;
@@ -49,9 +49,7 @@ async function pcapWorkers(address, file, {
   const { compileFilter } = require('../filter');
   checkBatchSize(batchSize); // EBATCH and EFILTER before the device is touched
   if (filter !== '') compileFilter(filter);
-  if (idle !== undefined && idle !== 'backoff' && idle !== 'spin') {
-    throw new IxyError('EINVAL', `with workers, idle is 'backoff' (each worker sleeps 1 ms once its queue stays empty) or 'spin', got ${JSON.stringify(idle)}`);
-  }
+  const idleAs = workerIdle(idle); // EUNSUPPORTED for 'interrupt' (lib/loop/worker-loop.js)
   const report = new Report({ out: err });
   const interrupted = (before) => {
     const stats = noTraffic();
@@ -80,7 +78,7 @@ async function pcapWorkers(address, file, {
     const name = file === '-' ? 'stdout' : file;
     const what = `${name}${count ? `, ${count} frames` : ''}${filter ? ` matching '${filter}'` : ''}`;
     const { reason, counts } = await runWorkers(dev, writer, {
-      workers, count, batchSize, nanoseconds, seconds, filter, stop, err, report, what, spin: idle === 'spin',
+      workers, count, batchSize, nanoseconds, seconds, filter, stop, err, report, what, idle: idleAs,
       flushEachBatch: packetBuffered || writer.isPipe,
     });
     const stats = totals(dev, counts, workers);
@@ -120,7 +118,7 @@ async function runWorkers(dev, writer, o) {
   const common = {
     ixyPcapWorker: true, handle: dev.workerHandle(), flags, counts, shared, fd: writer.fd, fileName: writer.name,
     filter: o.filter, count: o.count, batchSize: o.batchSize, nanoseconds: o.nanoseconds, flushEachBatch: o.flushEachBatch,
-    clockBase: new CaptureClock().base(), spin: o.spin,
+    clockBase: new CaptureClock().base(), idle: o.idle,
   };
   const exits = [];
   const attached = [];
@@ -150,6 +148,16 @@ async function runWorkers(dev, writer, o) {
     else stop.addEventListener('abort', onSignal);
   }
   let cancelTimer = null;
+  // The device watch of the single-thread capture (lib/loop/watch.js): link lines, and a
+  // port that is gone ends the capture with EDEVICELOST.
+  const watch = setInterval(() => {
+    try {
+      for (const event of dev.checkEvents()) o.report.event(dev.address, event);
+    } catch (e) {
+      failure = failure || e;
+      halt('error');
+    }
+  }, 1000);
   let ticker = null;
   try {
     await Promise.all(attached); // the start line says that every queue is capturing
@@ -165,6 +173,7 @@ async function runWorkers(dev, writer, o) {
     await Promise.all(exits);
     if (ticker) ticker.end(sum(counts, workers, 2));
     if (cancelTimer) cancelTimer();
+    clearInterval(watch);
     process.removeListener('SIGINT', onSignal);
     process.removeListener('SIGTERM', onSignal);
     if (stop) stop.removeEventListener('abort', onSignal);
@@ -217,7 +226,7 @@ function totals(dev, counts, workers) {
 }
 
 // Worker i: RX queue i into the shared file until the stop flag is set.
-function runWorker({ handle, queue, flags, counts, shared, fd, fileName, filter, count, batchSize, nanoseconds, flushEachBatch, clockBase, spin }) {
+function runWorker({ handle, queue, flags, counts, shared, fd, fileName, filter, count, batchSize, nanoseconds, flushEachBatch, clockBase, idle }) {
   const { attachQueue } = require('../queue-pair');
   const { PacketBatch } = require('../memory/batch');
   const { CaptureClock } = require('../pcap-file');
@@ -260,12 +269,14 @@ function runWorker({ handle, queue, flags, counts, shared, fd, fileName, filter,
     parentPort.postMessage('attached');
     const rx = pair.rx;
     try {
-      let idle = 0;
-      for (let step = 0; Atomics.load(flags, STOP) === 0; step++) {
-        if (step % PUBLISH_EVERY === 0) publish();
-        if (captureBatch(rx) > 0) idle = 0;
-        else if (!spin && ++idle >= IDLE_SPINS) Atomics.wait(flags, STOP, 0, 1);
-      }
+      let step = 0;
+      runWorkerLoop({
+        flags, stopAt: STOP, pairs: [pair], idle, batchSize, onEvent: () => {},
+        step: () => {
+          if (++step % PUBLISH_EVERY === 0) publish();
+          return captureBatch(rx);
+        },
+      });
       // What the ring held when the stop came (at most a ring's worth: traffic that goes on
       // arriving does not hold the stop up): every frame the NIC had delivered is written.
       for (let left = handle.rxRingSize; left > 0;) {

@@ -2,7 +2,7 @@
 
 // Received frames as Node code expects them: each one its own Buffer, so nothing a caller
 // keeps can change under it, for tools that value convenience over speed (a copy and an
-// object per frame). Built on receive() (lib/device/receive.js), so the event loop, idle
+// object per frame). Built on receive() (lib/device/receive-iterator.js), so the event loop, idle
 // modes, `signal` and close() behave the same.
 //
 //   for await (const f of dev.frames(0)) console.log(f.length, f.timestamp, f.data);

@@ -45,4 +45,4 @@ function longestSleepMs(devices, rate) {
   return holdMs(devices, rate) * SLEEP_SHARE;
 }
 
-module.exports = { framesHeld, holdMs, longestSleepMs, DEFAULT_START_RATE };
+module.exports = { framesHeld, holdMs, longestSleepMs, DEFAULT_START_RATE, SLEEP_SHARE };

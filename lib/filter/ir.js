@@ -3,7 +3,7 @@
 // The intermediate form between the syntax tree and JavaScript: a boolean tree whose leaves
 // are comparisons of one packet field with a constant.
 //
-//   { k: 'true' } { k: 'false' } { k: 'and'|'or', a, b } { k: 'not', a }
+//   { k: 'true' } { k: 'false' } { k: 'and'|'or', items } { k: 'not', a }
 //   { k: 'cmp', load, mask, op: 'eq'|'gt'|'ge'|'set', value }
 //   { k: 'rel', op, left, right }  an arithmetic relation (codegen.js arith()), opaque here
 //
@@ -19,13 +19,20 @@
 const TRUE = { k: 'true' };
 const FALSE = { k: 'false' };
 
-function and(...nodes) {
-  return nodes.reduce((a, b) => (a === null ? b : { k: 'and', a, b }), null);
+// and/or of nodes, in order: evaluation goes from the first item and stops at the first
+// that decides. A nested and in an and (or in an or) is spliced in, which changes nothing
+// (short-circuit and/or are associative, loads included) and keeps trees shallow.
+function chain(k, nodes) {
+  const items = [];
+  for (const n of nodes) {
+    if (n.k === k) items.push(...n.items);
+    else items.push(n);
+  }
+  return items.length === 1 ? items[0] : { k, items };
 }
 
-function or(...nodes) {
-  return nodes.reduce((a, b) => (a === null ? b : { k: 'or', a, b }), null);
-}
+const and = (...nodes) => chain('and', nodes);
+const or = (...nodes) => chain('or', nodes);
 
 function not(a) {
   return { k: 'not', a };
@@ -41,13 +48,16 @@ function cmp(ld, op, value, mask = null) {
 
 const eq = (size, at, value) => cmp(load(size, at), 'eq', value);
 
-// The number of leaves: what the optimiser's copying is measured in.
+// The number of leaves: what the optimiser's copying is measured in (memoised).
+const sizes = new WeakMap();
 function size(node) {
-  switch (node.k) {
-    case 'and': case 'or': return size(node.a) + size(node.b);
-    case 'not': return size(node.a);
-    default: return 1;
+  if (node.k !== 'and' && node.k !== 'or' && node.k !== 'not') return 1;
+  let n = sizes.get(node);
+  if (n === undefined) {
+    n = node.k === 'not' ? size(node.a) : node.items.reduce((sum, item) => sum + size(item), 0);
+    sizes.set(node, n);
   }
+  return n;
 }
 
-module.exports = { TRUE, FALSE, and, or, not, load, cmp, eq, size };
+module.exports = { TRUE, FALSE, and, or, chain, not, load, cmp, eq, size };

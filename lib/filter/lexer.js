@@ -32,11 +32,12 @@ const NAMED_NUMBERS = {
 const PROTOCOLS = {
   ether: 'link', link: 'link', ip: 'ip', ip6: 'ip6', arp: 'arp', rarp: 'rarp',
   tcp: 'tcp', udp: 'udp', icmp: 'icmp', icmp6: 'icmp6', igmp: 'igmp', sctp: 'sctp',
+  igrp: 'igrp', pim: 'pim', vrrp: 'vrrp', carp: 'carp', ah: 'ah', esp: 'esp',
 };
 
 const KEYWORDS = new Set([
   'src', 'dst', 'host', 'net', 'mask', 'port', 'portrange', 'proto', 'and', 'or', 'not',
-  'less', 'greater', 'len', 'vlan', 'broadcast', 'multicast',
+  'less', 'greater', 'len', 'vlan', 'broadcast', 'multicast', 'llc', 'byte',
 ]);
 const SYNONYMS = { length: 'len', '&&': 'and', '||': 'or', '!': 'not', '==': '=' };
 
@@ -44,12 +45,12 @@ const SYNONYMS = { length: 'len', '&&': 'and', '||': 'or', '!': 'not', '==': '='
 const UNSUPPORTED = new Set([
   'gateway', 'protochain', 'mpls', 'pppoed', 'pppoes', 'geneve', 'inbound', 'outbound',
   'ifname', 'on', 'rnr', 'rulenum', 'reason', 'rset', 'ruleset', 'srnr', 'subrulenum',
-  'action', 'llc', 'decnet', 'atalk', 'aarp', 'iso', 'esis', 'isis', 'clnp', 'stp', 'ipx',
-  'netbeui', 'lat', 'sca', 'moprc', 'mopdl', 'ah', 'esp', 'pim', 'vrrp', 'carp', 'igrp',
+  'action', 'decnet', 'atalk', 'aarp', 'iso', 'esis', 'isis', 'clnp', 'stp', 'ipx',
+  'netbeui', 'lat', 'sca', 'moprc', 'mopdl',
   'radio', 'fddi', 'tr', 'wlan', 'ppp', 'slip', 'type', 'subtype', 'dir', 'addr1', 'addr2',
   'addr3', 'addr4', 'ra', 'ta', 'atm', 'lane', 'oamf4', 'oam', 'metac', 'bcc', 'sc', 'ilmic',
   'connectmsg', 'metaconnect', 'vpi', 'vci', 'fisu', 'lssu', 'msu', 'sio', 'opc', 'dpc',
-  'sls', 'hfisu', 'hlssu', 'hmsu', 'hsio', 'hopc', 'hdpc', 'hsls', 'byte', 'heartbeat',
+  'sls', 'hfisu', 'hlssu', 'hmsu', 'hsio', 'hopc', 'hdpc', 'hsls', 'heartbeat',
 ]);
 
 const OPERATORS = ['&&', '||', '<<', '>>', '<=', '>=', '==', '!=', '(', ')', '[', ']', ':',
@@ -106,14 +107,23 @@ function classify(text, word, column) {
   if (KEYWORDS.has(word) || word === 'length') return { kind: 'kw', value: SYNONYMS[word] || word, column };
   if (UNSUPPORTED.has(word)) fail(text, column, `'${word}' is not supported by ixy's filter compiler`);
   if (Object.hasOwn(NAMED_NUMBERS, word)) return { kind: 'num', value: NAMED_NUMBERS[word], column, text: word };
-  if (/^(0[xX][0-9a-fA-F]+|0[0-7]*|[1-9][0-9]*)$/.test(word)) {
+  // As libpcap's scanner: 12 hex digits, or three groups of 4, are an Ethernet address
+  // before they are a number or a dotted IPv4 address.
+  if (/^[0-9a-fA-F]{12}$/.test(word) || /^[0-9a-fA-F]{4}\.[0-9a-fA-F]{4}\.[0-9a-fA-F]{4}$/.test(word)) {
+    return { kind: 'eid', value: word, column };
+  }
+  if (/^(0[xX][0-9a-fA-F]+|[0-9]+)$/.test(word)) {
+    if (/^0[0-9]*[89]/.test(word)) fail(text, column, `number ${word} contains non-octal digit`);
     const value = Number(/^0[0-7]+$/.test(word) ? parseInt(word, 8) : word);
     if (value > 0xffffffff) fail(text, column, `number ${word} does not fit in 32 bits`);
     return { kind: 'num', value, column, text: word };
   }
-  if (/^[0-9]+(\.[0-9]+){1,3}$/.test(word)) return { kind: 'hid', value: word, column };
+  if (/^[0-9]+(\.[0-9]+){1,3}$/.test(word)) {
+    if (word.split('.').some((p) => Number(p) > 255)) fail(text, column, `invalid IPv4 address '${word}'`);
+    return { kind: 'hid', value: word, column };
+  }
   if (word.includes(':') && net.isIPv6(word)) return { kind: 'hid6', value: word, column };
-  if (/^[0-9a-fA-F]{1,2}([:.-][0-9a-fA-F]{1,2}){5}$/.test(word) || /^[0-9a-fA-F]{4}\.[0-9a-fA-F]{4}\.[0-9a-fA-F]{4}$/.test(word)) {
+  if (/^[0-9a-fA-F]{1,2}([:.-][0-9a-fA-F]{1,2}){5}$/.test(word)) {
     return { kind: 'eid', value: word, column };
   }
   if (word.includes(':')) fail(text, column, `'${word}' is neither an IPv6 nor an Ethernet address`);

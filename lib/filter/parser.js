@@ -20,15 +20,26 @@ const DEFAULT_Q = { proto: 'default', dir: 'default', addr: 'default' };
 const VALUE_KINDS = new Set(['num', 'hid', 'hid6', 'eid', 'id']);
 const RELOPS = new Set(['>', '>=', '=', '!=', '<', '<=']);
 const LEVELS = [['|'], ['&'], ['<<', '>>'], ['+', '-'], ['*', '/']];
-const LOADABLE = new Set(['link', 'ip', 'ip6', 'arp', 'rarp', 'tcp', 'udp', 'icmp', 'icmp6', 'igmp', 'sctp']);
+// Deeper nesting is refused with EFILTER: the later stages recurse this deep.
+const MAX_DEPTH = 500;
+const LOADABLE = new Set(['link', 'ip', 'ip6', 'arp', 'rarp', 'tcp', 'udp', 'icmp', 'icmp6', 'igmp', 'sctp', 'igrp', 'pim', 'vrrp', 'carp']);
+const BYTE_OPS = new Set(['=', '<', '>', '&', '|']);
 
 class Parser {
   constructor(text) {
     this.text = text;
     this.tokens = tokenize(text);
     this.at = 0;
-    this.furthest = null; // the error of the attempt that got furthest, when all fail
+    this.depth = 0; // nesting: parentheses, not, unary minus, brackets, and/or alternations
+    this.closing = matchParentheses(this.tokens);
   }
+
+  // Enters one level of nesting; every later stage recurses as deep as this, so it is bounded.
+  enter(token) {
+    if (++this.depth > MAX_DEPTH) this.error(token, `the expression nests more than ${MAX_DEPTH} levels deep (parentheses, not, and/or alternations)`);
+  }
+
+  leave() { this.depth--; }
 
   peek(ahead = 0) { return this.tokens[Math.min(this.at + ahead, this.tokens.length - 1)]; }
   next() { return this.tokens[this.at++]; }
@@ -44,24 +55,6 @@ class Parser {
     return this.next();
   }
 
-  // Runs each way of reading what comes next in turn; the first that parses wins. When none
-  // does, the error is the one that got furthest into the expression.
-  oneOf(...ways) {
-    const start = this.at;
-    let best = null;
-    for (const way of ways) {
-      try {
-        return way();
-      } catch (err) {
-        if (err.code !== 'EFILTER') throw err;
-        const reached = this.at;
-        this.at = start;
-        if (best === null || reached > best.reached) best = { err, reached };
-      }
-    }
-    throw best.err;
-  }
-
   parse() {
     if (this.is('end')) return { type: 'true' };
     const { node } = this.expression(null);
@@ -70,47 +63,69 @@ class Parser {
   }
 
   // expr: term (('and' | 'or') (term | id))*. Returns the node and the qualifiers a bare
-  // value after it would take (null: none).
+  // value after it would take (null: none). A run of the same operator is one node with
+  // a list of items (`a or b or c`); each switch between and and or nests one level.
   expression(qBefore) {
     let { node, q } = this.term(qBefore);
+    const depth = this.depth;
     while (this.is('kw', 'and') || this.is('kw', 'or')) {
       const op = this.next();
       const right = this.termOrId(q);
-      node = { type: op.value, left: node, right: right.node };
+      if (node.type === op.value && node.chain === this) {
+        node.items.push(right.node);
+      } else {
+        this.enter(op);
+        node = { type: op.value, items: [node, right.node], chain: this };
+      }
       q = right.q;
     }
+    this.depth = depth;
     return { node, q };
   }
 
+  // After and/or: a bare value (`host a or b`, `port 80 or not 22`, `host a or (b or c)`)
+  // when, past any `not` and `(`, a value comes that a boundary follows; else a term.
   termOrId(q) {
     if (q === null) return this.term(q);
-    return this.oneOf(() => this.idThenBoundary(q), () => this.term(q));
-  }
-
-  // An id stands alone only if what follows cannot continue it as a term (`port 80 and 1 = 1`).
-  idThenBoundary(q) {
-    const node = this.id(q);
-    if (!this.atBoundary()) {
-      this.error(this.peek(), `unexpected ${describe(this.peek())}`);
+    let i = 0;
+    while (this.is('kw', 'not', i) || this.is('op', '(', i)) {
+      if (this.opensArithmetic(this.at + i)) return this.term(q); // `(100) == x`
+      i++;
     }
-    return { node, q };
+    const t = this.peek(i);
+    const after = this.peek(i + 1);
+    const masked = (t.kind === 'hid' || t.kind === 'hid6') && ((after.kind === 'op' && after.value === '/') || (after.kind === 'kw' && after.value === 'mask'));
+    if (VALUE_KINDS.has(t.kind) && (this.atBoundary(i + 1) || masked)) return { node: this.id(q), q };
+    return this.term(q);
   }
 
   // id: value | 'not' id | '(' id (('and' | 'or') id)* ')', all under the qualifiers q.
   id(q) {
     const t = this.peek();
     if (this.is('kw', 'not')) {
-      this.next();
-      return { type: 'not', expr: this.id(q) };
+      this.enter(this.next());
+      const node = { type: 'not', expr: this.id(q) };
+      this.leave();
+      return node;
     }
-    if (this.is('op', '(')) {
-      this.next();
+    if (this.is('op', '(')) { // libpcap's grammar has no `((` here: `host a or ((b))` is refused
+      this.enter(this.next());
+      if (this.is('op', '(')) this.error(this.peek(), "expected a value or 'not', got '('");
       let node = this.id(q);
+      const depth = this.depth;
       while (this.is('kw', 'and') || this.is('kw', 'or')) {
-        const op = this.next().value;
-        node = { type: op, left: node, right: this.id(q) };
+        const op = this.next();
+        const right = this.id(q);
+        if (node.type === op.value && node.chain === this) {
+          node.items.push(right);
+        } else {
+          this.enter(op);
+          node = { type: op.value, items: [node, right], chain: this };
+        }
       }
+      this.depth = depth;
       this.expect('op', ')', "')'");
+      this.leave();
       return node;
     }
     if (!VALUE_KINDS.has(t.kind)) this.error(t, `expected a value, got ${describe(t)}`);
@@ -132,17 +147,19 @@ class Parser {
   term(qBefore) {
     const t = this.peek();
     if (this.is('kw', 'not')) {
-      this.next();
+      this.enter(this.next());
       const inner = this.term(qBefore);
+      this.leave();
       return { node: { type: 'not', expr: inner.node }, q: inner.q };
     }
     if (this.is('op', '(')) {
-      return this.oneOf(() => this.relation(), () => {
-        this.next();
-        const { node } = this.expression(qBefore);
-        this.expect('op', ')', "')'");
-        return { node, q: qBefore };
-      });
+      // `(` opens arithmetic when an operator follows its `)`: `(ip[0] & 0xf) > 5`.
+      if (this.opensArithmetic(this.at)) return this.relation();
+      this.enter(this.next());
+      const { node } = this.expression(qBefore);
+      this.expect('op', ')', "')'");
+      this.leave();
+      return { node, q: qBefore };
     }
     if (t.kind === 'proto') {
       if (this.is('op', '[', 1)) return this.relation();
@@ -162,6 +179,12 @@ class Parser {
       const n = this.expect('num', undefined, `a length after '${t.value}'`);
       return { node: { type: t.value, value: n.value }, q: null };
     }
+    if (this.is('kw', 'llc')) {
+      this.next();
+      if (this.is('id')) this.error(this.peek(), `'llc ${this.peek().value}' is not supported (only 'llc' alone)`);
+      return { node: { type: 'llc' }, q: null };
+    }
+    if (this.is('kw', 'byte')) return this.byteTest();
     if (this.is('kw', 'vlan')) {
       this.next();
       const id = this.is('num') ? this.next() : null;
@@ -176,6 +199,26 @@ class Parser {
     }
     if (t.kind === 'num' || this.is('kw', 'len') || this.is('op', '-')) return this.relation();
     return this.error(t, `expected a filter primitive, got ${describe(t)}`);
+  }
+
+  // Whether the token at index i is a '(' whose ')' an operator follows: `(ip[0] & 0xf) > 5`.
+  opensArithmetic(i) {
+    if (this.tokens[i].kind !== 'op' || this.tokens[i].value !== '(' || this.closing[i] < 0) return false;
+    const after = this.tokens[this.closing[i] + 1];
+    return after.kind === 'op' && after.value !== ')';
+  }
+
+  // byte N op V (op: = < > & |), a byte of the frame against a constant. libpcap compiles
+  // `&` and `|` without loading the byte (they test whatever was loaded before): refused.
+  byteTest() {
+    this.next();
+    const at = this.expect('num', undefined, "an offset after 'byte'");
+    const op = this.peek();
+    if (op.kind !== 'op' || !BYTE_OPS.has(op.value)) this.error(op, `expected = < > & or | after 'byte ${at.value}', got ${describe(op)}`);
+    if (op.value === '&' || op.value === '|') this.error(op, `'byte ${at.value} ${op.value}' is not supported (libpcap tests a value it never loads)`);
+    this.next();
+    const value = this.expect('num', undefined, 'a byte value');
+    return { node: { type: 'byte', at: at.value, op: op.value, value: value.value }, q: null };
   }
 
   // Whether the token `ahead` ends a primitive: and, or, ')' or the end.
@@ -215,23 +258,31 @@ class Parser {
 
   arith(level) {
     let left = level === LEVELS.length ? this.unary() : this.arith(level + 1);
+    const depth = this.depth;
     while (level < LEVELS.length && this.is('op') && LEVELS[level].includes(this.peek().value)) {
       const op = this.next();
+      this.enter(op); // a left-deep tree: each operator nests the ones before it
       const right = this.arith(level + 1);
       left = { type: 'bin', op: op.value, left, right, column: op.column };
     }
+    this.depth = depth;
     return left;
   }
 
   unary() {
     if (this.is('op', '-')) {
-      this.next();
-      return { type: 'neg', expr: this.unary() };
+      this.enter(this.next());
+      const node = { type: 'neg', expr: this.unary() };
+      this.leave();
+      return node;
     }
     const left = this.atom();
     if (this.is('op', '%') || this.is('op', '^')) {
       const op = this.next();
-      return { type: 'bin', op: op.value, left, right: this.arith(0), column: op.column };
+      this.enter(op);
+      const node = { type: 'bin', op: op.value, left, right: this.arith(0), column: op.column };
+      this.leave();
+      return node;
     }
     return left;
   }
@@ -244,15 +295,16 @@ class Parser {
       return { type: 'len' };
     }
     if (this.is('op', '(')) {
-      this.next();
+      this.enter(this.next());
       const inner = this.arith(0);
       this.expect('op', ')', "')'");
+      this.leave();
       return inner;
     }
     if (t.kind === 'proto' && this.is('op', '[', 1)) {
       if (!LOADABLE.has(t.value)) this.error(t, `'${t.value}[...]' is not supported`);
       this.next();
-      this.next();
+      this.enter(this.next());
       const index = this.arith(0);
       let size = 1;
       if (this.is('op', ':')) {
@@ -262,10 +314,23 @@ class Parser {
         size = s.value;
       }
       this.expect('op', ']', "']'");
+      this.leave();
       return { type: 'load', proto: t.value, index, size, column: t.column };
     }
     return this.error(t, `expected a number, len or a protocol[offset], got ${describe(t)}`);
   }
+}
+
+// For each '(' token, the index of its ')' (-1 when it has none).
+function matchParentheses(tokens) {
+  const closing = new Array(tokens.length).fill(-1);
+  const open = [];
+  tokens.forEach((t, i) => {
+    if (t.kind !== 'op') return;
+    if (t.value === '(') open.push(i);
+    else if (t.value === ')' && open.length > 0) closing[open.pop()] = i;
+  });
+  return closing;
 }
 
 function isHeadWord(t) {

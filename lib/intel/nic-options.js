@@ -11,6 +11,10 @@ const DEFAULTS = {
   txQueues: 1,
   rxRingSize: 512,
   rxFreeThreshold: null, // descriptors per RDT write; null: a quarter of the RX ring
+  // SRRCTL.DROP_EN: an RX queue without a free descriptor drops its frames at once, instead
+  // of holding them (and every queue's frames behind them) in the packet buffer. null: with
+  // several RX queues, as Linux's ixgbe sets it.
+  rxDropWhenFull: null,
   txRingSize: 512,
   mempoolEntries: null, // per RX queue; null: 4096, or twice the RX ring if that is more
   bufferSize: 2048,
@@ -79,6 +83,10 @@ function checkOptions(o, maxQueues, maxRingSize) {
     throw new IxyError('EINVAL', `bufferSize must be 1024, 2048, 4096, 8192 or 16384 bytes (the NIC's receive buffer sizes), got ${shown(size)}`);
   }
   checkInteger('linkTimeout (ms)', o.linkTimeout, 0, 2 ** 31 - 1);
+  if (o.rxDropWhenFull === null) o.rxDropWhenFull = o.rxQueues > 1;
+  if (typeof o.rxDropWhenFull !== 'boolean') {
+    throw new IxyError('EINVAL', `rxDropWhenFull must be true or false, got ${shown(o.rxDropWhenFull)}`);
+  }
   if (typeof o.workers !== 'boolean') {
     throw new IxyError('EINVAL', `workers must be true or false, got ${shown(o.workers)}`);
   }

@@ -11,9 +11,10 @@ const { IxyError } = require('../host/errors');
 const { native } = require('../host/native');
 const { Mempool } = require('../memory/mempool');
 const { RxQueue } = require('./rx-queue');
-const { TxQueue } = require('./tx-queue');
+const { TxQueue, hangEvent } = require('./tx-queue');
 const { stopQueues } = require('./ring-queue');
 const { nicOptions } = require('./nic-options');
+const { makePairCounts, addPairCounts } = require('./pair-counts');
 const { sleep, setBits, clearBits, setField, getReg, setReg } = require('../host/register-access');
 
 class IntelNic extends Device {
@@ -38,6 +39,11 @@ class IntelNic extends Device {
     this.pools = [];
     // With `workers`: which thread owns each queue pair (QueuePair), shared with them.
     this.queueOwners = this.options.workers ? new Int32Array(new SharedArrayBuffer(4 * maxQueues)) : null;
+    // and what each pair moved (lib/intel/pair-counts.js); this thread reads the drop
+    // counters of only the RX queues no worker owns (each worker takes its queue's own).
+    this.pairCounts = this.options.workers ? makePairCounts(maxQueues) : null;
+    const workerDrops = this.options.workers ? Array.from({ length: this.options.rxQueues }, (_, q) => layout.QUEUE_DROPS(q)) : [];
+    this.missedCounters = layout.MISSED_COUNTERS.filter((offset) => !workerDrops.includes(offset));
     this.linkUp = null; // as check() last saw it; null: not checked yet
     this.missed = 0; // frames dropped for want of room (readMissed)
     this.hardwareErrors = 0; // broken frames the NIC dropped itself (readErrors)
@@ -86,7 +92,7 @@ class IntelNic extends Device {
     if (o.workers) return null; // a worker's (QueuePair)
     const pool = new Mempool({ entries: o.mempoolEntries, bufferSize: o.bufferSize, debug: o.debug });
     this.pools.push(pool);
-    const queue = new RxQueue(this.regs, this.layout, q, o.rxRingSize, pool, o.rxFreeThreshold, o.rxQueues > 1);
+    const queue = new RxQueue(this.regs, this.layout, q, o.rxRingSize, pool, o.rxFreeThreshold, o.rxDropWhenFull);
     this.rxQueues.push(queue);
     queue.configure();
     return queue;
@@ -137,9 +143,9 @@ class IntelNic extends Device {
     }
     const o = this.options;
     return {
-      ...this.handle.workerData(), driver: this.driver, owners: this.queueOwners,
+      ...this.handle.workerData(), driver: this.driver, owners: this.queueOwners, counts: this.pairCounts,
       rxQueues: o.rxQueues, txQueues: o.txQueues, rxRingSize: o.rxRingSize, txRingSize: o.txRingSize,
-      rxFreeThreshold: o.rxFreeThreshold, mempoolEntries: o.mempoolEntries, bufferSize: o.bufferSize,
+      rxFreeThreshold: o.rxFreeThreshold, rxDropWhenFull: o.rxDropWhenFull, mempoolEntries: o.mempoolEntries, bufferSize: o.bufferSize,
     };
   }
 
@@ -209,10 +215,17 @@ class IntelNic extends Device {
   }
 
   // Frames dropped for want of room (descriptors, packet buffer): the running total of
-  // the layout's MISSED_COUNTERS.
+  // the layout's MISSED_COUNTERS, less the queue drop counters of the workers' queues.
   readMissed() {
-    for (const offset of this.layout.MISSED_COUNTERS) this.missed += this.readClear(offset);
+    for (const offset of this.missedCounters) this.missed += this.readClear(offset);
     return this.missed;
+  }
+
+  // Device.stats(), with workers: what the queue pairs counted added in (pair-counts.js).
+  stats() {
+    const s = super.stats();
+    if (this.pairCounts === null) return s;
+    return addPairCounts(s, this.pairCounts, this.options.rxQueues, this.options.txQueues);
   }
 
   // Broken frames (bad FCS, wrong size) the NIC dropped before they reached a ring: the
@@ -242,8 +255,7 @@ class IntelNic extends Device {
     if (speed === 0) return events;
     for (const q of this.txQueues) {
       if (!q.hung()) continue;
-      const dropped = q.reset();
-      events.push({ type: 'txhang', queue: q.index, dropped, text: `TX queue ${q.index} hung (frames pending, none sent for 2 s with the link up): reset it, ${dropped} frames dropped` });
+      events.push(hangEvent(q.index, q.reset()));
     }
     return events;
   }

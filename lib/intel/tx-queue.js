@@ -21,6 +21,7 @@ const { HeldFrames } = require('./held-frames');
 const arena = require('../memory/arena');
 
 const TWO_32 = 2 ** 32;
+const HANG_LOOKS = 2; // hung(): looks in a row without a completion before a queue counts as hung
 const CLEAN_BATCH = 32; // buffers are reclaimed 32 at a time: one status read per 32 sends
 const ID_MASK = (1 << ID_BITS) - 1;
 const MAX_POOLS = 1 << (31 - ID_BITS); // tagged ids stay below 2^31: small integers in V8
@@ -47,7 +48,11 @@ class TxQueue extends RingQueue {
     this.minLength = layout.TX_MIN_LENGTH;
     this.headIndex = layout.TDH(index) >> 2;
     this.lastHead = -1; // TDH at the last hung() call
-    this.stalls = 0; // hung() calls in a row that saw frames pending and TDH unmoved
+    // [0]: frames the NIC had completed at the last hung() call (completed()). A typed array
+    // as the totals are: a number field that took a double would change this queue's map
+    // under the send() V8 compiled for it (a deoptimisation as traffic starts).
+    this.lastDone = new Float64Array([-1]);
+    this.stalls = 0; // hung() calls in a row that saw frames pending and none completed
     this.held = null; // a HeldFrames in held mode (holdBuffers()), else null
   }
 
@@ -241,17 +246,44 @@ class TxQueue extends RingQueue {
   }
 
   // For a watchdog that calls it every second or so (while the link is up): true once the
-  // NIC has had frames to fetch (TDH short of our tail) and fetched none of them over two
-  // whole intervals, as Linux's ixgbe watchdog judges a transmit hang.
+  // NIC has had frames to send and completed none of them over HANG_LOOKS whole intervals
+  // in a row, as Linux's ixgbe judges a transmit hang (completions since the last look, and
+  // frames pending). A head position alone proves nothing: with the ring kept full TDH
+  // cycles through few values and matches an earlier sample while frames keep leaving.
+  // So progress is any completion, or TDH having moved; and a NIC that has fetched every
+  // descriptor (TDH at our tail) is not hung, whatever it has yet to write back.
   hung() {
+    const pending = this.pending();
+    const done = this.completed(pending);
     const head = this.regs[this.headIndex];
-    if (head === this.tail || head !== this.lastHead) {
-      this.lastHead = head;
+    const progress = pending === 0 || head === this.tail || done !== this.lastDone[0] || head !== this.lastHead;
+    this.lastDone[0] = done;
+    this.lastHead = head;
+    if (progress) {
       this.stalls = 0;
       return false;
     }
     this.stalls++;
-    return this.stalls >= 2;
+    return this.stalls >= HANG_LOOKS;
+  }
+
+  // Frames on the ring the NIC has not completed (no DD). It completes in order, so they
+  // are the newest ones: counted back from the tail to the first descriptor with DD.
+  pending() {
+    const ring = this.ring;
+    let n = 0;
+    for (let i = this.tail; i !== this.clean; n++) {
+      i = (i - 1) & this.mask;
+      if ((ring[(i << 2) + 3] & TXD_STAT_DD) !== 0) break;
+    }
+    return n;
+  }
+
+  // Frames the NIC has completed since this queue began: every frame send() took, less
+  // those still pending; frames a stop or reset discarded count in `dropped`, not in the
+  // totals, and are added back. Never decreases.
+  completed(pending = this.pending()) {
+    return this.totals[PACKETS] + this.dropped - pending;
   }
 
   // Recovers from a hang: disables the queue, takes back the buffers of every frame still
@@ -264,6 +296,7 @@ class TxQueue extends RingQueue {
     this.tail = 0;
     this.clean = 0;
     this.lastHead = -1;
+    this.lastDone[0] = -1;
     this.stalls = 0;
     this.start();
     return dropped;
@@ -329,4 +362,9 @@ class TxQueue extends RingQueue {
   }
 }
 
-module.exports = { TxQueue };
+// The event of a hung TX queue reset (hung(), reset()), as Device.check() tells it.
+function hangEvent(queue, dropped) {
+  return { type: 'txhang', queue, dropped, text: `TX queue ${queue} hung (frames pending, none sent for 2 s with the link up): reset it, ${dropped} frames dropped` };
+}
+
+module.exports = { TxQueue, hangEvent };

@@ -9,6 +9,7 @@
 // generic), then per queue a socket (socket.js) with its fill ring filled, then its
 // XSKMAP entry, from which moment the queue's frames come to ixy. Close: the reverse.
 const { Device } = require('../device/device');
+const { makePairCounts, addPairCounts } = require('../intel/pair-counts');
 const { IxyError, shown, checkInteger } = require('../host/errors');
 const { checkOptionNames, checkOptionsObject } = require('../host/option-names');
 const { native } = require('../host/native');
@@ -36,6 +37,10 @@ const DEFAULTS = {
   linkTimeout: undefined,
   workers: false, // the queues are bound by worker threads (queue-pair.js), not here
   bufferSize: 2048,
+  // The Intel drivers' choice between dropping at once and holding frames in the NIC's
+  // packet buffer (forward --workers asks to hold): here the kernel's driver keeps the NIC,
+  // and a frame that finds the RX ring full is dropped by the kernel (stats().rxMissed).
+  rxDropWhenFull: undefined,
 };
 
 // What the backend cannot do, and what to use instead: one line, code EUNSUPPORTED.
@@ -45,9 +50,15 @@ const UNSUPPORTED = {
   rxFreeThreshold: 'the fill ring is refilled on every receive, there is no tail to batch',
 };
 
+// The device handle Device takes (lib/host/device-handle.js), for a kernel interface: a
+// name and no interrupt line (the kernel keeps the NIC's interrupts).
+function xdpHandle(name) {
+  return { address: name, canInterrupt: () => false };
+}
+
 class XdpDevice extends Device {
   constructor(name, options = {}) {
-    super(name, 'af_xdp');
+    super(xdpHandle(name), 'af_xdp');
     checkOptionsObject('open()', options);
     for (const key of Object.keys(UNSUPPORTED)) {
       if (options[key] !== undefined && options[key] !== null) throw new IxyError('EUNSUPPORTED', `${name}: ${key}: ${UNSUPPORTED[key]}`);
@@ -61,6 +72,7 @@ class XdpDevice extends Device {
     const o = { ...DEFAULTS };
     for (const [key, value] of Object.entries(options)) if (value !== undefined) o[key] = value; // undefined: the default
     this.options = o;
+    this.pairCounts = o.workers ? makePairCounts(Math.max(o.rxQueues, o.txQueues)) : null; // what the workers moved
     if (!['auto', 'copy', 'zerocopy'].includes(o.mode)) throw new IxyError('EINVAL', `mode must be 'auto', 'copy' or 'zerocopy', got ${shown(o.mode)}`);
     if (!['auto', 'native', 'generic'].includes(o.xdpMode)) throw new IxyError('EINVAL', `xdpMode must be 'auto', 'native' or 'generic', got ${shown(o.xdpMode)}`);
     for (const key of ['rxRingSize', 'txRingSize']) {
@@ -133,6 +145,12 @@ class XdpDevice extends Device {
     }
   }
 
+  // With workers, the queue pairs' counts (lib/intel/pair-counts.js) are the device's.
+  stats() {
+    const s = super.stats();
+    return this.pairCounts === null ? s : addPairCounts(s, this.pairCounts, this.options.rxQueues, this.options.txQueues);
+  }
+
   // What a worker thread needs to bind queue i (ixy.attachQueue(handle, i), queue-pair.js).
   workerHandle() {
     this.checkOpen('workerHandle()');
@@ -140,7 +158,7 @@ class XdpDevice extends Device {
     const o = this.options;
     return {
       backend: 'af_xdp', address: this.address, iface: this.iface, ifindex: this.info.ifindex, map: this.program.map,
-      queueIds: this.queueIds, owners: this.owners, rxQueues: o.rxQueues, txQueues: o.txQueues,
+      queueIds: this.queueIds, owners: this.owners, counts: this.pairCounts, rxQueues: o.rxQueues, txQueues: o.txQueues,
       rxRingSize: o.rxRingSize, txRingSize: o.txRingSize, mempoolEntries: o.mempoolEntries, mode: o.mode,
     };
   }

@@ -12,6 +12,7 @@ const { openSocket, closeSocket } = require('./socket');
 const { XdpRxQueue } = require('./rx-queue');
 const { XdpTxQueue } = require('./tx-queue');
 const { xdpError } = require('./errors');
+const { slotView, RX_PACKETS, TX_PACKETS } = require('../intel/pair-counts');
 
 const TX_MIN_LENGTH = 14;
 
@@ -42,6 +43,12 @@ class XdpQueuePair {
       if (index < h.rxQueues) this.rx = rx;
       this.rxRing = rx;
       this.tx = index < h.txQueues ? new XdpTxQueue(this.sock) : null;
+      // The queues count into the device's shared slots (lib/intel/pair-counts.js), which
+      // the main thread's stats() adds up: still one add per batch.
+      if (h.counts) {
+        if (this.rx !== null) this.rx.totals = slotView(h.counts, index, RX_PACKETS, 2);
+        if (this.tx !== null) this.tx.totals = slotView(h.counts, index, TX_PACKETS, 2);
+      }
       try {
         native().xdpMapSet(this.map, this.queueId, this.sock.fd);
       } catch (err) {
@@ -77,6 +84,12 @@ class XdpQueuePair {
       rxPackets: this.rx ? this.rx.packets : 0, rxBytes: this.rx ? this.rx.bytes : 0,
       txPackets: this.tx ? this.tx.packets : 0, txBytes: this.tx ? this.tx.bytes : 0,
     };
+  }
+
+  // The worker loop's look once a second (QueuePair.check()): the kernel keeps the NIC, so
+  // there is no hung TX queue for ixy to reset and no drop register to take.
+  check() {
+    return [];
   }
 
   // TX drains briefly; the queue leaves the XSKMAP (its frames go to the kernel's stack).

@@ -145,6 +145,7 @@ R.LINK = {
 // With SRRCTL.DROP_EN (several RX queues) a queue without a free descriptor drops at once
 // and counts in its RQDPC; MPC counts what overflowed the receive FIFO.
 R.MISSED_COUNTERS = [R.MPC, ...Array.from({ length: 16 }, (_, q) => R.RQDPC(q))];
+R.QUEUE_DROPS = R.RQDPC; // queue q's own drop counter
 R.ERROR_COUNTERS = [R.CRCERRS];
 R.CLEAR_ON_READ = [R.GPRC, R.GPTC, R.GORCL, R.GORCH, R.GOTCL, R.GOTCH, ...R.MISSED_COUNTERS, ...R.ERROR_COUNTERS];
 // What lib/intel/rss.js writes to MRQC: RSS only, hashing IPv4 addresses and TCP/UDP ports.

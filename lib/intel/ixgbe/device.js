@@ -93,6 +93,13 @@ class IxgbeDevice extends IntelNic {
     }
     // 7.1.2.8: with several RX queues, RSS spreads the flows over them (lib/intel/rss.js).
     if (this.options.rxQueues > 1) setupRss(regs, R, this.options.rxQueues, this.options.rssKey);
+    // 8.2.3.23: RQSMR maps RX queue q to statistics counter q, so that QPRDC(q) counts the
+    // drops of queue q alone (a worker's QueuePair reads its own).
+    for (let q = 0; q < this.options.rxQueues; q += 4) {
+      let map = 0;
+      for (let k = 0; k < 4 && q + k < this.options.rxQueues; k++) map |= (q + k) << (8 * k);
+      setReg(regs, R.RQSMR(q / 4), map);
+    }
     // 4.6.7: set CTRL_EXT.NS_DIS (no-snoop disable) as the sequence requires.
     setBits(regs, R.CTRL_EXT, R.CTRL_EXT_NS_DIS);
     setBits(regs, R.RXCTRL, R.RXCTRL_RXEN);

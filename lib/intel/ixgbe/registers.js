@@ -158,6 +158,9 @@ const R = {
   GOTCH: 0x04094,
   MPC: (i) => 0x03fa0 + 4 * i, // missed packets: packet buffer i (0..7) overflowed
   QPRDC: (q) => 0x01430 + 0x40 * q, // frames queue q (0..15) dropped for want of a descriptor
+  // Which of the 16 per-queue counters (QPRC, QPRDC) counts RX queue 4n + k: bits 8k+3:8k
+  // of RQSMR(n), n < 32 (8.2.3.23; all 0 after reset: every queue into counter 0).
+  RQSMR: (n) => 0x02300 + 4 * n,
 
   // Receive descriptor write-back errors (7.1.6.2, extended error field, bits 31:20).
   RXD_ERR_RXE: 1 << 29, // a MAC error: bad FCS, undersize, oversize, length or symbol error
@@ -182,6 +185,8 @@ R.LINK = {
 // With SRRCTL.DROP_EN (several RX queues) a queue without a free descriptor drops at once
 // and counts in its QPRDC; MPC counts what overflowed a packet buffer (8.2.3.8.7).
 R.MISSED_COUNTERS = [...range(8, R.MPC), ...range(16, R.QPRDC)];
+// Queue q's own drop counter (once RQSMR maps queue q to counter q: queue-stats.js).
+R.QUEUE_DROPS = R.QPRDC;
 // A frame with a bad FCS, a wrong length field, too short or too long counts in one of these.
 R.ERROR_COUNTERS = [R.CRCERRS, R.RLEC, R.RUC, R.RFC, R.ROC, R.RJC];
 R.CLEAR_ON_READ = [R.GPRC, R.GPTC, R.GORCL, R.GORCH, R.GOTCL, R.GOTCH, ...R.MISSED_COUNTERS, ...R.ERROR_COUNTERS];
