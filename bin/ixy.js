@@ -13,6 +13,7 @@ const { Command, Option, InvalidArgumentError } = require('commander');
 const { version } = require('../package.json');
 const { tuneJit } = require('../lib/host/jit');
 const { printable } = require('../lib/host/printable');
+const { streamFailure, watchStream } = require('../lib/loop/report');
 
 // Before any hot loop runs: let V8 compile a whole forwarding step into one function.
 tuneJit();
@@ -78,11 +79,19 @@ function sendIdleOption() {
     .choices(['backoff', 'spin']).default('backoff');
 }
 
-// Runs an async command body; IxyErrors become "ixy: message" and exit code 1.
+// A reader of stdout that goes away (`| head`) or a full disk: an error of the command,
+// not an unhandled 'error' event (lib/loop/report.js).
+watchStream(process.stdout);
+
+// Runs an async command body; IxyErrors become "ixy: message" and exit code 1, as does a
+// stdout that failed once the command was done.
 function action(body) {
   return async (...args) => {
     try {
       await body(...args);
+      await new Promise((resolve) => { setImmediate(resolve); }); // a failed write reports on a later tick
+      const failure = streamFailure(process.stdout);
+      if (failure) throw failure;
     } catch (err) {
       const message = err && err.code && err.message ? err.message : String(err && err.stack ? err.stack : err);
       process.stderr.write(`ixy: ${printable(message.split('\n')[0])}\n`);
@@ -184,7 +193,7 @@ program
   .description('latency from one port to another with the NIC\'s IEEE 1588 timestamps: PTP probes among load traffic (82599 only)')
   .argument('<tx-pci>', 'PCI address of the port that sends')
   .argument('<rx-pci>', 'PCI address of the port that receives')
-  .option('-r, --rate <pps>', 'load traffic in frames per second, spaced by the NIC (0: probes only)', integer('--rate', 0, 14880952), 0)
+  .option('-r, --rate <rate>', 'load traffic, spaced by the NIC, as generate takes it: frames per second (50000, 50k, 1Mpps) or bits per second (500Mbit); 0: probes only', '0')
   .option('-s, --size <bytes>', 'load frame size without FCS (60..1514)', integer('--size', 60, 1514), 60)
   .addOption(secondsOption('how long to measure (0: until Ctrl-C)', 10))
   .addOption(jsonOption('print only the summary as one JSON object (count, p50, p99, p99.9, p99.99, max in microseconds)'))

@@ -52,6 +52,7 @@ function checkOptions(options) {
   if (options.idle !== undefined) idleMode(options.idle); // receive()'s default (lib/device/idle.js)
   namedRate([{ options }]); // EINVAL for a bad idleRate
   if (options.force !== undefined && typeof options.force !== 'boolean') throw new IxyError('EINVAL', `force must be true or false, got ${shown(options.force)}`);
+  if (options.debug !== undefined && typeof options.debug !== 'boolean') throw new IxyError('EINVAL', `debug must be true or false, got ${shown(options.debug)}`);
 }
 
 // Unbinding drivers, writing config space and reading physical addresses all need root:

@@ -20,10 +20,12 @@ const { TxQueue, hangEvent } = require('./intel/tx-queue');
 const { slotView, FIELDS, SLOT, RX_PACKETS, TX_PACKETS, TX_DROPPED, RX_ERRORS, RX_DROPPED } = require('./intel/pair-counts');
 const { stopQueues } = require('./intel/ring-queue');
 const { XdpQueuePair } = require('./xdp/queue-pair');
+const { checkRingSize } = require('./intel/nic-options');
 const { TeardownStop } = require('./host/teardown-stop');
 const rings = require('./intel/rings');
 
 const LAYOUTS = { ixgbe: () => require('./intel/ixgbe/registers'), igb: () => require('./intel/igb/registers') };
+const MAX_RING_SIZES = { ixgbe: 8192, igb: 4096 }; // as their drivers' open() takes them
 
 class QueuePair {
   constructor(handle, index) {
@@ -183,7 +185,7 @@ class QueuePair {
     if (this.teardownStop) this.teardownStop.cancel();
     if (this.tx) this.tx.close();
     if (this.rx) this.rx.close();
-    if (this.pool) this.pool.close();
+    if (this.pool) this.pool.unmap(); // its queues are stopped (Mempool.close() would ask)
     if (this.bar) native().free(this.bar);
     this.regs = null;
     this.bar = null;
@@ -206,6 +208,8 @@ function checkHandle(h) {
   if (holder === null || holder.pid !== process.pid) {
     throw new IxyError('ENODEV', `${h.address} is not open in this process: open it with { workers: true } in the main thread first`);
   }
+  // The same ring rules as open()'s: a handle made by hand may ask for anything.
+  for (const key of ['rxRingSize', 'txRingSize']) checkRingSize(`the handle's ${key}`, h[key], MAX_RING_SIZES[h.driver]);
   return h;
 }
 

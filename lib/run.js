@@ -77,6 +77,14 @@ async function run(work, options = {}) {
   try {
     if (warm === true && n > 0) standIns = warmUp((rx, tx, i) => { if (i < n) work(rx, tx, i); });
     return await runLoop({ devices, step, seconds, report: report || json, out, idle: mode || undefined, json, signal });
+  } catch (err) {
+    // A device closed under the loop (by `work`, a timer, a handler): its queues' memory is
+    // gone, and what failed on it says nothing (a TypeError). Say what happened.
+    const closed = devices.find((d) => d.closed);
+    if (closed && !(err instanceof IxyError)) {
+      throw new IxyError('ECLOSED', `${closed.address} was closed while run() was running it: close devices after run() has resolved (end the loop by returning true from work, or by run()'s signal)`);
+    }
+    throw err;
   } finally {
     if (standIns !== null) standIns.close();
   }

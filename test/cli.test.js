@@ -8,7 +8,7 @@ const os = require('os');
 const path = require('path');
 const { execFileSync, spawnSync } = require('child_process');
 const { Model } = require('../lib/model');
-const { IXY, assertForwardAccounts, runIxy, freeHugepages, hugetlbfsFiles } = require('./support/helpers');
+const { IXY, assertForwardAccounts, runIxy, hugepageBytes, hugetlbfsFiles } = require('./support/helpers');
 const { sleep } = require('../lib/host/register-access');
 
 // A failed run must say what is wrong in one stderr line, with no stack trace and a
@@ -44,7 +44,7 @@ describe('ixy command', function () {
   let hugepagesBefore;
 
   before(async function () {
-    hugepagesBefore = freeHugepages();
+    hugepagesBefore = hugepageBytes(); // this process's, not the machine's
     model = await Model.start({ ports: 2 });
     env = { IXY_PCI_ROOT: model.dir };
   });
@@ -82,6 +82,32 @@ describe('ixy command', function () {
     await failsWith(['forward', model.addresses[0], model.addresses[1], '--batch', '9999'], /--batch must be 1\.\.512/, env);
     await failsWith(['generate', model.addresses[0], '--size', '59'], /frame size must be 60\.\.1514/, env);
     await failsWith(['generate', model.addresses[0], '--size', 'big'], /frame size must be a whole number/, env);
+  });
+
+  // Issue 46, 12: both ran (a pacing only checked with a rate; any rate accepted).
+  it('generate refuses an unknown --pacing and a --rate above the link, before the device', async function () {
+    await failsWith(['generate', model.addresses[0], '--pacing', 'foo', '--count', '1'], /^ixy: pacing must be one of auto, nic, software, burst, got 'foo'/, env);
+    await failsWith(['generate', model.addresses[0], '--rate', '100Gbit', '--count', '1'], /^ixy: rate '100Gbit' \(a string\) is 195312500 frames\/s of 60 bytes, above what a 10 Gb\/s link carries \(14880952\)/, env);
+    await failsWith(['generate', model.addresses[0], '--rate', '14880953', '--count', '1'], /above what a 10 Gb\/s link carries/, env);
+    const s = await model.stats(0);
+    assert.strictEqual(s.dmaOwnerPid, 0, 'no device opened');
+  });
+
+  // setTimeout takes at most 2^31 - 1 ms: a longer --seconds warned and ended the run at once.
+  it('--seconds past 24.8 days with --workers is a long run, not an instant one', async function () {
+    for (const args of [['forward', ...model.addresses], ['pcap', model.addresses[0], '/dev/null']]) {
+      let alive = false;
+      const run = await runIxy([...args, '--workers', '1', '--seconds', '3000000'], {
+        env,
+        onStart: (child) => setTimeout(() => {
+          alive = child.exitCode === null;
+          child.kill('SIGINT');
+        }, 2000),
+      });
+      assert.ok(alive, `${args[0]} ended by itself: ${run.stderr}`);
+      assert.strictEqual(run.code, 0, run.stderr);
+      assert.doesNotMatch(run.stderr, /TimeoutOverflowWarning/);
+    }
   });
 
   it('help shows each default once and says where 0 means no limit', function () {
@@ -288,6 +314,6 @@ describe('ixy command', function () {
     await model.stop();
     model = null;
     assert.deepStrictEqual(hugetlbfsFiles(), []);
-    assert.strictEqual(freeHugepages(), hugepagesBefore);
+    assert.strictEqual(hugepageBytes(), hugepagesBefore);
   });
 });

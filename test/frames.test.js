@@ -70,6 +70,27 @@ describe('frames as Node expects them', function () {
     }
   });
 
+  // Issue 46, 11: as Node's own streams do (stream.addAbortSignal); it ended quietly.
+  it('createReadStream(q, { signal }): aborting destroys the stream with an AbortError', async function () {
+    const dev = await openPort();
+    try {
+      const controller = new AbortController();
+      const stream = dev.createReadStream(0, { signal: controller.signal });
+      const ended = new Promise((resolve) => {
+        stream.once('error', (err) => resolve(err));
+        stream.once('close', () => resolve(null));
+      });
+      stream.resume();
+      setTimeout(() => controller.abort(), 200);
+      const err = await ended;
+      assert.ok(err !== null, 'closed without an error');
+      assert.strictEqual(err.name, 'AbortError');
+      assert.strictEqual(stream.destroyed, true);
+    } finally {
+      dev.close();
+    }
+  });
+
   it('Readable.from(receive()) with debug: a batch read after its turn throws ESTALEBATCH instead of showing later frames', async function () {
     this.timeout(30000);
     const N = 2000;

@@ -3,11 +3,12 @@
 // The library's generate(): the generator's per-packet work (what it writes into each
 // frame), and what it leaves behind when it fails.
 const assert = require('assert');
+const { execFileSync } = require('child_process');
+const fs = require('fs');
 const { PacketBatch } = require('../lib/memory/batch');
 const { Generator } = require('../lib/traffic/generator');
 const { SEQ_OFFSET } = require('../lib/packet');
-const { DmaMemory } = require('../lib/memory/mempool');
-const { freeHugepages, hugepageMappings, modelForSuite } = require('./support/helpers');
+const { hugepageMappings, modelForSuite } = require('./support/helpers');
 
 describe('Generator.fill (default frames: only the sequence number changes)', function () {
   let gen;
@@ -48,18 +49,20 @@ describe('generate() on the device model', function () {
   const model = modelForSuite(1);
 
   it('a pool that cannot be made (2 GiB of buffers) closes the device and returns its hugepages', async function () {
-    // The largest pool (2^20 buffers of 2 KiB: 1,024 hugepages) must not fit: on a machine
-    // with more free hugepages, hold all but 512 of them for the test's length.
-    const hog = [];
-    for (let spare = freeHugepages() - 512; spare > 0; spare -= 512) {
-      hog.push(new DmaMemory(Math.min(spare, 512) * 2 * 1024 * 1024));
-    }
+    // The largest pool (2^20 buffers of 2 KiB: 1,024 hugepages) must not fit. Rather than
+    // hold the machine's free hugepages (everyone's), this process's address space is capped
+    // for the test's length (RLIMIT_AS) below what the pool needs: its mmap fails with
+    // ENOMEM, as it does when too few hugepages are free.
+    const vmBytes = Number(/VmSize:\s+(\d+) kB/.exec(fs.readFileSync('/proc/self/status', 'utf8'))[1]) * 1024;
+    const limit = (which) => execFileSync('prlimit', ['--pid', String(process.pid), '--as', '--noheadings', '--output', which], { encoding: 'utf8' }).trim();
+    const [soft, hard] = [limit('SOFT'), limit('HARD')];
+    execFileSync('prlimit', ['--pid', String(process.pid), `--as=${vmBytes + 1024 ** 3}:${hard === 'unlimited' ? 'unlimited' : hard}`]);
     try {
       const before = hugepageMappings();
       await assert.rejects(generate(model().addresses[0], { poolEntries: 1 << 20, count: 1, out: { write() {} } }), { name: 'IxyError', code: 'ENOHUGEPAGES' });
       assert.strictEqual(hugepageMappings(), before, 'DMA memory still mapped');
     } finally {
-      for (const memory of hog) memory.free();
+      execFileSync('prlimit', ['--pid', String(process.pid), `--as=${soft}:${hard}`]);
     }
     // The model's truth: bus mastering off and no queue left enabled.
     await model().waitFor(0, (s) => !s.busMaster && !s.rxQueueActive && s.txQueuesActive === 0, 2000);

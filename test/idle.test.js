@@ -7,6 +7,7 @@
 // coarse (a functional check that the loop does not spin, far above what backoff costs,
 // far below a spinning core); the figures are measured by bench/idle.js.
 const assert = require('assert');
+const fs = require('fs');
 const ixy = require('../lib/index');
 const { cpuShare, modelForSuite } = require('./support/helpers');
 const { runLoop } = require('../lib/loop');
@@ -108,6 +109,28 @@ for (const mode of ['backoff', 'interrupt']) {
       }
     });
 
+    // Issue 46, 11: the abort only marked the loop finished, which it saw when its sleep ended:
+    // up to the interrupt wait's safety timeout (hundreds of ms) in 'interrupt'.
+    it('aborting an idle receive() ends it at once, asleep or not', async function () {
+      const dev = await ixy.open(model().addresses[0], { idle: mode });
+      try {
+        // Less the time this thread waited for a CPU meanwhile (a busy machine's, not the loop's).
+        const cpuWaitMs = () => Number(fs.readFileSync('/proc/self/schedstat', 'utf8').split(' ')[1]) / 1e6;
+        const took = [];
+        for (let round = 0; round < 3; round++) {
+          const stop = new AbortController();
+          let abortedAt = 0;
+          let waited = 0;
+          setTimeout(() => { abortedAt = performance.now(); waited = cpuWaitMs(); stop.abort(); }, 700); // long asleep by then
+          for await (const batch of dev.receive(0, { signal: stop.signal })) assert.strictEqual(batch.count, 0);
+          took.push(performance.now() - abortedAt - (cpuWaitMs() - waited));
+        }
+        assert.ok(Math.max(...took) < 100, `the loop ended ${took.map((ms) => ms.toFixed(1)).join(', ')} ms after the abort`);
+      } finally {
+        dev.close();
+      }
+    });
+
     it('frames that start after a second of idleness all arrive, in order', async function () {
       // open()'s idle is the default of its receive() loops.
       const dev = await ixy.open(model().addresses[0], { idle: mode, rxRingSize: 512 });
@@ -117,8 +140,19 @@ for (const mode of ['backoff', 'interrupt']) {
         setTimeout(() => model().source(0, { rate: 20000, count: FRAMES }), 1000);
         let frames = 0;
         let outOfOrder = 0;
-        // Ends the loop should frames be missing: the asserts below then say which.
-        for await (const batch of dev.receive(0, { signal: AbortSignal.timeout(10000) })) {
+        // Ends the loop should frames be missing (the asserts below then say which): a
+        // second after the model has offered them all, however long a busy machine made
+        // that take.
+        const stop = new AbortController();
+        const watching = (async () => {
+          const end = Date.now() + 25000;
+          while (!stop.signal.aborted && Date.now() < end) {
+            if ((await model().stats(0)).rxOffered === FRAMES) break;
+            await new Promise((resolve) => setTimeout(resolve, 100));
+          }
+          setTimeout(() => stop.abort(), 1000);
+        })();
+        for await (const batch of dev.receive(0, { signal: stop.signal })) {
           for (let i = 0; i < batch.count; i++) {
             const d = batch.data(i);
             const seq = ixy.packet.readSeq(d);
@@ -127,6 +161,8 @@ for (const mode of ['backoff', 'interrupt']) {
           }
           if (frames >= FRAMES) break;
         }
+        stop.abort();
+        await watching;
         const [port] = await model().stats();
         assert.strictEqual(port.rxDropNoDesc, 0, `frames that found no descriptor while the loop slept; model: ${JSON.stringify(port)}`);
         assert.strictEqual(frames, FRAMES);
@@ -238,7 +274,6 @@ describe("idle: 'interrupt' where there are none", function () {
 // The interrupt line's own logic, with the backend played by the test: one eventfd (here
 // /dev/null) and a watcher the test fires by hand.
 describe('idle: the interrupt line', function () {
-  const fs = require('fs');
   const nativePath = require.resolve('../lib/host/native');
   const linePath = require.resolve('../lib/host/interrupts');
   let watcher = null;

@@ -63,6 +63,43 @@ describe('ixy latency (device model)', function () {
     assert.match(r.stdout, /\| #+ +\d+\n$/);
   });
 
+  // Issue 46, 12: generate took '50k', latency only whole numbers.
+  it('takes --rate as generate does (50k)', async () => {
+    const r = await latency(['--seconds', '1', '--rate', '50k']);
+    assert.strictEqual(r.code, 0, r.stderr);
+    assert.match(r.stdout, /^latency .*: PTP probes among 50000 pps of 60-byte frames\n/);
+    assert.strictEqual((await model.stats(0)).txRateLimited, 1);
+  });
+
+  // Issue 46, 9: with nothing coming back it printed "p50 0 us ... max 0 us" and exit 0.
+  it('with no probe back says so, in words and in JSON (null, not 0), and exits 1', async () => {
+    await model.stop();
+    model = await Model.start({ ports: 2 }); // no cable: nothing comes back
+    let r = await latency(['--seconds', '1']);
+    assert.strictEqual(r.code, 1);
+    assert.match(r.stdout, /\n0 probes returned, \d+ lost: no latency measured\n$/);
+    assert.match(r.stderr, /^ixy: no probe came back: all \d+ sent timed out \(100 ms each\); is 0000:ff:00\.1 wired to 0000:ff:00\.0\?\n$/);
+    r = await latency(['--seconds', '1', '--json']);
+    assert.strictEqual(r.code, 1);
+    const summary = JSON.parse(r.stdout);
+    assert.strictEqual(summary.count, 0);
+    assert.ok(summary.lost > 0);
+    assert.strictEqual(summary.p50, null);
+  });
+
+  // Issue 46, 9: a removed port ended it with the error alone.
+  it('a port removed mid-run ends it with the summary of the probes measured, then EDEVICELOST', async () => {
+    const r = await runIxy(['latency', model.addresses[0], model.addresses[1], '--seconds', '0'], {
+      env: { IXY_PCI_ROOT: model.dir },
+      onStart: (child) => child.stdout.once('data', () => setTimeout(() => model.command('remove 1'), 1000)),
+    });
+    assert.strictEqual(r.code, 1);
+    const measured = /\n(\d+) probes, \d+ lost: p50 /.exec(r.stdout);
+    assert.ok(measured && Number(measured[1]) > 0, r.stdout);
+    assert.match(r.stderr, /^ixy: .*\n$/);
+    assert.match(r.stderr, /0000:ff:00\.1/);
+  });
+
   it('refuses a rate the NIC cannot space, and one port twice, with one line', async () => {
     let r = await latency(['--seconds', '1', '--rate', '10']);
     assert.strictEqual(r.code, 1);

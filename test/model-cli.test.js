@@ -5,6 +5,8 @@
 const assert = require('assert');
 const childProcess = require('child_process');
 const fs = require('fs');
+const net = require('net');
+const os = require('os');
 const path = require('path');
 const { Model } = require('../lib/model');
 const d = require('./support/model-driver');
@@ -134,6 +136,88 @@ describe('device model: command line and device options', function () {
       await model.stop();
     }
     await assert.rejects(Model.attach(model.dir), { name: 'IxyError', code: 'ENOMODEL', message: /no device model answers at .*control\.sock/ });
+  });
+
+  // Issue 46: the model signalled itself on `quit` before it wrote the reply, so a busy
+  // machine could end it first (about 1 in 30 rounds with a busy loop on the same CPU).
+  it('quit always replies before the model closes the connection, also on a busy CPU', async () => {
+    const script = `
+      const net = require('net');
+      const { Model } = require(${JSON.stringify(path.join(__dirname, '..', 'lib', 'model'))});
+      (async () => {
+        let lost = 0;
+        for (let i = 0; i < 100; i++) {
+          const m = await Model.start({ ports: 8 });
+          const got = await new Promise((resolve) => {
+            const c = net.connect(m.socket);
+            let text = '';
+            c.on('data', (t) => { text += t; });
+            c.on('close', () => resolve(text));
+            c.on('error', () => {});
+            c.write('quit\\n');
+          });
+          if (got !== '{"ok":true}\\n') lost++;
+          await m._exited;
+        }
+        console.log(lost);
+      })();`;
+    const hog = childProcess.spawn('taskset', ['-c', '0', 'sh', '-c', 'while :; do :; done'], { stdio: 'ignore' });
+    try {
+      const r = await new Promise((resolve, reject) => {
+        const c = childProcess.execFile('taskset', ['-c', '0', process.execPath, '-e', script], { encoding: 'utf8', timeout: 50000 },
+          (err, stdout, stderr) => (err ? reject(new Error(`${err.message}${stderr}`)) : resolve(stdout)));
+        c.on('error', reject);
+      });
+      assert.strictEqual(r.trim(), '0', 'rounds in which quit got no reply');
+    } finally {
+      hog.kill('SIGKILL');
+    }
+  }).timeout(60000);
+
+  // Issue 46, 8: at its fd limit the model's accept failed (EMFILE) and its accept thread
+  // ended, so no command was answered again.
+  it('its control socket outlives the fd limit: once connections end, new ones are answered', async () => {
+    const model = await Model.start({ ports: 1 });
+    const held = [];
+    try {
+      const open = fs.readdirSync(`/proc/${model.pid}/fd`).length;
+      childProcess.execFileSync('prlimit', ['--pid', String(model.pid), `--nofile=${open + 3}`]);
+      // More connections than the model has descriptors left: the kernel queues the rest
+      // (listen's backlog), and the model's accept fails with EMFILE.
+      for (let i = 0; i < 8; i++) {
+        held.push(await new Promise((resolve, reject) => {
+          const c = net.connect(model.socket, () => resolve(c));
+          c.on('error', reject);
+        }));
+      }
+      await new Promise((resolve) => setTimeout(resolve, 300));
+      for (const c of held) c.destroy();
+      const answered = Model.attach(model.dir).then((m) => { m.close(); return true; });
+      const late = new Promise((resolve) => setTimeout(() => resolve(false), 5000));
+      assert.ok(await Promise.race([answered, late]), 'no answer after the connections ended');
+    } finally {
+      for (const c of held) c.destroy();
+      await model.stop();
+    }
+  });
+
+  it('pcap-in refuses a FIFO at once (nobody may ever write it), and every port and command goes on', async () => {
+    const model = await Model.start({ ports: 1 });
+    const fifo = path.join(os.tmpdir(), `ixy-pcap-in-${process.pid}.fifo`);
+    childProcess.execFileSync('mkfifo', [fifo]);
+    try {
+      const t0 = performance.now();
+      const refused = model.pcapIn(0, fifo).then(() => null, (err) => err);
+      const late = new Promise((resolve) => setTimeout(() => resolve('no answer'), 3000));
+      const err = await Promise.race([refused, late]);
+      assert.ok(err instanceof Error, `pcap-in of a FIFO: ${err}`);
+      assert.match(err.message, /is not a regular file \(a FIFO or a device\)/);
+      assert.ok(performance.now() - t0 < 3000);
+      assert.strictEqual((await model.stats(0)).linkUp, false, 'the model still answers');
+    } finally {
+      fs.rmSync(fifo, { force: true });
+      await model.stop();
+    }
   });
 
   it('start fails with the model error line', async () => {

@@ -9,7 +9,9 @@ const path = require('path');
 const { Model } = require('../lib/model');
 const d = require('./support/model-driver');
 
-const hugeFree = () => Number(/HugePages_Free:\s+(\d+)/.exec(fs.readFileSync('/proc/meminfo', 'utf8'))[1]);
+const { hugepageBytes, hugepageMappings } = require('./support/helpers');
+
+const HUGE_PAGE = 2 * 1024 * 1024;
 
 describe('device model: lifecycle', function () {
   this.timeout(10000);
@@ -86,27 +88,35 @@ describe('device model: lifecycle', function () {
     });
   }
 
+  // Its hugepages, as this test can own them: what the child maps, what the model maps of
+  // the child's files, and the child's files in /mnt/huge (the machine's free count is
+  // everyone's). Once the child is gone and nothing maps its files, its pages are free.
   it('survives a driver killed mid-transfer and gives its hugepages back', async () => {
     const model = await Model.start({ ports: 1, config: ['source 0 rate=0'] });
+    let child = null;
     try {
-      const before = hugeFree();
-      const child = childProcess.spawn(process.execPath,
+      child = childProcess.spawn(process.execPath,
         [path.join(__dirname, 'support', 'model-child.js'), JSON.stringify({ dir: model.dir, addresses: model.addresses })],
         { stdio: ['ignore', 'pipe', 'inherit'] });
+      const exited = new Promise((resolve) => child.once('exit', resolve));
       await new Promise((resolve, reject) => {
         child.stdout.once('data', resolve);
         child.once('exit', () => reject(new Error('driver child died')));
       });
       await model.waitFor(0, (s) => s.rxDelivered > 1000, 3000);
-      assert.ok(hugeFree() <= before - 5);
+      assert.ok(hugepageBytes(child.pid) >= 5 * HUGE_PAGE, 'the driver holds its hugepages');
+      assert.ok(hugepageMappings(model.pid, child.pid) > 0, 'the model maps the driver\'s pages for DMA');
       child.kill('SIGKILL');
+      await exited;
       const end = Date.now() + 3000;
-      while (hugeFree() !== before && Date.now() < end) await d.sleep(20);
-      assert.strictEqual(hugeFree(), before, 'hugepages returned');
+      while (hugepageMappings(model.pid, child.pid) > 0 && Date.now() < end) await d.sleep(20);
+      assert.strictEqual(hugepageMappings(model.pid, child.pid), 0, 'the model still maps the dead driver\'s hugepages');
+      assert.deepStrictEqual(fs.readdirSync('/mnt/huge').filter((f) => f.startsWith(`ixy-${child.pid}-`)), [], 'files of the driver left');
       const s = await model.stats(0);
       assert.strictEqual(s.dmaOwnerPid, 0);
       assert.strictEqual(s.rxQueueActive, false);
     } finally {
+      if (child) child.kill('SIGKILL');
       await model.stop();
     }
   });
@@ -116,14 +126,21 @@ describe('device model: lifecycle', function () {
     const script = `require(${JSON.stringify(path.join(__dirname, '..', 'lib', 'model'))}).Model.start({ ports: 1 })` +
       '.then((m) => { console.log(JSON.stringify({ pid: m.pid, dir: m.dir })); setInterval(() => {}, 1000); });';
     const parent = childProcess.spawn(process.execPath, ['-e', script], { stdio: ['ignore', 'pipe', 'inherit'] });
-    const line = await new Promise((resolve) => parent.stdout.once('data', (b) => resolve(String(b))));
-    const { pid, dir } = JSON.parse(line);
-    assert.ok(fs.existsSync(dir));
-    parent.kill('SIGKILL');
-    const alive = () => { try { process.kill(pid, 0); return true; } catch { return false; } };
-    for (let t = 0; t < 100 && (alive() || fs.existsSync(dir)); t++) await new Promise((r) => setTimeout(r, 50));
-    assert.ok(!alive(), `model ${pid} still running`);
-    assert.ok(!fs.existsSync(dir), `${dir} left behind`);
+    let pid = null;
+    try {
+      const line = await new Promise((resolve) => parent.stdout.once('data', (b) => resolve(String(b))));
+      const started = JSON.parse(line);
+      pid = started.pid;
+      assert.ok(fs.existsSync(started.dir));
+      parent.kill('SIGKILL');
+      const alive = () => { try { process.kill(pid, 0); return true; } catch { return false; } };
+      for (let t = 0; t < 100 && (alive() || fs.existsSync(started.dir)); t++) await new Promise((r) => setTimeout(r, 50));
+      assert.ok(!alive(), `model ${pid} still running`);
+      assert.ok(!fs.existsSync(started.dir), `${started.dir} left behind`);
+    } finally {
+      parent.kill('SIGKILL');
+      if (pid !== null) try { process.kill(pid, 'SIGKILL'); } catch { /* gone, as it should be */ }
+    }
   });
 
   it('removes its files and socket on stop, and after SIGKILL via stop()', async () => {

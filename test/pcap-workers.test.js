@@ -77,30 +77,33 @@ describe('ixy pcap --workers', function () {
     });
   }
 
-  it('2 workers, stopped by SIGINT: every frame the model delivered is in the file once, each flow in order, with the totals', async () => {
-    const file = path.join(tmpDir(), 'sigint.pcap');
-    const count = 30000;
-    const run = await runIxy(['pcap', model().addresses[0], file, '--workers', '2'], {
-      env: { IXY_PCI_ROOT: model().dir },
-      onStart: async (child) => {
-        await sendWhenReady(said(child, 'capturing on'), count);
-        await model().waitFor(0, (s) => s.rxDelivered === count, 20000);
-        child.kill('SIGINT');
-      },
+  // SIGHUP ends it as SIGINT does, with every file flushed whole (issue 46, 5).
+  for (const signal of ['SIGINT', 'SIGHUP']) {
+    it(`2 workers, stopped by ${signal}: every frame the model delivered is in the file once, each flow in order, with the totals`, async () => {
+      const file = path.join(tmpDir(), `${signal}.pcap`);
+      const count = 30000;
+      const run = await runIxy(['pcap', model().addresses[0], file, '--workers', '2'], {
+        env: { IXY_PCI_ROOT: model().dir },
+        onStart: async (child) => {
+          await sendWhenReady(said(child, 'capturing on'), count);
+          await model().waitFor(0, (s) => s.rxDelivered === count, 20000);
+          child.kill(signal);
+        },
+      });
+      assert.strictEqual(run.code, 0, run.stderr);
+      const s = await model().waitFor(0, (x) => !x.busMaster);
+      assert.strictEqual(s.dmaAfterRelease, 0);
+      const frames = framesOf(file, 2);
+      assert.strictEqual(frames.length, count, 'every frame delivered is in the file');
+      assertOrder(frames);
+      const perQueue = [0, 1].map((q) => frames.filter((f) => f.queue === q).length);
+      assert.deepStrictEqual(perQueue, s.rxQueues.slice(0, 2), "the model's truth per queue");
+      assert.ok(perQueue.every((n) => n > 0), `both queues had flows: ${perQueue}`);
+      assert.match(run.stderr, new RegExp(`total RX ${count} packets .*, per worker RX ${perQueue[0]} \\+ ${perQueue[1]}\\n`));
+      assert.match(run.stderr, new RegExp(`captured ${count} frames \\(${fs.statSync(file).size} bytes\\) to .* \\(interrupted\\)\\n$`));
+      assert.strictEqual(tsharkFields(file, ['frame.number']).length, count, 'tshark reads the whole file');
     });
-    assert.strictEqual(run.code, 0, run.stderr);
-    const s = await model().waitFor(0, (x) => !x.busMaster);
-    assert.strictEqual(s.dmaAfterRelease, 0);
-    const frames = framesOf(file, 2);
-    assert.strictEqual(frames.length, count, 'every frame delivered is in the file');
-    assertOrder(frames);
-    const perQueue = [0, 1].map((q) => frames.filter((f) => f.queue === q).length);
-    assert.deepStrictEqual(perQueue, s.rxQueues.slice(0, 2), "the model's truth per queue");
-    assert.ok(perQueue.every((n) => n > 0), `both queues had flows: ${perQueue}`);
-    assert.match(run.stderr, new RegExp(`total RX ${count} packets .*, per worker RX ${perQueue[0]} \\+ ${perQueue[1]}\\n`));
-    assert.match(run.stderr, new RegExp(`captured ${count} frames \\(${fs.statSync(file).size} bytes\\) to .* \\(interrupted\\)\\n$`));
-    assert.strictEqual(tsharkFields(file, ['frame.number']).length, count, 'tshark reads the whole file');
-  });
+  }
 
   it('n and a filter: exactly n frames, all matching, over all workers, and then it stops by itself', async () => {
     const file = path.join(tmpDir(), 'count.pcap');

@@ -301,24 +301,27 @@ describe('ixy pcap on the device model', function () {
     checkUdpFrames(file, { count: 100, size: 60 });
   });
 
-  it('Ctrl-C (SIGINT) leaves a complete file with every frame received', async function () {
-    const file = path.join(tmp, 'sigint.pcap');
-    await model.clear(0);
-    const run = await capture([model.addresses[0], file, '--ring', '4096', '--seconds', '30'], { rate: 20000, size: 60 }, async (child) => {
-      // Interrupt in the middle of the traffic.
-      await model.waitFor(0, (s) => s.rxDelivered >= 3000, 20000);
-      child.kill('SIGINT');
+  // SIGHUP (tcpdump takes it as SIGTERM) and SIGQUIT end it as Ctrl-C does (issue 46, 5).
+  for (const signal of ['SIGINT', 'SIGHUP', 'SIGQUIT']) {
+    it(`${signal === 'SIGINT' ? 'Ctrl-C (SIGINT)' : signal} leaves a complete file with every frame received`, async function () {
+      const file = path.join(tmp, `${signal}.pcap`);
+      await model.clear(0);
+      const run = await capture([model.addresses[0], file, '--ring', '4096', '--seconds', '30'], { rate: 20000, size: 60 }, async (child) => {
+        // Interrupt in the middle of the traffic.
+        await model.waitFor(0, (s) => s.rxDelivered >= 3000, 20000);
+        child.kill(signal);
+      });
+      await model.sourceOff(0);
+      assert.strictEqual(run.code, 0, run.stderr);
+      assert.match(run.stderr, /\(interrupted\)/);
+      const captured = Number(/captured (\d+) frames/.exec(run.stderr)[1]);
+      assert.ok(captured >= 3000, `only ${captured} frames`);
+      assert.strictEqual(tsharkCount(file), captured);
+      const { frames } = readPcap(file); // throws on a truncated record
+      assert.strictEqual(frames.length, captured);
+      frames.forEach((f, i) => assert.strictEqual(f.data.readUInt32BE(packet.SEQ_OFFSET), i, `frame ${i}: sequence number`));
     });
-    await model.sourceOff(0);
-    assert.strictEqual(run.code, 0, run.stderr);
-    assert.match(run.stderr, /\(interrupted\)/);
-    const captured = Number(/captured (\d+) frames/.exec(run.stderr)[1]);
-    assert.ok(captured >= 3000, `only ${captured} frames`);
-    assert.strictEqual(tsharkCount(file), captured);
-    const { frames } = readPcap(file); // throws on a truncated record
-    assert.strictEqual(frames.length, captured);
-    frames.forEach((f, i) => assert.strictEqual(f.data.readUInt32BE(packet.SEQ_OFFSET), i, `frame ${i}: sequence number`));
-  });
+  }
 
   it('to a pipe every batch is written at once, so a reader sees frames as they come', async function () {
     await model.clear(0);
@@ -330,12 +333,14 @@ describe('ixy pcap on the device model', function () {
         child.stdout.on('data', (d) => stdout.push(d));
         child.stderr.once('data', async () => {
           // Frames trickle in at 1 kpps: far from the 1 MiB a file buffers before writing.
+          // At that rate 1 MiB takes 13 s: the first 100 frames reach a reader that waits up
+          // to 5 s (a busy machine may hold the capture back a while) only if written at once.
           await model.source(0, { rate: 1000, size: 60 });
           await model.waitFor(0, (m) => m.rxDelivered >= 200, 20000);
-          setTimeout(() => {
-            seenLive = Buffer.concat(stdout).length;
-            child.kill('SIGINT');
-          }, 200);
+          const end = Date.now() + 5000;
+          while (Buffer.concat(stdout).length < 24 + 100 * 76 && Date.now() < end) await new Promise((r) => setTimeout(r, 50));
+          seenLive = Buffer.concat(stdout).length;
+          child.kill('SIGINT');
         });
       },
     });

@@ -86,10 +86,48 @@ describe('wrong arguments', function () {
     small.close();
   });
 
-  it("txBatch(0, new PacketBatch(4)) with frames but no pool is EINVAL, and sends nothing", function () {
-    const batch = new ixy.PacketBatch(4);
-    batch.count = 2;
-    assert.throws(() => dev.txBatch(0, batch), { name: 'IxyError', code: 'EINVAL', message: /no pool: nothing was sent/ });
+  // Issue 46, 12: a fresh batch (no frames, no pool) threw a raw TypeError.
+  it('txBatch(0, new PacketBatch(4)), with frames or without, but no pool, is EINVAL saying how to fill it, and sends nothing', function () {
+    for (const count of [0, 2]) {
+      const batch = new ixy.PacketBatch(4);
+      batch.count = count;
+      assert.throws(() => dev.txBatch(0, batch), { name: 'IxyError', code: 'EINVAL', message: /^the batch has no pool: fill it with rxBatch\(\), or from a Mempool .*: nothing was sent$/ });
+    }
+    assert.strictEqual(dev.stats().txPackets, 0);
+  });
+
+  // Issue 46, 12: the small ones.
+  it("open()'s debug is true or false, as force is; a long address is not echoed whole", async function () {
+    await assert.rejects(ixy.open(model.addresses[1], { debug: 'yes' }), { code: 'EINVAL', message: "debug must be true or false, got 'yes' (a string)" });
+    await assert.rejects(ixy.open(model.addresses[1], { force: 1 }), { code: 'EINVAL', message: 'force must be true or false, got 1' });
+    const long = `0000:ff:00.0${'x'.repeat(100000)}`;
+    await assert.rejects(ixy.open(long), (err) => {
+      assert.strictEqual(err.code, 'EBADADDR');
+      assert.ok(err.message.length < 300, `${err.message.length} characters`);
+      assert.match(err.message, /^'0000:ff:00\.0x+\.\.\.' \(100012 characters\) is not a PCI address/);
+      return true;
+    });
+  });
+
+  it('attachQueue() takes ring sizes as open() does: a handle asking for a ring of 3 is EINVAL', async function () {
+    const other = await ixy.open(model.addresses[1], { workers: true });
+    try {
+      const handle = { ...other.workerHandle(), rxRingSize: 3 };
+      assert.throws(() => ixy.attachQueue(handle, 0), { code: 'EINVAL', message: /rxRingSize must be 64\.\.8192, got 3/ });
+      assert.throws(() => ixy.attachQueue({ ...other.workerHandle(), txRingSize: 96 }, 0), { code: 'EINVAL', message: /txRingSize must be a power of two from 64 to 8192, got 96/ });
+    } finally {
+      other.close();
+    }
+  });
+
+  it('a work that closes its device makes run() reject with ECLOSED, not a TypeError', async function () {
+    const other = await ixy.open(model.addresses[1]);
+    try {
+      await assert.rejects(ixy.run(() => { other.close(); }, { paths: [[other.rxQueues[0], other.txQueues[0]]], devices: [other], warmUp: false }),
+        { name: 'IxyError', code: 'ECLOSED', message: /^0000:ff:00\.1 was closed while run\(\) was running it: close devices after run\(\) has resolved/ });
+    } finally {
+      other.close();
+    }
   });
 
   it('a misspelt option is EINVAL naming it and the nearest valid one', async function () {

@@ -17,6 +17,7 @@ const { IxyError, checkInteger } = require('../host/errors');
 const { noTraffic } = require('../loop/rates');
 const { Report } = require('../loop/report');
 const { Watch } = require('../loop/watch');
+const { afterMs } = require('../loop');
 const { runWorkerLoop, workerIdle } = require('../loop/worker-loop');
 
 const STOP = 0; // word of the flags: set to stop the workers
@@ -84,14 +85,14 @@ async function runWorkers(devs, { workers, batchSize, seconds, idle, stopSignal,
       w.once('exit', resolve);
     }));
   }
-  const timer = seconds > 0 ? setTimeout(() => watch.end('time'), seconds * 1000) : null;
+  const cancelTimer = seconds > 0 ? afterMs(seconds * 1000, () => watch.end('time')) : null; // in chunks past 24.8 days
   const poll = setInterval(() => { if (watch.reason !== null) halt(); }, 20);
   try {
     await Promise.all(exits);
   } finally {
     halt();
     clearInterval(poll);
-    if (timer) clearTimeout(timer);
+    if (cancelTimer) cancelTimer();
     watch.close();
   }
   const heldPerPort = [0, 0];

@@ -63,6 +63,8 @@ async function forward(addressA, addressB, { batchSize = 32, seconds = 0, out = 
     if (totals === null) throw err;
     writeTotals(report, totals, 0, 0);
     if (json) report.line('end', '', { reason: 'signal' });
+    report.close();
+    if (report.failure) throw report.failure;
     return { reason: 'signal', stats: totals, pools: [] };
   }
   const rxA = a.rxQueues[0];
@@ -74,21 +76,21 @@ async function forward(addressA, addressB, { batchSize = 32, seconds = 0, out = 
   try {
     // A port that went away (EDEVICELOST) ends the loop; the totals still come, the other
     // port's among them (a gone port counts nothing in hardware from then on), then the error.
+    // So does a report stream that failed (its totals go to stderr, lib/loop/report.js).
     let lost = null;
     const reason = await runLoop({
       devices: [a, b],
       seconds,
-      out,
+      lines: report,
       idle: idleAs,
       stop,
-      json,
       step: () => {
         forwardBatch(rxA, txB, towardB);
         forwardBatch(rxB, txA, towardA);
         return false;
       },
     }).catch((err) => {
-      if (err.code !== 'EDEVICELOST') throw err;
+      if (err.code !== 'EDEVICELOST' && err !== report.failure) throw err;
       lost = err;
       return 'failed';
     });
@@ -101,6 +103,7 @@ async function forward(addressA, addressB, { batchSize = 32, seconds = 0, out = 
     writeTotals(report, totals, towardA.count, towardB.count);
     if (json) report.line('end', '', { reason });
     if (lost) throw lost;
+    if (report.failure) throw report.failure; // the totals went to stderr
     return { reason, stats: totals, pools: [...a.pools, ...b.pools] };
   } finally {
     // Both stop before either frees memory: each TX ring holds the other port's buffers.
@@ -111,6 +114,7 @@ async function forward(addressA, addressB, { batchSize = 32, seconds = 0, out = 
     a.close();
     b.close();
     standIns.close();
+    report.close();
   }
 }
 

@@ -20,7 +20,7 @@ const { runLoop } = require('../loop');
 const { IxyError } = require('../host/errors');
 const ts = require('../intel/ixgbe/timesync');
 const { rateFactor, limitRate } = require('../intel/ixgbe/rate-limit');
-const { bitsPerSecond } = require('../traffic/pacing');
+const { bitsPerSecond, framesPerSecond, parseRate } = require('../traffic/pacing');
 const { Generator } = require('../traffic/generator');
 
 const PROBE_GAP_MS = 1; // the next probe this long after the last one came back
@@ -58,6 +58,19 @@ function quantile(sorted, q) {
   return sorted[Math.min(sorted.length - 1, Math.max(0, Math.ceil(q * sorted.length) - 1))];
 }
 
+// The summary line (or JSON), and the histogram. With no probe back there is no latency:
+// it says so (null in JSON) rather than print zeros.
+function writeSummary(out, json, summary, lost, taken) {
+  if (json) {
+    out.write(`${JSON.stringify(summary.count ? summary : { count: 0, lost, p50: null, p99: null, 'p99.9': null, 'p99.99': null, max: null })}\n`);
+  } else if (summary.count === 0) {
+    out.write(`0 probes returned, ${lost} lost: no latency measured\n`);
+  } else {
+    out.write(`${summary.count} probes, ${lost} lost: p50 ${summary.p50} us, p99 ${summary.p99} us, p99.9 ${summary['p99.9']} us, p99.99 ${summary['p99.99']} us, max ${summary.max} us\n`);
+    for (const line of histogramLines(taken)) out.write(`${line}\n`);
+  }
+}
+
 // The summary in microseconds: count, p50, p99, p99.9, p99.99, max.
 function summarize(samplesNs) {
   const sorted = Float64Array.from(samplesNs).sort();
@@ -86,16 +99,24 @@ function histogramLines(samplesNs, width = 40) {
   });
 }
 
+// The load's rate in whole frames per second: a number, or a string as generate takes it
+// ('50k', '100kpps', '500Mbit'; lib/traffic/pacing.js).
+function loadRate(rate, size) {
+  const pps = typeof rate === 'string' ? Math.round(framesPerSecond(parseRate(rate), size)) : rate;
+  if (!Number.isInteger(pps) || pps < 0) throw new IxyError('EINVAL', `--rate must be a whole number of frames per second, got ${rate}`);
+  return pps;
+}
+
 function checkOptions({ rate, size, seconds }) {
-  if (!Number.isInteger(rate) || rate < 0) throw new IxyError('EINVAL', `--rate must be a whole number of frames per second, got ${rate}`);
-  if (!Number.isInteger(size) || size < 60 || size > 1514) throw new IxyError('EINVAL', `--size must be 60..1514, got ${size}`);
   if (!(seconds >= 0)) throw new IxyError('EINVAL', `--seconds must be 0 or more, got ${seconds}`);
   if (rate > 0) rateFactor(bitsPerSecond(rate, size)); // one the NIC can space, before opening anything
 }
 
 async function latency(txAddress, rxAddress, {
-  rate = 0, size = 60, seconds = 10, json = false, samplesFile = null, out = process.stdout, deviceOptions = {},
+  rate: rateGiven = 0, size = 60, seconds = 10, json = false, samplesFile = null, out = process.stdout, deviceOptions = {},
 } = {}) {
+  if (!Number.isInteger(size) || size < 60 || size > 1514) throw new IxyError('EINVAL', `--size must be 60..1514, got ${size}`);
+  const rate = loadRate(rateGiven, size);
   checkOptions({ rate, size, seconds });
   if (txAddress === rxAddress) throw new IxyError('EINVAL', 'latency needs two different ports');
   if (isXdpName(txAddress) || isXdpName(rxAddress)) throw new IxyError('EUNSUPPORTED', 'latency reads the 82599\'s IEEE 1588 timestamps, which AF_XDP does not give: measure on an 82599 that ixy drives, or on the model (ixy model)');
@@ -208,14 +229,20 @@ async function latency(txAddress, rxAddress, {
     };
 
     if (!json) out.write(`latency ${tx.address} -> ${rx.address}: PTP probes among ${rate ? `${rate} pps of ${size}-byte frames` : 'no load'}\n`);
-    const reason = await runLoop({ devices: [tx, rx], step, seconds, out, report: false, idle: 'spin' });
+    // A port that went away (EDEVICELOST) ends the run: the probes measured so far are
+    // still summarised, then the error.
+    let gone = null;
+    const reason = await runLoop({ devices: [tx, rx], step, seconds, out, report: false, idle: 'spin' }).catch((err) => {
+      if (err.code !== 'EDEVICELOST') throw err;
+      gone = err;
+      return 'failed';
+    });
     const taken = samples.subarray(0, count);
     const summary = summarize(taken);
-    if (json) {
-      out.write(`${JSON.stringify(summary)}\n`);
-    } else {
-      out.write(`${count} probes, ${lost} lost: p50 ${summary.p50} us, p99 ${summary.p99} us, p99.9 ${summary['p99.9']} us, p99.99 ${summary['p99.99']} us, max ${summary.max} us\n`);
-      for (const line of histogramLines(taken)) out.write(`${line}\n`);
+    writeSummary(out, json, summary, lost, taken);
+    if (gone) throw gone;
+    if (count === 0) {
+      throw new IxyError('ETIMEDOUT', `no probe came back: ${lost ? `all ${lost} sent timed out (${PROBE_TIMEOUT_MS} ms each)` : 'none was sent'}; is ${rx.address} wired to ${tx.address}?`);
     }
     return { reason, ...summary, lost, samples: taken };
   } finally {

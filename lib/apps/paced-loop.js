@@ -5,14 +5,21 @@
 // once a second, and turns the event loop between its steps, as lib/loop/index.js does for
 // the loops at full speed.
 const { Watch } = require('../loop/watch');
+const { endOnReportFailure } = require('../loop');
 const { SoftwarePacer } = require('../traffic/pacing');
 
 const SLICE_MS = 2; // software pacing: run at most this long before the event loop's turn
 const TOP_UP_MIN_MS = 1;
 const TOP_UP_MAX_MS = 20;
 
+// The longest sleep between ticks: a longer gap (a replayed capture's, up to days) is slept
+// in chunks, the tick asked again after each, so that a signal or a failed report ends the
+// run within a chunk, and no timer is asked for more than setTimeout's 2^31 - 1 ms (a longer
+// one warned, TimeoutOverflowWarning, and fired after 1 ms, over and over).
+const MAX_SLEEP_MS = 100;
+
 function sleep(ms) {
-  return new Promise((resolve) => { setTimeout(resolve, ms); });
+  return new Promise((resolve) => { setTimeout(resolve, ms < MAX_SLEEP_MS ? ms : MAX_SLEEP_MS); });
 }
 
 function turn() {
@@ -21,11 +28,13 @@ function turn() {
 
 // Runs `tick` until it returns -1 or the run is stopped; tick returns how many ms to wait
 // before it is called again (0: at the next turn of the event loop). Resolves with the
-// reason: 'signal', 'time', 'done' or 'failed' (a device check threw: rejects with it).
+// reason: 'signal', 'time', 'done' or 'failed' (a device check threw, or the report stream
+// failed: rejects with that error).
 // report: a Report (lib/loop/report.js); stop: an AbortSignal that stops the run as
 // SIGINT does (lib/apps/stop-signal.js). lib/loop/watch.js watches both, and the device.
 async function pacedRun({ dev, tick, seconds, report, stop = null }) {
   const watch = new Watch({ devices: [dev], lines: report, stop });
+  const unlisten = endOnReportFailure(report, watch);
   const end = seconds > 0 ? performance.now() + seconds * 1000 : Infinity;
   try {
     while (watch.reason === null) {
@@ -43,6 +52,7 @@ async function pacedRun({ dev, tick, seconds, report, stop = null }) {
     }
   } finally {
     watch.close();
+    unlisten();
   }
   if (watch.failure) throw watch.failure;
   return watch.reason;

@@ -18,10 +18,13 @@
 // `seconds`, once `count` frames are written, or when one fails, whose error then ends
 // the capture; then it closes the port. A stopped worker first writes what its ring holds.
 // Nothing per packet crosses threads.
+const fs = require('fs');
 const { Worker, isMainThread, workerData, parentPort } = require('worker_threads');
 const { IxyError, checkInteger } = require('../host/errors');
 const { computeRates, formatRates, formatPacketRate, noTraffic } = require('../loop/rates');
 const { Report } = require('../loop/report');
+const { afterMs } = require('../loop');
+const { ownFifo, openFifoForWriting } = require('./fifo');
 const { SharedPcapAppender, sharedState, framesTaken } = require('./shared-pcap');
 const { ProgressBar } = require('./progress');
 const { checkBatchSize } = require('../memory/batch');
@@ -48,19 +51,30 @@ async function pcapWorkers(address, file, {
   if (filter !== '') compileFilter(filter);
   const idleAs = workerIdle(idle); // EUNSUPPORTED for 'interrupt' (lib/loop/worker-loop.js)
   const report = new Report({ out: err });
+  const interrupted = (before) => {
+    const stats = noTraffic();
+    report.total(address, stats);
+    report.line('end', `captured 0 frames (interrupted before ${before}; no file written)`);
+    return { reason: 'signal', frames: 0, bytes: 0, stats, perWorker: [], buffersInUse: [] };
+  };
+  // A FIFO waits for its reader before the NIC is opened; Ctrl-C ends the wait (fifo.js).
+  let fifo = null;
+  if (file !== '-' && ownFifo(file)) {
+    fifo = await openFifoForWriting(file, stop);
+    if (fifo === null) return interrupted('a reader opened the FIFO');
+  }
   let dev;
   try {
     dev = await open(address, { ...deviceOptions, rxQueues: workers, txQueues: 0, workers: true, signal: stop });
   } catch (e) {
+    if (fifo !== null) fs.closeSync(fifo);
     if (e.code !== 'EABORTED') throw e;
-    const stats = noTraffic();
-    report.total(address, stats);
-    report.line('end', 'captured 0 frames (interrupted before the link came up; no file written)');
-    return { reason: 'signal', frames: 0, bytes: 0, stats, perWorker: [], buffersInUse: [] };
+    return interrupted('the link came up');
   }
   let writer = null;
   try {
-    writer = new PcapWriter(file === '-' ? 1 : file, { nanoseconds });
+    writer = new PcapWriter(fifo !== null ? fifo : file === '-' ? 1 : file, { nanoseconds });
+    if (fifo !== null) writer.name = `'${file}'`;
     const name = file === '-' ? 'stdout' : file;
     const what = `${name}${count ? `, ${count} frames` : ''}${filter ? ` matching '${filter}'` : ''}`;
     const { reason, counts } = await runWorkers(dev, writer, {
@@ -78,6 +92,7 @@ async function pcapWorkers(address, file, {
     try {
       if (writer) writer.close();
     } finally {
+      if (fifo !== null) fs.closeSync(fifo);
       dev.close();
     }
   }
@@ -132,7 +147,7 @@ async function runWorkers(dev, writer, o) {
     if (stop.aborted) onSignal();
     else stop.addEventListener('abort', onSignal);
   }
-  const timer = o.seconds > 0 ? setTimeout(() => halt('time'), o.seconds * 1000) : null;
+  let cancelTimer = null;
   // The device watch of the single-thread capture (lib/loop/watch.js): link lines, and a
   // port that is gone ends the capture with EDEVICELOST.
   const watch = setInterval(() => {
@@ -146,6 +161,8 @@ async function runWorkers(dev, writer, o) {
   let ticker = null;
   try {
     await Promise.all(attached); // the start line says that every queue is capturing
+    // --seconds of capture, from then: starting the workers may take a while on a busy machine.
+    if (o.seconds > 0) cancelTimer = afterMs(o.seconds * 1000, () => halt('time')); // chunks past 24.8 days
     if (failure === null) {
       o.report.line('start', `capturing on ${dev.address} (${dev.mac}) to ${o.what}, ${workers} workers; Ctrl-C stops`);
       ticker = startTicker(dev, counts, shared, o);
@@ -155,7 +172,7 @@ async function runWorkers(dev, writer, o) {
     halt(null);
     await Promise.all(exits);
     if (ticker) ticker.end(sum(counts, workers, 2));
-    if (timer) clearTimeout(timer);
+    if (cancelTimer) cancelTimer();
     clearInterval(watch);
     process.removeListener('SIGINT', onSignal);
     process.removeListener('SIGTERM', onSignal);

@@ -10,6 +10,7 @@
 //
 // filter: a tcpdump filter expression (lib/filter/); frames it rejects go back to the
 // pool as soon as they are received, and `count` counts the frames kept.
+const fs = require('fs');
 const { open } = require('../open');
 const { PacketBatch } = require('../memory/batch');
 const { PcapWriter, CaptureClock } = require('../pcap-file');
@@ -19,6 +20,7 @@ const { noTraffic } = require('../loop/rates');
 const { Report } = require('../loop/report');
 const { ProgressBar } = require('./progress');
 const { compileFilter } = require('../filter');
+const { ownFifo, openFifoForWriting } = require('./fifo');
 
 async function pcap(address, file, {
   count = 0, batchSize = 32, nanoseconds = true, seconds = 0, packetBuffered = false, err = process.stderr, deviceOptions = {}, idle, filter = '', stop,
@@ -29,21 +31,34 @@ async function pcap(address, file, {
   const keep = filter === '' ? null : compileFilter(filter); // EFILTER before the device is touched
   const idleAs = idleMode(idle, deviceOptions.idle); // null: the best the port can do (lib/device/idle.js)
   const batch = new PacketBatch(batchSize);
+  const interrupted = (before) => {
+    const stats = noTraffic();
+    report.total(address, stats);
+    report.line('end', `captured 0 frames (interrupted before ${before}; no file written)`, { reason: 'signal', frames: 0, bytes: 0, file: null });
+    return { reason: 'signal', frames: 0, bytes: 0, stats, pools: [] };
+  };
+  // A FIFO waits for its reader before the NIC is opened, and Ctrl-C ends the wait
+  // (lib/apps/fifo.js).
+  let fifo = null;
+  if (file !== '-' && ownFifo(file)) {
+    fifo = await openFifoForWriting(file, stop);
+    if (fifo === null) return interrupted('a reader opened the FIFO');
+  }
   // The device first: a bad address or a link that stays down must not leave an empty file.
   let dev;
   try {
     dev = await open(address, { txQueues: 0, ...deviceOptions, signal: stop });
   } catch (e) {
+    if (fifo !== null) fs.closeSync(fifo);
     if (e.code !== 'EABORTED') throw e;
-    const stats = noTraffic(); // stopped (SIGINT) while waiting for link: no file made
-    report.total(address, stats);
-    report.line('end', 'captured 0 frames (interrupted before the link came up; no file written)', { reason: 'signal', frames: 0, bytes: 0, file: null });
-    return { reason: 'signal', frames: 0, bytes: 0, stats, pools: [] };
+    return interrupted('the link came up'); // stopped (SIGINT) while waiting for link
   }
   let writer;
   try {
-    writer = new PcapWriter(file === '-' ? 1 : file, { nanoseconds });
+    writer = new PcapWriter(fifo !== null ? fifo : file === '-' ? 1 : file, { nanoseconds });
+    if (fifo !== null) writer.name = `'${file}'`; // its messages name the FIFO, not the descriptor
   } catch (e) {
+    if (fifo !== null) fs.closeSync(fifo);
     dev.close();
     throw e;
   }
@@ -87,6 +102,7 @@ async function pcap(address, file, {
     try {
       writer.close();
     } finally {
+      if (fifo !== null) fs.closeSync(fifo);
       dev.close();
     }
   }

@@ -20,15 +20,30 @@ const { noTraffic } = require('../loop/rates');
 const { Report } = require('../loop/report');
 const { pacedRun, softwareTick } = require('./paced-loop');
 const { runLoop } = require('../loop');
+const { ownFifo, readFifo } = require('./fifo');
 
 const BUFFER_SIZE = 2048;
 const SEND_BUFFERS = 8192; // more than a TX ring holds
 const MAX_LENGTH = 1514; // without FCS, as the NIC sends without jumbo frames
 const MIN_LENGTH = 17; // the 82599 sends no shorter frame (Linux pads to this)
 
-// The frames of `file` and their times in ms after the first; checks every frame first.
-function loadCapture(file) {
-  const { frames } = readPcap(file);
+// Link types (tcpdump.org/linktypes.html) a capture of another medium may have: replay
+// sends its frames as Ethernet frames, byte for byte, so it takes only Ethernet's (1).
+// Adding an Ethernet header to raw IP would invent addresses: refused too.
+const LINKTYPE_ETHERNET = 1;
+const LINK_TYPES = {
+  0: 'NULL, BSD loopback', 101: 'RAW, raw IP', 105: 'IEEE802_11, 802.11 wireless', 113: 'LINUX_SLL, Linux cooked capture',
+  127: 'IEEE802_11_RADIOTAP, 802.11 with radiotap headers', 228: 'IPV4, raw IPv4', 229: 'IPV6, raw IPv6', 276: 'LINUX_SLL2, Linux cooked capture v2',
+};
+
+// The frames of `file` (read already: `data`) and their times in ms after the first;
+// checks every frame first.
+function loadCapture(file, data = null) {
+  const { header, frames } = readPcap(data === null ? file : data);
+  if (header.linktype !== LINKTYPE_ETHERNET) {
+    const known = LINK_TYPES[header.linktype];
+    throw new IxyError('EPCAP', `'${file}' holds frames of link type ${header.linktype}${known ? ` (${known})` : ''}: replay sends Ethernet frames only (link type 1)`);
+  }
   if (frames.length === 0) throw new IxyError('EINVAL', `'${file}' holds no frames`);
   const t0 = frames[0].sec * 1e3 + frames[0].nsec / 1e6;
   const times = new Float64Array(frames.length);
@@ -63,7 +78,16 @@ async function replay(address, file, {
   const report = new Report({ json, out });
   if (!(typeof speed === 'number' && speed > 0 && Number.isFinite(speed))) throw new IxyError('EINVAL', `--speed must be a number above 0, got ${speed}`);
   checkInteger('--loop', loop, 0, 2 ** 31 - 1, ' (0: until stopped)');
-  const { frames, times } = loadCapture(file);
+  // A FIFO is read without blocking, so that Ctrl-C ends the wait for its writer
+  // (lib/apps/fifo.js).
+  const data = ownFifo(file) ? await readFifo(file, stop) : null;
+  if (data === null && stop && stop.aborted) {
+    const stats = noTraffic();
+    report.total(address, stats);
+    if (json) report.line('end', '', { reason: 'signal', sent: 0 });
+    return { reason: 'signal', sent: 0, stats };
+  }
+  const { frames, times } = loadCapture(file, data);
   const n = frames.length;
   const pool = new Mempool({ entries: n + SEND_BUFFERS, bufferSize: BUFFER_SIZE });
   const lengths = new Uint16Array(n);
@@ -80,6 +104,7 @@ async function replay(address, file, {
       if (err.code !== 'EABORTED') throw err;
       const stats = noTraffic();
       report.total(address, stats);
+      if (report.failure) throw report.failure;
       return { reason: 'signal', sent: 0, stats };
     }
     const txQueue = dev.txQueues[0];
@@ -104,6 +129,12 @@ async function replay(address, file, {
       `${loop === 1 ? '' : loop === 0 ? ', looping until stopped' : `, ${loop} times`}`,
     { command: 'replay', devices: [{ address: dev.address, mac: dev.mac }], file, frames: n, speed: fast ? null : speed, loop });
     let reason;
+    // A report stream that failed ends the run: the totals still come (to stderr,
+    // lib/loop/report.js), then its error.
+    const reportFailed = (err) => {
+      if (err !== report.failure) throw err;
+      return 'failed';
+    };
     const finished = () => sent >= total && txQueue.drained();
     if (fast) {
       const step = () => {
@@ -111,7 +142,7 @@ async function replay(address, file, {
         else txQueue.reclaim();
         return finished();
       };
-      reason = await runLoop({ devices: [dev], step, seconds, out, idle: 'spin', stop, json });
+      reason = await runLoop({ devices: [dev], step, seconds, lines: report, idle: 'spin', stop }).catch(reportFailed);
     } else {
       const pacer = new SoftwarePacer(1);
       const dueAt = (j) => pacer.start + (Math.floor(j / n) * period + times[j % n]) / speed;
@@ -122,16 +153,18 @@ async function replay(address, file, {
         while (k < batchSize && sent + k < total && dueAt(sent + k) <= later) k++;
         sendNext(k);
       };
-      reason = await pacedRun({ dev, tick: softwareTick(txQueue, pacer, next, dueAt, sendDue), seconds, report, stop });
+      reason = await pacedRun({ dev, tick: softwareTick(txQueue, pacer, next, dueAt, sendDue), seconds, report, stop }).catch(reportFailed);
     }
     dev.stop(); // frames the NIC never sent leave the TX totals
     const stats = dev.stats();
     report.total(dev.address, stats);
     if (json) report.line('end', '', { reason, sent });
+    if (report.failure) throw report.failure;
     return { reason, sent, stats };
   } finally {
     if (dev) dev.close();
     pool.close();
+    report.close();
   }
 }
 

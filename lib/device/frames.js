@@ -13,7 +13,7 @@
 // fractions (performance.timeOrigin + performance.now(); one clock read per batch).
 // The stream pulls: while nobody reads, frames stay in the ring, and what overflows it
 // is dropped by the NIC and counted in stats().rxMissed.
-const { Readable } = require('stream');
+const { Readable, addAbortSignal } = require('stream');
 const { checkOptionNames } = require('../host/option-names');
 const { RECEIVE_OPTIONS } = require('./receive-iterator');
 
@@ -36,18 +36,20 @@ async function* frames(dev, queue, options) {
 // An object-mode Readable of frames; destroying it ends the receive loop. Readable.from()
 // ends its generator with return(), which waits for the generator's pending step, and a
 // receive() with nothing to receive never finishes one: so destroying the stream first
-// aborts the receive loop through its signal.
+// aborts the receive loop through its signal. The caller's `signal`, as for Node's own
+// streams (stream.addAbortSignal), destroys the stream with an AbortError.
 function createReadStream(dev, queue, options = {}) {
   const { highWaterMark = 256, signal, ...receiveOptions } = checkOptionNames('createReadStream()', options, [...RECEIVE_OPTIONS, 'highWaterMark']);
   const stop = new AbortController();
+  const ours = signal instanceof AbortSignal;
   // A signal that is not an AbortSignal goes on to receive(), which refuses it (EINVAL).
-  const both = signal instanceof AbortSignal ? AbortSignal.any([signal, stop.signal]) : (signal ?? stop.signal);
-  const stream = Readable.from(frames(dev, queue, { ...receiveOptions, signal: both }), { objectMode: true, highWaterMark });
+  const stream = Readable.from(frames(dev, queue, { ...receiveOptions, signal: ours ? stop.signal : (signal ?? stop.signal) }), { objectMode: true, highWaterMark });
   const destroy = stream._destroy;
   stream._destroy = function (err, callback) {
     stop.abort();
     destroy.call(this, err, callback);
   };
+  if (ours) addAbortSignal(signal, stream);
   return stream;
 }
 

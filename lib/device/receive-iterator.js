@@ -74,10 +74,14 @@ class ReceiveIterator {
     this.sliceEnd = 0; // yield first: the caller's code after the loop setup runs first
     this.idler = mode === 'spin' ? null : new Idler(mode, [dev]); // EUNSUPPORTED: 'interrupt' without VFIO
     this.finished = false;
-    // An abort only marks the iterator finished: next() checks that after every await
-    // already, so a signal costs the loop nothing.
+    // An abort marks the iterator finished (next() checks that after every await already,
+    // so a signal costs the loop nothing) and ends an idle sleep at once: a backoff timer
+    // or an interrupt wait of up to a second.
     this.signal = signal;
-    this.onAbort = () => { this.finished = true; };
+    this.onAbort = () => {
+      this.finished = true;
+      if (this.idler !== null) this.idler.close();
+    };
     if (signal !== null) {
       if (signal.aborted) this.finished = true;
       else signal.addEventListener('abort', this.onAbort, { once: true });

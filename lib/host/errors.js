@@ -28,10 +28,19 @@ function fromNative(err, what) {
   return new IxyError(code || 'EIO', err && err.message ? err.message : `${what} failed`);
 }
 
+// The longest text a message quotes from its caller: a longer one (a 100,000-character
+// "address") is cut, and the message says how long it was.
+const QUOTE_MAX = 80;
+
+// `text` in quotes, cut to QUOTE_MAX characters.
+function quoted(text) {
+  return text.length <= QUOTE_MAX ? `'${text}'` : `'${text.slice(0, QUOTE_MAX)}...' (${text.length} characters)`;
+}
+
 // A value a caller passed, as a message shows it: strings quoted and called strings, so
 // that '2' and 2 cannot be mistaken for each other.
 function shown(value) {
-  const text = util.inspect(value, { depth: 0, breakLength: Infinity });
+  const text = util.inspect(value, { depth: 0, breakLength: Infinity, maxStringLength: QUOTE_MAX, maxArrayLength: 20 });
   if (typeof value === 'number' || value === null || value === undefined) return text;
   return `${text} (${typeof value === 'object' ? 'an object' : `a ${typeof value}`})`;
 }
@@ -47,4 +56,4 @@ function checkInteger(name, value, min, max, why = '') {
   }
 }
 
-module.exports = { IxyError, fromNative, shown, checkInteger };
+module.exports = { IxyError, fromNative, shown, quoted, checkInteger };

@@ -7,7 +7,7 @@
 // lib/host/device-handle.js.
 const fs = require('fs');
 const path = require('path');
-const { IxyError, fromNative, shown } = require('./errors');
+const { IxyError, fromNative, shown, quoted } = require('./errors');
 const { native } = require('./native');
 const { pciRoot, busDir, confine, openPlain } = require('./sysfs-safety');
 
@@ -22,7 +22,7 @@ const { O_RDONLY, O_RDWR } = fs.constants;
 // Checked before any path is built from the address, so that "../x" never reaches fs.
 function validateAddress(address) {
   if (typeof address !== 'string' || !ADDRESS_FORMAT.test(address)) {
-    throw new IxyError('EBADADDR', `${typeof address === 'string' ? `'${address}'` : shown(address)} is not a PCI address: expected the form 0000:03:00.0 (domain:bus:device.function, lower-case hex)`);
+    throw new IxyError('EBADADDR', `${typeof address === 'string' ? quoted(address) : shown(address)} is not a PCI address: expected the form 0000:03:00.0 (domain:bus:device.function, lower-case hex)`);
   }
   return address;
 }

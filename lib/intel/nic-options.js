@@ -64,17 +64,18 @@ function withDefaults(defaults, options) {
   return o;
 }
 
+// Ring lengths must be multiples of 128 bytes (8 descriptors); powers of two also let
+// indices wrap with a mask. For open() and for a worker's queue pair alike.
+function checkRingSize(key, n, maxRingSize) {
+  checkInteger(key, n, 64, maxRingSize);
+  if ((n & (n - 1)) !== 0) {
+    throw new IxyError('EINVAL', `${key} must be a power of two from 64 to ${maxRingSize}, got ${n}`);
+  }
+}
+
 function checkOptions(o, maxQueues, maxRingSize) {
   for (const key of ['rxQueues', 'txQueues']) checkInteger(key, o[key], 0, maxQueues);
-  for (const key of ['rxRingSize', 'txRingSize']) {
-    const n = o[key];
-    checkInteger(key, n, 64, maxRingSize);
-    // Ring lengths must be multiples of 128 bytes (8 descriptors); powers of two also let
-    // indices wrap with a mask.
-    if ((n & (n - 1)) !== 0) {
-      throw new IxyError('EINVAL', `${key} must be a power of two from 64 to ${maxRingSize}, got ${n}`);
-    }
-  }
+  for (const key of ['rxRingSize', 'txRingSize']) checkRingSize(key, o[key], maxRingSize);
   // SRRCTL.BSIZEPACKET gives the receive buffer size in KiB, 1..16 (0 is not allowed:
   // 82599 8.2.3.8.7, and likewise on the 82576); mempool buffers are powers of two.
   const size = o.bufferSize;
@@ -106,4 +107,4 @@ function checkOptions(o, maxQueues, maxRingSize) {
   checkInteger('rxFreeThreshold', o.rxFreeThreshold, 1, half, ' (half the RX ring)');
 }
 
-module.exports = { nicOptions };
+module.exports = { nicOptions, checkRingSize };

@@ -291,7 +291,7 @@ class IntelNic extends Device {
     for (const q of this.txQueues) q.close();
     for (const q of this.rxQueues) q.close();
     this.forgetQueues();
-    for (const pool of this.pools) pool.close();
+    for (const pool of this.pools) pool.unmap(); // its queues are stopped, or Bus Master off
     if (this.bar) native().free(this.bar);
     this.regs = null;
     this.bar = null;

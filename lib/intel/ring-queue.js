@@ -32,11 +32,19 @@ class RingQueue extends Queue {
     this.kind = kind;
     this.control = control;
     this.enableBit = enableBit;
+    this.running = false; // ENABLE set, not yet seen cleared: the NIC may use the ring
+  }
+
+  // How many buffers of `pool` this ring holds while the NIC may use them (Mempool.close()
+  // asks); 0 once the queue has stopped.
+  ringBuffersOf(pool) {
+    return this.running ? this.buffersOf(pool) : 0;
   }
 
   // Sets ENABLE and waits until the NIC reads it back set (82599 4.6.7.1, 4.6.8.1).
   enable() {
     setBits(this.regs, this.control, this.enableBit);
+    this.running = true;
     waitSet(this.regs, this.control, this.enableBit, `${this.kind} queue ${this.index} to start (${this.kind}DCTL.ENABLE)`);
   }
 
@@ -45,10 +53,12 @@ class RingQueue extends Queue {
   stop() {
     clearBits(this.regs, this.control, this.enableBit);
     waitClear(this.regs, this.control, this.enableBit, `${this.kind} queue ${this.index} to stop (${this.kind}DCTL.ENABLE)`);
+    this.running = false;
   }
 
   // Releases the ring memory (after stop(); a subclass gives its buffers back first).
   close() {
+    this.running = false;
     rings.releaseRing(this.span);
   }
 }

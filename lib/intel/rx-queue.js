@@ -29,6 +29,7 @@ class RxQueue extends RingQueue {
   constructor(regs, layout, index, ringSize, pool, freeThreshold = 1, dropWhenFull = false) {
     super('RX', regs, layout, index, ringSize, layout.RXDCTL(index), layout.RXDCTL_ENABLE);
     this.pool = pool;
+    if (pool.rings) pool.rings.add(this); // Mempool.close() asks it (ringBuffersOf)
     this.next = 0; // the next descriptor the NIC will complete
     this.tailIndex = layout.RDT(index) >> 2;
     this.freeThreshold = freeThreshold;
@@ -212,6 +213,11 @@ class RxQueue extends RingQueue {
       used = end + 1;
     }
     return used;
+  }
+
+  // The ring's buffers are all its pool's, once it is filled.
+  buffersOf(pool) {
+    return this.filled && pool === this.pool ? this.size : 0;
   }
 
   // Gives every buffer on the ring back to the pool and releases the ring memory.

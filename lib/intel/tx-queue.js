@@ -123,6 +123,7 @@ class TxQueue extends RingQueue {
       if (k === MAX_POOLS) throw new IxyError('EINVAL', `a TX queue takes buffers of at most ${MAX_POOLS} mempools`);
       this.pools[k] = pool;
       this.poolCount = k + 1;
+      if (pool.rings) pool.rings.add(this); // Mempool.close() asks it (ringBuffersOf)
     }
     this.lastPool = pool;
     this.lastTag = k << ID_BITS;
@@ -195,6 +196,7 @@ class TxQueue extends RingQueue {
     this.lastPool = null;
     this.bufferIds.set(held.ids); // as ever, the buffer each descriptor carries
     this.held = held;
+    if (pool.rings) pool.rings.add(this); // Mempool.close() asks it (ringBuffersOf)
   }
 
   // Asks the NIC to timestamp every frame this queue sends from now on (the layout's
@@ -341,6 +343,19 @@ class TxQueue extends RingQueue {
   }
 
   // Gives every buffer still on the ring back to its pool and releases the ring memory.
+  // Buffers of `pool` between clean and tail (sent, not yet reclaimed), and its held ones.
+  buffersOf(pool) {
+    if (this.held !== null) return this.held.pool === pool ? this.size : 0;
+    let k = 0;
+    while (k < this.poolCount && this.pools[k] !== pool) k++;
+    if (k === this.poolCount) return 0;
+    let n = 0;
+    for (let i = this.clean; i !== this.tail; i = (i + 1) & this.mask) {
+      if (this.poolCount === 1 || this.bufferIds[i] >>> ID_BITS === k) n++;
+    }
+    return n;
+  }
+
   close() {
     this.freeRing();
     super.close();

@@ -84,6 +84,15 @@ function packetsMoved(devices) {
   return n;
 }
 
+// A report stream that fails ends the run as 'failed', with the stream's error to throw
+// (lib/loop/report.js); returns a function that stops listening.
+function endOnReportFailure(report, watch) {
+  return report.onFailure((err) => {
+    if (watch.failure === null) watch.failure = err;
+    watch.end('failed');
+  });
+}
+
 // devices: what to report on and watch each second; step(): returns true when the app is
 // done. Resolves with the reason it stopped: 'signal', 'time' or 'done'; rejects with the
 // device's error when a device is gone (EDEVICELOST). Each second every device is checked
@@ -93,11 +102,16 @@ function packetsMoved(devices) {
 // between single steps.
 // json: the reports as JSON lines (lib/loop/report.js). stop: an AbortSignal that stops the
 // loop as SIGINT does ('signal'; lib/apps/stop-signal.js), even when it was aborted before
-// the loop began; signal: one whose abort stops it as 'aborted' (ixy.run()'s).
-async function runLoop({ devices, step, seconds = 0, report = true, out = process.stdout, idle, json = false, stop = null, signal = null }) {
+// the loop began; signal: one whose abort stops it as 'aborted' (ixy.run()'s). lines: the
+// app's Report (lib/loop/report.js) to print through, else one of `out` and `json`; a
+// report stream that fails rejects with its error (EPIPE, ENOSPC, EREPORT).
+async function runLoop({ devices, step, seconds = 0, report = true, out = process.stdout, idle, json = false, stop = null, signal = null, lines = null }) {
   const mode = idleMode(idle) || bestIdle(devices);
   const idler = mode === 'spin' ? null : new Idler(mode, devices); // EUNSUPPORTED: 'interrupt' without VFIO
-  const watch = new Watch({ devices, lines: new Report({ json, out }), report, stop, signal });
+  const own = lines === null;
+  const reportTo = own ? new Report({ json, out }) : lines;
+  const watch = new Watch({ devices, lines: reportTo, report, stop, signal });
+  const unlisten = endOnReportFailure(reportTo, watch);
   const cancelTimer = seconds > 0 ? afterMs(seconds * 1000, () => watch.end('time')) : null;
 
   try {
@@ -158,6 +172,8 @@ async function runLoop({ devices, step, seconds = 0, report = true, out = proces
     });
   } finally {
     watch.close();
+    unlisten();
+    if (own) reportTo.close();
     if (idler !== null) idler.close();
     if (cancelTimer) cancelTimer();
   }
@@ -165,4 +181,4 @@ async function runLoop({ devices, step, seconds = 0, report = true, out = proces
   return watch.reason;
 }
 
-module.exports = { runLoop, afterMs };
+module.exports = { runLoop, afterMs, endOnReportFailure };

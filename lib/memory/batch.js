@@ -120,9 +120,10 @@ class PacketBatch {
   checkForSend(minLength) {
     const count = this.count;
     if (count > this.capacity) throw unsendable(`batch count ${count} is above its capacity ${this.capacity}`);
-    if (count === 0) return;
     const pool = this.pool;
-    if (pool === null) throw unsendable('the batch has frames but no pool');
+    // A batch that never held frames (rxBatch() sets the pool, even when it takes none).
+    if (pool === null) throw unsendable(`the batch has no pool: fill it with rxBatch(), or from a Mempool (pool.allocMany(batch.ids, n), then batch.pool = pool and its lengths)`);
+    if (count === 0) return;
     // The arena at the spans' offsets, as the queues read them; one unsigned compare
     // covers both ends of the length range.
     const words = arena.words;

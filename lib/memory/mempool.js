@@ -109,6 +109,9 @@ class Mempool {
       this.freeIds[i] = entries - 1 - i;
     }
     this.freeCount = entries;
+    // The rings (RX and TX queues) its buffers have gone onto; close() asks them whether
+    // they hold any still (ringBuffersOf(pool)).
+    this.rings = new Set();
   }
 
   // The physical address of buffer id, as a number (for set-up code; the hot loops copy
@@ -158,8 +161,22 @@ class Mempool {
   }
 
   // Releases the DMA memory. The counts stay readable, so that a caller can still check
-  // that every buffer came home (freeCount === entries).
+  // that every buffer came home (freeCount === entries). Refused (EBUSY) while a running
+  // queue's ring holds buffers of the pool: the NIC would read or write memory that is no
+  // longer this process's. Stop or close the device first.
   close() {
+    let held = 0;
+    for (const queue of this.rings) held += queue.ringBuffersOf(this);
+    if (held > 0) {
+      throw new IxyError('EBUSY', `cannot close a mempool while ${held} of its buffers are on a running queue's ring: stop or close the device first (dev.stop(), dev.close())`);
+    }
+    this.unmap();
+  }
+
+  // close() without asking the rings: for a device's own pools, which it closes once it has
+  // stopped its queues (or, should one not stop, turned Bus Master off).
+  unmap() {
+    this.rings.clear();
     this.memory.free();
     this.buffers.fill(null);
   }

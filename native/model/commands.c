@@ -220,7 +220,7 @@ int command_exec(char *line, char *reply, size_t n)
 		return reply_fail(reply, n, "empty command", NULL);
 	const char *c = tok[0];
 	if (!strcmp(c, "quit")) {
-		kill(getpid(), SIGTERM);   /* the main thread cleans up */
+		control_quit_after_reply();   /* control.c: once this reply is written */
 		return reply_ok(reply, n);
 	}
 	if (!strcmp(c, "info") && nt == 1) {

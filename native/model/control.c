@@ -7,6 +7,7 @@
 #define _GNU_SOURCE
 #include <errno.h>
 #include <pthread.h>
+#include <signal.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/socket.h>
@@ -24,6 +25,7 @@ static pthread_cond_t box_cv = PTHREAD_COND_INITIALIZER;
 static int box_state;        /* 0 free, 1 submitted, 2 answered */
 static char *box_line, *box_reply;
 static int box_fd = -1;      /* an fd that came with the line (SCM_RIGHTS), or -1 */
+static int box_quit;         /* the command asked the model to quit once it has replied */
 
 /* For the command being run: the fd that came with its line, now the
  * caller's to keep or close; -1 when none did. */
@@ -32,6 +34,17 @@ int control_take_fd(void)
 	int fd = box_fd;
 	box_fd = -1;
 	return fd;
+}
+
+/* For `quit`: the model ends (SIGTERM to itself, handled by the main thread)
+ * only after the reply is written, so the caller always reads its reply
+ * before the connection closes.  Outside a connection (--config) at once. */
+void control_quit_after_reply(void)
+{
+	if (box_state == 1)
+		box_quit = 1;
+	else
+		kill(getpid(), SIGTERM);
 }
 
 /* Data thread, slow scan: run a submitted command, if any. */
@@ -48,8 +61,9 @@ void control_poll(void)
 	pthread_mutex_unlock(&box_mx);
 }
 
-/* Connection thread: submit a line and wait for the data thread's answer. */
-static void submit(char *line, char *reply, int *passed)
+/* Connection thread: submit a line and wait for the data thread's answer;
+ * returns 1 when the command asked the model to quit after this reply. */
+static int submit(char *line, char *reply, int *passed)
 {
 	pthread_mutex_lock(&box_mx);
 	while (box_state != 0)
@@ -64,9 +78,12 @@ static void submit(char *line, char *reply, int *passed)
 	if (box_fd >= 0)
 		close(box_fd);      /* the command did not take it */
 	box_fd = -1;
+	int quit = box_quit;
+	box_quit = 0;
 	box_state = 0;
 	pthread_cond_broadcast(&box_cv);
 	pthread_mutex_unlock(&box_mx);
+	return quit;
 }
 
 static int write_all(int fd, const char *s, size_t n)
@@ -101,10 +118,13 @@ static void *conn_thread(void *arg)
 			*nl = 0;
 			if (nl > buf && nl[-1] == '\r')
 				nl[-1] = 0;
-			submit(buf, reply, &passed);
+			int quit = submit(buf, reply, &passed);
 			size_t len = strlen(reply);
 			reply[len++] = '\n';
-			if (write_all(fd, reply, len) < 0)
+			int written = write_all(fd, reply, len);
+			if (quit)
+				kill(getpid(), SIGTERM);   /* the main thread cleans up */
+			if (written < 0)
 				goto out;
 			have -= (size_t)(nl + 1 - buf);
 			memmove(buf, nl + 1, have);
@@ -131,6 +151,13 @@ static void *accept_thread(void *arg)
 		if (fd < 0) {
 			if (errno == EINTR || errno == ECONNABORTED)
 				continue;
+			/* Out of descriptors or memory (the fd limit, a flood of
+			 * connections): the socket lives on; try again once some
+			 * connection has ended. */
+			if (errno == EMFILE || errno == ENFILE || errno == ENOBUFS || errno == ENOMEM) {
+				usleep(50000);
+				continue;
+			}
 			return NULL;    /* socket closed: shutting down */
 		}
 		pthread_t t;

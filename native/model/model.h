@@ -472,6 +472,7 @@ int reply_fail(char *reply, size_t n, const char *msg, const char *arg);
  * run.c: the command the model runs in its namespace */
 int command_exec(char *line, char *reply, size_t n);
 int control_take_fd(void);
+void control_quit_after_reply(void);   /* quit: SIGTERM once the reply is written */
 int irqfd_command(char **tok, int nt, int passed, char *reply, size_t n);
 ssize_t irqfd_recv(int sock, char *buf, size_t len, int *passed);
 void irqfd_signal(struct port *p, int v);

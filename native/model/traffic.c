@@ -111,15 +111,23 @@ void pcap_write(FILE *f, const uint8_t *frame, uint32_t len, uint64_t ns, int na
 	fwrite(frame, len, 1, f);
 }
 
-/* Load a whole classic little-endian pcap file for replay. */
+/* Load a whole classic little-endian pcap file for replay.  This runs on the
+ * data thread: the open does not block (a FIFO with no writer would stop every
+ * port and command), and only a regular file, whose size says what to read,
+ * is taken. */
 int pcap_load(struct replay *r, const char *file, char *err, size_t errlen)
 {
-	int fd = open(file, O_RDONLY);
+	int fd = open(file, O_RDONLY | O_NONBLOCK | O_CLOEXEC);
 	struct stat st;
 	if (fd < 0 || fstat(fd, &st) < 0) {
 		snprintf(err, errlen, "cannot open %s", file);
 		if (fd >= 0)
 			close(fd);
+		return -1;
+	}
+	if (!S_ISREG(st.st_mode)) {
+		snprintf(err, errlen, "%s is not a regular file (a FIFO or a device): pcap-in reads a whole capture file", file);
+		close(fd);
 		return -1;
 	}
 	uint8_t *data = malloc(st.st_size ? (size_t)st.st_size : 1);

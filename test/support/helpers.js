@@ -11,17 +11,15 @@ const { parseTotals } = require('../../lib/apps/demo/frame-account');
 
 const IXY = path.join(__dirname, '..', '..', 'bin', 'ixy.js');
 
-// Free hugepages right now (HugePages_Free of /proc/meminfo).
-function freeHugepages() {
-  const match = /HugePages_Free:\s+(\d+)/.exec(fs.readFileSync('/proc/meminfo', 'utf8'));
-  return match ? Number(match[1]) : 0;
-}
+// The processes runIxy() started: theirs are the DMA files a test may ask about.
+const started = new Set();
 
 // Runs `ixy args...` and resolves with { code, signal, stdout, stderr }.
 // `onStart(child)` may, for example, send it a signal later.
 function runIxy(args, { env = {}, onStart = null, timeoutMs = 60000 } = {}) {
   return new Promise((resolve, reject) => {
     const child = spawn(process.execPath, [IXY, ...args], { env: { ...process.env, ...env }, stdio: ['ignore', 'pipe', 'pipe'] });
+    if (child.pid) started.add(child.pid);
     let stdout = '';
     let stderr = '';
     child.stdout.on('data', (d) => { stdout += d; });
@@ -46,14 +44,39 @@ function tsharkFields(file, fields) {
   return out.split('\n').filter((l) => l.length > 0).map((l) => l.split('|'));
 }
 
-// This process's hugepage mappings, the DMA memory it still holds: files in /mnt/huge, or
-// the addon's memfd fallback.
-function hugepageMappings() {
-  return fs.readFileSync('/proc/self/maps', 'utf8').split('\n').filter((l) => l.includes('/mnt/huge/') || l.includes('/memfd:ixy-dma')).length;
+// The hugepage mappings of process `pid` (this one by default), the DMA memory it holds:
+// the files it mapped from /mnt/huge (its own, or another's as the model maps its clients'
+// pages), or the addon's memfd fallback. `of`: only the files process `of` made
+// (the addon names them ixy-PID-N). A process that is gone holds none.
+function hugepageRanges(pid = 'self', of = null) {
+  let maps;
+  try {
+    maps = fs.readFileSync(`/proc/${pid}/maps`, 'utf8');
+  } catch {
+    return [];
+  }
+  const mine = of === null ? (l) => l.includes('/mnt/huge/') || l.includes('/memfd:ixy-dma') : (l) => l.includes(`/mnt/huge/ixy-${of}-`);
+  return maps.split('\n').filter(mine).map((l) => {
+    const [from, to] = l.split(' ')[0].split('-').map((x) => parseInt(x, 16));
+    return to - from;
+  });
 }
 
+function hugepageMappings(pid = 'self', of = null) {
+  return hugepageRanges(pid, of).length;
+}
+
+// Bytes of hugepages process `pid` maps (hugepageRanges).
+function hugepageBytes(pid = 'self', of = null) {
+  return hugepageRanges(pid, of).reduce((sum, bytes) => sum + bytes, 0);
+}
+
+// The DMA files left in /mnt/huge by this process or the ones runIxy() started (the addon
+// unlinks each at once; one left means a process died between open and unlink). Files of
+// other processes on the machine are theirs to account for.
 function hugetlbfsFiles() {
-  return fs.readdirSync('/mnt/huge').filter((f) => f.startsWith('ixy-'));
+  const ours = new Set([process.pid, ...started]);
+  return fs.readdirSync('/mnt/huge').filter((f) => ours.has(Number((/^ixy-(\d+)-/.exec(f) || [])[1])));
 }
 
 // For tests that ask V8 whether the hot paths stay optimised: runs `body` in a child node
@@ -150,7 +173,8 @@ async function cpuShare(fn, pid = process.pid) {
 async function runBench(args, dir, { pattern = /\.json$/, timeoutMs = 110000 } = {}) {
   const run = path.join(__dirname, '..', '..', 'bench', 'run.js');
   const stdout = await new Promise((resolve, reject) => {
-    execFile(process.execPath, [run, ...args, '--results', dir], { timeout: timeoutMs }, (err, out, stderr) => {
+    const env = { ...process.env, IXY_TEST_OWNER: String(process.pid) };
+    execFile(process.execPath, [run, ...args, '--results', dir], { timeout: timeoutMs, env }, (err, out, stderr) => {
       if (err) reject(new Error(`bench ${args.join(' ')} failed: ${stderr || err.message}`));
       else resolve(out);
     });
@@ -175,10 +199,24 @@ async function assertForwardAccounts(run, model, a, b) {
 }
 
 // The command lines of the benchmark's driver processes (the C forwarder, js-child.js,
-// stand-in.js) still running or stopped on this machine.
+// stand-in.js) that runBench() of this process started, directly or not (they inherit its
+// IXY_TEST_OWNER), still running or stopped. Other benchmarks on the machine are not ours.
 function benchDriversLeft() {
-  return execFileSync('ps', ['-eo', 'args']).toString().split('\n')
-    .filter((line) => line.includes('build/c-forward') || line.includes('bench/js-child.js') || line.includes('bench/stand-in.js'));
+  const mark = `\0IXY_TEST_OWNER=${process.pid}\0`;
+  const left = [];
+  for (const pid of fs.readdirSync('/proc').filter((n) => /^\d+$/.test(n))) {
+    let args;
+    let environ;
+    try {
+      args = fs.readFileSync(`/proc/${pid}/cmdline`, 'utf8').split('\0').join(' ');
+      environ = `\0${fs.readFileSync(`/proc/${pid}/environ`, 'utf8')}`;
+    } catch {
+      continue;   // gone meanwhile
+    }
+    const driver = args.includes('build/c-forward') || args.includes('bench/js-child.js') || args.includes('bench/stand-in.js');
+    if (driver && environ.includes(mark)) left.push(args);
+  }
+  return left;
 }
 
-module.exports = { IXY, assertForwardAccounts, assertIxyError, benchDriversLeft, cpuShare, runBench, runIxy, tsharkFields, freeHugepages, hugetlbfsFiles, hugepageMappings, runOptimising, suiteTmpDir, modelForSuite, fakePciDevice };
+module.exports = { IXY, assertForwardAccounts, assertIxyError, benchDriversLeft, cpuShare, runBench, runIxy, tsharkFields, hugetlbfsFiles, hugepageBytes, hugepageMappings, runOptimising, suiteTmpDir, modelForSuite, fakePciDevice };
