@@ -13,7 +13,7 @@ const { setupRss, queueOfHash } = require('../lib/intel/rss');
 // The base's methods on `layout`'s registers, without a device behind them.
 function nicOn(layout) {
   const nic = Object.create(IntelNic.prototype);
-  Object.assign(nic, { layout, regs: new Uint32Array(layout.MIN_BAR_BYTES / 4), closed: false, missed: 0, hardwareErrors: 0 });
+  Object.assign(nic, { layout, regs: new Uint32Array(layout.MIN_BAR_BYTES / 4), closed: false, missedCounters: layout.MISSED_COUNTERS, missed: 0, hardwareErrors: 0 });
   return nic;
 }
 

@@ -237,14 +237,16 @@ describe('TAP ports (device model)', function () {
     const cpu = cpuSeconds(model.pid);
     await d.sleep(2000);
     const used = cpuSeconds(model.pid) - cpu;
-    assert.ok(used < 0.1, `an idle model with two TAPs used ${used} s of CPU in 2 s`);
+    // An idle model still wakes every millisecond (loop.c's naps): about 0.1 s in 2 s with
+    // a driver mapped and two TAPs. A loop that spun on a quiet TAP would take all 2 s.
+    assert.ok(used < 0.2, `an idle model with two TAPs used ${used} s of CPU in 2 s`);
     ip('-n', NS, 'link', 'del', 'ixy1');
     try {
       const s = await model.waitFor(1, (x) => x.tap === '', 1000);
       assert.strictEqual(s.tap, '');
       const cpu2 = cpuSeconds(model.pid);
       await d.sleep(1000);
-      assert.ok(cpuSeconds(model.pid) - cpu2 < 0.1, 'no busy loop on a dead descriptor');
+      assert.ok(cpuSeconds(model.pid) - cpu2 < 0.2, 'no busy loop on a dead descriptor');
     } finally {
       ip('-n', NS, 'tuntap', 'add', 'dev', 'ixy1', 'mode', 'tap');
     }

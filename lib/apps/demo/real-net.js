@@ -26,7 +26,7 @@ const { IxyError } = require('../../host/errors');
 const { parseTotals } = require('./frame-account');
 
 const SUBNET = '198.18.0'; // 198.18.0.0/15 is set aside for benchmarking network devices (RFC 2544)
-const IXY = path.join(__dirname, '..', '..', 'bin', 'ixy.js');
+const IXY = path.join(__dirname, '..', '..', '..', 'bin', 'ixy.js');
 
 const live = new Set(); // RealNets not stopped yet
 
