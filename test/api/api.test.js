@@ -6,9 +6,9 @@ const assert = require('assert');
 const fs = require('fs');
 const path = require('path');
 const { execFileSync } = require('child_process');
-const ixy = require('../lib');
+const ixy = require('../../lib');
 const { packet } = ixy;
-const { assertIxyError } = require('./support/helpers');
+const { assertIxyError } = require('../support/helpers');
 
 describe('mempool', function () {
   it('keeps each buffer\'s physical address as low and high words, side by side', function () {
@@ -120,7 +120,7 @@ describe('the library on the device model', function () {
   let model;
 
   before(async function () {
-    ({ Model } = require('../lib/model'));
+    ({ Model } = require('../../lib/model'));
     model = await Model.start({ ports: 1 });
     process.env.IXY_PCI_ROOT = model.dir;
   });
@@ -383,7 +383,7 @@ describe('the examples on the device model', function () {
   let tmp;
 
   before(async function () {
-    model = await require('../lib/model').Model.start({ ports: 1 });
+    model = await require('../../lib/model').Model.start({ ports: 1 });
     tmp = fs.mkdtempSync(path.join(os.tmpdir(), 'ixy-examples-'));
   });
 
@@ -396,7 +396,7 @@ describe('the examples on the device model', function () {
   // line, `until(stdout)` says when to send SIGINT. Resolves with { code, stdout, stderr }.
   function runExample(name, args, whenReady, until) {
     return new Promise((resolve, reject) => {
-      const child = spawn(process.execPath, [path.join(__dirname, '..', 'examples', name), model.addresses[0], ...args], {
+      const child = spawn(process.execPath, [path.join(__dirname, '..', '..', 'examples', name), model.addresses[0], ...args], {
         env: { ...process.env, IXY_PCI_ROOT: model.dir }, stdio: ['ignore', 'pipe', 'pipe'],
       });
       let stdout = '';
@@ -488,7 +488,7 @@ describe('the examples on the device model', function () {
 
 describe('the package', function () {
   const fs = require('fs');
-  const root = path.join(__dirname, '..');
+  const root = path.join(__dirname, '..', '..');
   const read = (file) => fs.readFileSync(path.join(root, file), 'utf8');
 
   // Every .js file under lib/, with its path.
@@ -519,13 +519,13 @@ describe('the package', function () {
 
   it('holds a LICENSE and every file the README and index.d.ts point at', function () {
     this.timeout(30000);
-    // --ignore-scripts: not prepack's build of the prebuild (test/install.test.js packs it).
+    // --ignore-scripts: not prepack's build of the prebuild (test/project/install.test.js packs it).
     const packed = JSON.parse(execFileSync('npm', ['pack', '--dry-run', '--json', '--ignore-scripts'], { cwd: root, encoding: 'utf8', stdio: ['ignore', 'pipe', 'pipe'] }))[0].files.map((f) => f.path);
     assert.ok(packed.includes('LICENSE'));
     assert.match(read('LICENSE'), new RegExp(`^${JSON.parse(read('package.json')).license} License`));
     // Paths of this repository named in the text (`lib/host/jit.js`, [..](docs/api.md)),
     // except build/, which npm install makes, and the tests, CI and benchmarks, which the
-    // README runs from a clone and the package leaves out (test/install.test.js).
+    // README runs from a clone and the package leaves out (test/project/install.test.js).
     const named = new Set();
     for (const m of (read('README.md') + read('index.d.ts')).matchAll(/[`(\s]((?:\.?[\w-]+\/)+[\w.-]*)/g)) {
       if (/^(build|test|bench|\.ci)\//.test(m[1])) continue;
@@ -542,14 +542,14 @@ describe('ES modules', function () {
   const os = require('os');
 
   it("import { ... } from 'ixy' gives every name index.d.ts declares: the objects require('ixy') gives", function () {
-    const declared = fs.readFileSync(path.join(__dirname, '..', 'index.d.ts'), 'utf8');
+    const declared = fs.readFileSync(path.join(__dirname, '..', '..', 'index.d.ts'), 'utf8');
     const names = [...declared.matchAll(/^export (?:class|function|namespace|const) (\w+)/gm)].map((m) => m[1]);
     assert.ok(names.includes('Model') && names.includes('IxgbeDevice'), names.join(' '));
     // A project that depends on ixy: node_modules/ixy is this package.
     const project = fs.mkdtempSync(path.join(os.tmpdir(), 'ixy-esm-'));
     try {
       fs.mkdirSync(path.join(project, 'node_modules'));
-      fs.symlinkSync(path.join(__dirname, '..'), path.join(project, 'node_modules', 'ixy'));
+      fs.symlinkSync(path.join(__dirname, '..', '..'), path.join(project, 'node_modules', 'ixy'));
       const script = path.join(project, 'names.mjs');
       fs.writeFileSync(script, [
         `import ixy, { ${names.join(', ')} } from 'ixy';`,
@@ -576,7 +576,7 @@ describe('the package surface', function () {
     const project = fs.mkdtempSync(path.join(os.tmpdir(), 'ixy-surface-'));
     try {
       fs.mkdirSync(path.join(project, 'node_modules'));
-      fs.symlinkSync(path.join(__dirname, '..'), path.join(project, 'node_modules', 'ixy'));
+      fs.symlinkSync(path.join(__dirname, '..', '..'), path.join(project, 'node_modules', 'ixy'));
       const script = path.join(project, 'surface.js');
       fs.writeFileSync(script, [
         "const ixy = require('ixy');",
@@ -598,7 +598,7 @@ describe('the package surface', function () {
 
 describe('TypeScript declarations', function () {
   it('declare what the library exports at run time', function () {
-    const declared = require('fs').readFileSync(path.join(__dirname, '..', 'index.d.ts'), 'utf8');
+    const declared = require('fs').readFileSync(path.join(__dirname, '..', '..', 'index.d.ts'), 'utf8');
     for (const [, name] of declared.matchAll(/^export (?:class|function|namespace) (\w+)/gm)) {
       assert.notStrictEqual(ixy[name], undefined, `index.d.ts declares ${name}, lib/index.js does not export it`);
     }
@@ -611,14 +611,14 @@ describe('TypeScript declarations', function () {
   it('the example in test/types compiles against index.d.ts', function () {
     this.timeout(120000);
     const tsc = require.resolve('typescript/bin/tsc');
-    execFileSync(process.execPath, [tsc, '--noEmit', '-p', path.join(__dirname, 'types')], { encoding: 'utf8', stdio: ['ignore', 'pipe', 'pipe'] });
+    execFileSync(process.execPath, [tsc, '--noEmit', '-p', path.join(__dirname, '..', 'types')], { encoding: 'utf8', stdio: ['ignore', 'pipe', 'pipe'] });
   });
 
   it('tsc rejects a misuse, so the check above can fail', function () {
     this.timeout(120000);
     const tsc = require.resolve('typescript/bin/tsc');
     assert.throws(
-      () => execFileSync(process.execPath, [tsc, '--noEmit', '-p', path.join(__dirname, 'types', 'bad')], { encoding: 'utf8', stdio: ['ignore', 'pipe', 'pipe'] }),
+      () => execFileSync(process.execPath, [tsc, '--noEmit', '-p', path.join(__dirname, '..', 'types', 'bad')], { encoding: 'utf8', stdio: ['ignore', 'pipe', 'pipe'] }),
       (err) => /TS2\d{3}/.test(String(err.stdout)),
     );
   });

@@ -6,8 +6,8 @@
 const assert = require('assert');
 const { Readable, Writable } = require('stream');
 const { pipeline } = require('stream/promises');
-const ixy = require('../lib');
-const { modelForSuite } = require('./support/helpers');
+const ixy = require('../../lib');
+const { modelForSuite } = require('../support/helpers');
 const { packet } = ixy;
 
 describe('frames as Node expects them', function () {

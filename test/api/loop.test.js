@@ -3,7 +3,7 @@
 // The run loop's timer (`--seconds` of any length ends the run when it should) and the
 // rate lines it prints every second.
 const assert = require('assert');
-const { runLoop, afterMs } = require('../lib/loop');
+const { runLoop, afterMs } = require('../../lib/loop');
 
 describe('run loop timer', function () {
   it('a run longer than setTimeout can wait (2^31 ms) neither warns nor ends at once', async function () {
@@ -38,7 +38,7 @@ describe('run loop timer', function () {
 });
 
 describe('rate lines', function () {
-  const { formatRates, computeRates } = require('../lib/loop/rates');
+  const { formatRates, computeRates } = require('../../lib/loop/rates');
   const zero = { rxPackets: 0, rxBytes: 0, txPackets: 0, txBytes: 0, rxMissed: 0 };
   // The line for `pps` 60-byte frames a second each way.
   const line = (pps) => formatRates('0000:ff:00.0', computeRates(zero, { ...zero, rxPackets: pps, rxBytes: pps * 60, txPackets: pps, txBytes: pps * 60 }, 1));

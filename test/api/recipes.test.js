@@ -7,10 +7,10 @@ const fs = require('fs');
 const os = require('os');
 const path = require('path');
 const { spawn } = require('child_process');
-const ixy = require('../lib');
+const ixy = require('../../lib');
 
 const { packet } = ixy;
-const EXAMPLES = path.join(__dirname, '..', 'examples');
+const EXAMPLES = path.join(__dirname, '..', '..', 'examples');
 
 // Writes a pcap file of UDP frames: for each [srcPort, dstPort, n], n frames, interleaved.
 function udpPcap(file, flows) {

@@ -4,8 +4,8 @@
 // queues: it forwards what `ixy forward` would, stops on SIGINT, an AbortSignal or when the
 // function says so, and checks what it is given.
 const assert = require('assert');
-const ixy = require('../lib');
-const { modelForSuite } = require('./support/helpers');
+const ixy = require('../../lib');
+const { modelForSuite } = require('../support/helpers');
 
 describe('ixy.run()', function () {
   this.timeout(60000);

@@ -5,10 +5,10 @@
 // EDEVICELOST after the totals; and its workers nap between bursts ('backoff', their
 // default) instead of spinning on rings they have just emptied.
 const assert = require('assert');
-const { assertForwardAccounts, modelForSuite, runIxy } = require('./support/helpers');
-const { parseTotals } = require('../lib/apps/demo/frame-account');
-const { Napper, workerIdle } = require('../lib/loop/worker-loop');
-const { sleep } = require('../lib/host/register-access');
+const { assertForwardAccounts, modelForSuite, runIxy } = require('../support/helpers');
+const { parseTotals } = require('../../lib/apps/demo/frame-account');
+const { Napper, workerIdle } = require('../../lib/loop/worker-loop');
+const { sleep } = require('../../lib/host/register-access');
 
 describe('ixy forward --workers: the device watch and the idle modes', function () {
   this.timeout(60000);
@@ -90,8 +90,8 @@ describe('ixy forward --workers: the device watch and the idle modes', function 
     assert.ok(last > 0 && last <= bound + 1e-9, `idle nap ${last} ms`);
   });
   it('rxDropWhenFull: SRRCTL.DROP_EN with several RX queues by default, off when false (forward --workers), EINVAL otherwise', async () => {
-    const ixy = require('../lib');
-    const R = require('../lib/intel/ixgbe/registers');
+    const ixy = require('../../lib');
+    const R = require('../../lib/intel/ixgbe/registers');
     const dropEn = async (options) => {
       const dev = await ixy.open(model().addresses[0], { rxQueues: 2, txQueues: 2, workers: true, ...options });
       try {

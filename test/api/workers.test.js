@@ -8,13 +8,13 @@ const assert = require('assert');
 const childProcess = require('child_process');
 const path = require('path');
 const { Worker } = require('worker_threads');
-const ixy = require('../lib');
-const { assertForwardAccounts, modelForSuite, runIxy } = require('./support/helpers');
-const { parseTotals } = require('../lib/apps/demo/frame-account');
+const ixy = require('../../lib');
+const { assertForwardAccounts, modelForSuite, runIxy } = require('../support/helpers');
+const { parseTotals } = require('../../lib/apps/demo/frame-account');
 
-const EXAMPLE = path.join(__dirname, '..', 'examples', 'forward-workers.js');
-const LIB = path.join(__dirname, '..', 'lib');
-const { sleep } = require('../lib/host/register-access');
+const EXAMPLE = path.join(__dirname, '..', '..', 'examples', 'forward-workers.js');
+const LIB = path.join(__dirname, '..', '..', 'lib');
+const { sleep } = require('../../lib/host/register-access');
 
 // Runs `body` (the text of a function of (ixy, workerData)) in a worker; resolves with what
 // it returned, rejects with what it threw.

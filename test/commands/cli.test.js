@@ -7,9 +7,9 @@ const fs = require('fs');
 const os = require('os');
 const path = require('path');
 const { execFileSync, spawnSync } = require('child_process');
-const { Model } = require('../lib/model');
-const { IXY, assertForwardAccounts, runIxy, hugepageBytes, hugetlbfsFiles } = require('./support/helpers');
-const { sleep } = require('../lib/host/register-access');
+const { Model } = require('../../lib/model');
+const { IXY, assertForwardAccounts, runIxy, hugepageBytes, hugetlbfsFiles } = require('../support/helpers');
+const { sleep } = require('../../lib/host/register-access');
 
 // A failed run must say what is wrong in one stderr line, with no stack trace and a
 // non-zero exit; returns that line.

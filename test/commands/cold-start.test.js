@@ -14,8 +14,8 @@
 // port 1's sink. Losses are the model's count (rxDropNoDesc), not the forwarder's, and
 // count against it beyond those the machine caused (test/support/traced-forward.js).
 const assert = require('assert');
-const { suiteTmpDir } = require('./support/helpers');
-const { tracedForward, lossesBeyondCpuWait } = require('./support/traced-forward');
+const { suiteTmpDir } = require('../support/helpers');
+const { tracedForward, lossesBeyondCpuWait } = require('../support/traced-forward');
 
 const RUNS = 3;
 const FRAMES = 200000;

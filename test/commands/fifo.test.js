@@ -6,8 +6,8 @@
 const assert = require('assert');
 const { execFileSync, spawn } = require('child_process');
 const path = require('path');
-const { PcapWriter, readPcap } = require('../lib/pcap-file');
-const { runIxy, modelForSuite, suiteTmpDir } = require('./support/helpers');
+const { PcapWriter, readPcap } = require('../../lib/pcap-file');
+const { runIxy, modelForSuite, suiteTmpDir } = require('../support/helpers');
 
 function mkfifo(file) {
   execFileSync('mkfifo', [file]);

@@ -7,17 +7,17 @@ const assert = require('assert');
 const { spawnSync } = require('child_process');
 const fs = require('fs');
 const path = require('path');
-const { Mempool } = require('../lib/memory/mempool');
-const { PacketBatch } = require('../lib/memory/batch');
-const { forward, forwardBatch } = require('../lib/apps/forward');
-const { native } = require('../lib/host/native');
-const { Model } = require('../lib/model');
-const { IXY, suiteTmpDir, hugetlbfsFiles, hugepageMappings } = require('./support/helpers');
-const { tracedForward, lossesBeyondCpuWait } = require('./support/traced-forward');
+const { Mempool } = require('../../lib/memory/mempool');
+const { PacketBatch } = require('../../lib/memory/batch');
+const { forward, forwardBatch } = require('../../lib/apps/forward');
+const { native } = require('../../lib/host/native');
+const { Model } = require('../../lib/model');
+const { IXY, suiteTmpDir, hugetlbfsFiles, hugepageMappings } = require('../support/helpers');
+const { tracedForward, lossesBeyondCpuWait } = require('../support/traced-forward');
 
 // The model's traffic for forwarding at full load: on both ports a source of 60-byte frames
 // that fills every free RX descriptor (rate 0), and a sink that counts.
-const FULL_LOAD = require('../bench/run-one').MODEL_CONFIG.forward;
+const FULL_LOAD = require('../../bench/run-one').MODEL_CONFIG.forward;
 
 // An RX queue that "receives" the given buffer ids, and a TX queue that takes `room` frames.
 function standIns(pool, ids, room) {
@@ -92,8 +92,8 @@ describe('forwardBatch', function () {
   });
 
   it('on stand-in queues, a TX ring that completes nothing for a while loses no frame', function () {
-    const { openPort, standInNic, closeQueues } = require('../lib/warm-up/stand-in');
-    const ixgbeLayout = require('../lib/intel/ixgbe/registers');
+    const { openPort, standInNic, closeQueues } = require('../../lib/warm-up/stand-in');
+    const ixgbeLayout = require('../../lib/intel/ixgbe/registers');
     const a = openPort(ixgbeLayout, 64);
     const b = openPort(ixgbeLayout, 64);
     const batch = new PacketBatch(32);
@@ -179,7 +179,7 @@ describe('ixy forward, from its first frame', function () {
   // deoptimisation (--trace-deopt) in order with the app's lines (tracedForward). What the
   // traffic caused is what counts: deoptimisations while idle are harmless, V8 compiles
   // early and corrects itself before any frame waits. The forwarder spins while idle, as the loss
-  // benchmark's does; test/cold-start.test.js runs it with its default idle mode.
+  // benchmark's does; test/commands/cold-start.test.js runs it with its default idle mode.
   before(async function () {
     run = await tracedForward(tmpDir(), { flags: ['--trace-deopt'], args: ['--idle', 'spin'], rate: 100000, frames: FRAMES });
   });
@@ -235,7 +235,7 @@ describe('ixy forward, its memory', function () {
 
 describe('ixy.warmUp', function () {
   it('runs the per-batch function on stand-in queues with frames, and close() frees it all', function () {
-    const ixy = require('../lib/index');
+    const ixy = require('../../lib/index');
     const batch = new PacketBatch(32);
     let calls = 0;
     let received = 0;

@@ -7,10 +7,10 @@
 // them on the model.
 const assert = require('assert');
 const path = require('path');
-const { generate } = require('../lib/apps/generate');
-const { parseRate } = require('../lib/traffic/pacing');
-const { native } = require('../lib/host/native');
-const { tsharkFields, suiteTmpDir, modelForSuite, assertIxyError } = require('./support/helpers');
+const { generate } = require('../../lib/apps/generate');
+const { parseRate } = require('../../lib/traffic/pacing');
+const { native } = require('../../lib/host/native');
+const { tsharkFields, suiteTmpDir, modelForSuite, assertIxyError } = require('../support/helpers');
 
 const quiet = { write() {} };
 const RTTDQSEL = 0x04904;

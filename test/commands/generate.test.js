@@ -5,10 +5,10 @@
 const assert = require('assert');
 const { execFileSync } = require('child_process');
 const fs = require('fs');
-const { PacketBatch } = require('../lib/memory/batch');
-const { Generator } = require('../lib/traffic/generator');
-const { SEQ_OFFSET } = require('../lib/packet');
-const { hugepageMappings, modelForSuite } = require('./support/helpers');
+const { PacketBatch } = require('../../lib/memory/batch');
+const { Generator } = require('../../lib/traffic/generator');
+const { SEQ_OFFSET } = require('../../lib/packet');
+const { hugepageMappings, modelForSuite } = require('../support/helpers');
 
 describe('Generator.fill (default frames: only the sequence number changes)', function () {
   let gen;
@@ -45,7 +45,7 @@ describe('Generator.fill (default frames: only the sequence number changes)', fu
 });
 
 describe('generate() on the device model', function () {
-  const { generate } = require('../lib/apps/generate');
+  const { generate } = require('../../lib/apps/generate');
   const model = modelForSuite(1);
 
   it('a pool that cannot be made (2 GiB of buffers) closes the device and returns its hugepages', async function () {
@@ -70,8 +70,8 @@ describe('generate() on the device model', function () {
 });
 
 describe('TxQueue.room(): what send() would take now', function () {
-  const { openPort, standInNic, closeQueues } = require('../lib/warm-up/stand-in');
-  const layout = require('../lib/intel/ixgbe/registers');
+  const { openPort, standInNic, closeQueues } = require('../../lib/warm-up/stand-in');
+  const layout = require('../../lib/intel/ixgbe/registers');
 
   it('is the ring less one on an empty ring, 0 on a full one, and counts what the NIC completed (reclaiming first)', function () {
     const port = openPort(layout, 64, { entries: 256 });
@@ -97,8 +97,8 @@ describe('TxQueue.room(): what send() would take now', function () {
 });
 
 describe('Generator.send() of the default frames: they stay on the TX ring', function () {
-  const { openPort, standInNic, closeQueues } = require('../lib/warm-up/stand-in');
-  const layout = require('../lib/intel/ixgbe/registers');
+  const { openPort, standInNic, closeQueues } = require('../../lib/warm-up/stand-in');
+  const layout = require('../../lib/intel/ixgbe/registers');
 
   // The frame each descriptor of slots [first, first + n) points at: its buffer's bytes.
   function framesOn(port, gen, first, n) {

@@ -8,10 +8,10 @@
 // far below a spinning core); the figures are measured by bench/idle.js.
 const assert = require('assert');
 const fs = require('fs');
-const ixy = require('../lib/index');
-const { cpuShare, modelForSuite } = require('./support/helpers');
-const { runLoop } = require('../lib/loop');
-const { bestIdle } = require('../lib/device/idle');
+const ixy = require('../../lib/index');
+const { cpuShare, modelForSuite } = require('../support/helpers');
+const { runLoop } = require('../../lib/loop');
+const { bestIdle } = require('../../lib/device/idle');
 
 const IDLE_CPU_BOUND = 0.3; // of one core
 
@@ -242,7 +242,7 @@ describe("idle: interrupts from the model (idle 'interrupt' on the host)", funct
 
 describe("idle: 'interrupt' where there are none", function () {
   this.timeout(30000);
-  const { Model } = require('../lib/model/index');
+  const { Model } = require('../../lib/model/index');
   const os = require('os');
   const path = require('path');
   let model = null;
@@ -274,8 +274,8 @@ describe("idle: 'interrupt' where there are none", function () {
 // The interrupt line's own logic, with the backend played by the test: one eventfd (here
 // /dev/null) and a watcher the test fires by hand.
 describe('idle: the interrupt line', function () {
-  const nativePath = require.resolve('../lib/host/native');
-  const linePath = require.resolve('../lib/host/interrupts');
+  const nativePath = require.resolve('../../lib/host/native');
+  const linePath = require.resolve('../../lib/host/interrupts');
   let watcher = null;
   let InterruptLine;
   const source = () => ({ eventFd: fs.openSync('/dev/null', 'r'), release: () => {} });
@@ -340,7 +340,7 @@ describe('idle: the interrupt line', function () {
 });
 
 describe('idle: receive() on a device closed by the loop body', function () {
-  const { ReceiveIterator } = require('../lib/device/receive-iterator');
+  const { ReceiveIterator } = require('../../lib/device/receive-iterator');
 
   it("ends the loop instead of arming a closed device's interrupt", async function () {
     // A device whose one RX queue yields one frame, then nothing; arming it once closed

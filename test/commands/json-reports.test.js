@@ -4,7 +4,7 @@
 // each second, totals, end) that a program can read, and the totals are the device's.
 const assert = require('assert');
 const path = require('path');
-const { modelForSuite, runIxy, suiteTmpDir } = require('./support/helpers');
+const { modelForSuite, runIxy, suiteTmpDir } = require('../support/helpers');
 
 // stdout as records; fails on any line that is not a JSON object with type and time.
 function records(stdout) {

@@ -9,9 +9,9 @@
 const assert = require('assert');
 const fs = require('fs');
 const path = require('path');
-const { readPcap } = require('../lib/pcap-file');
-const { runIxy, suiteTmpDir } = require('./support/helpers');
-const { Model } = require('../lib/model');
+const { readPcap } = require('../../lib/pcap-file');
+const { runIxy, suiteTmpDir } = require('../support/helpers');
+const { Model } = require('../../lib/model');
 
 const TICK_NS = 6.4;
 

@@ -9,11 +9,11 @@
 const assert = require('assert');
 const { spawn } = require('child_process');
 const path = require('path');
-const { runIxy } = require('./support/helpers');
-const { Model } = require('../lib/model');
-const { sleep } = require('../lib/host/register-access');
+const { runIxy } = require('../support/helpers');
+const { Model } = require('../../lib/model');
+const { sleep } = require('../../lib/host/register-access');
 
-const IXY = path.join(__dirname, '..', 'bin', 'ixy.js');
+const IXY = path.join(__dirname, '..', '..', 'bin', 'ixy.js');
 const PROBE_WIRE_NS = (60 + 12) * 0.8; // the probe's bytes, FCS, preamble and SFD at 10 Gb/s
 // A probe fetched from port 2's ring leaves when the line is free: behind at most a ring of
 // 512 load frames a forwarder sent at once, 67.2 ns each.

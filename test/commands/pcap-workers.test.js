@@ -9,10 +9,10 @@ const assert = require('assert');
 const { execFile, spawn } = require('child_process');
 const fs = require('fs');
 const path = require('path');
-const { readPcap } = require('../lib/pcap-file');
-const { pcapWorkers } = require('../lib/apps/pcap-workers');
-const { IXY, modelForSuite, runIxy, suiteTmpDir, tsharkFields } = require('./support/helpers');
-const { MS_KEY, hashOf, sourceFlow, frameTuple } = require('./support/rss');
+const { readPcap } = require('../../lib/pcap-file');
+const { pcapWorkers } = require('../../lib/apps/pcap-workers');
+const { IXY, modelForSuite, runIxy, suiteTmpDir, tsharkFields } = require('../support/helpers');
+const { MS_KEY, hashOf, sourceFlow, frameTuple } = require('../support/rss');
 
 const FLOWS = 64;
 const VARY = ['sip', 'sport', 'dport'];
@@ -170,7 +170,7 @@ describe('ixy pcap --workers', function () {
     fs.mkdirSync(dir);
     const file = path.join(dir, 'full.pcap');
     const script = `mount -t tmpfs -o size=64k ixy-test "${dir}" && "${process.execPath}" "${IXY}" pcap ${model().addresses[0]} "${file}" --workers 2; ` +
-      `code=$?; "${process.execPath}" -e "console.log('frames', require('${path.join(__dirname, '..', 'lib', 'pcap-file')}').readPcap('${file}').frames.length)"; exit $code`;
+      `code=$?; "${process.execPath}" -e "console.log('frames', require('${path.join(__dirname, '..', '..', 'lib', 'pcap-file')}').readPcap('${file}').frames.length)"; exit $code`;
     const child = spawn('unshare', ['-m', '--propagation', 'private', 'sh', '-c', script], { env: { ...process.env, IXY_PCI_ROOT: model().dir }, stdio: ['ignore', 'pipe', 'pipe'] });
     let stdout = '';
     let stderr = '';

@@ -8,9 +8,9 @@ const fs = require('fs');
 const os = require('os');
 const path = require('path');
 const { execFileSync, spawnSync } = require('child_process');
-const { PcapWriter, CaptureClock, readPcap, MAGIC_NANOSECONDS, MAGIC_MICROSECONDS } = require('../lib/pcap-file');
-const packet = require('../lib/packet');
-const { IXY, runIxy, tsharkFields, suiteTmpDir } = require('./support/helpers');
+const { PcapWriter, CaptureClock, readPcap, MAGIC_NANOSECONDS, MAGIC_MICROSECONDS } = require('../../lib/pcap-file');
+const packet = require('../../lib/packet');
+const { IXY, runIxy, tsharkFields, suiteTmpDir } = require('../support/helpers');
 
 // tshark exits non-zero (and says why on stderr) for a truncated or corrupt file.
 const tsharkCount = (file) => tsharkFields(file, ['frame.number']).length;
@@ -213,7 +213,7 @@ describe('pcap files', function () {
     const t = [ns(main.now()), ns(here.now()), ns(main.now())];
     assert.ok(t[0] <= t[1] && t[1] <= t[2], `in order: ${t}`);
     const source = `const { parentPort, workerData } = require('worker_threads');
-      const { CaptureClock } = require(${JSON.stringify(path.join(__dirname, '..', 'lib', 'pcap-file'))});
+      const { CaptureClock } = require(${JSON.stringify(path.join(__dirname, '..', '..', 'lib', 'pcap-file'))});
       const clock = new CaptureClock(workerData);
       parentPort.once('message', () => { clock.now(); parentPort.postMessage([clock.sec, clock.nsec]); });
       parentPort.postMessage('ready');`;
@@ -248,7 +248,7 @@ describe('ixy pcap on the device model', function () {
   let env;
 
   before(async function () {
-    ({ Model } = require('../lib/model'));
+    ({ Model } = require('../../lib/model'));
     model = await Model.start({ ports: 1 });
     env = { IXY_PCI_ROOT: model.dir };
     tmp = fs.mkdtempSync(path.join(os.tmpdir(), 'ixy-pcap-'));

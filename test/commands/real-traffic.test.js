@@ -11,10 +11,10 @@ const crypto = require('crypto');
 const fs = require('fs');
 const os = require('os');
 const path = require('path');
-const { RealNet } = require('../lib/apps/demo/real-net');
-const { account } = require('../lib/apps/demo/frame-account');
-const { isAlive } = require('../lib/apps/demo/netns');
-const { runIxy } = require('./support/helpers');
+const { RealNet } = require('../../lib/apps/demo/real-net');
+const { account } = require('../../lib/apps/demo/frame-account');
+const { isAlive } = require('../../lib/apps/demo/netns');
+const { runIxy } = require('../support/helpers');
 
 const FILE_BYTES = 24 << 20; // "at least 20 MB"
 const sleep = (ms) => new Promise((r) => setTimeout(r, ms));
@@ -163,7 +163,7 @@ describe('real traffic: the kernel on both sides of ixy forward', function () {
     // A child process that sets up a RealNet with a server, prints where everything is as
     // one JSON line, and then ends as `how` says.
     const CHILD = `
-      const { RealNet } = require(${JSON.stringify(path.join(__dirname, '..', 'lib', 'apps', 'demo', 'real-net'))});
+      const { RealNet } = require(${JSON.stringify(path.join(__dirname, '..', '..', 'lib', 'apps', 'demo', 'real-net'))});
       (async () => {
         const net = await RealNet.start();
         await net.serve(1);

@@ -6,9 +6,9 @@
 const assert = require('assert');
 const fs = require('fs');
 const path = require('path');
-const { replay } = require('../lib/apps/replay');
-const { PcapWriter, readPcap } = require('../lib/pcap-file');
-const { suiteTmpDir, modelForSuite, runIxy, assertIxyError } = require('./support/helpers');
+const { replay } = require('../../lib/apps/replay');
+const { PcapWriter, readPcap } = require('../../lib/pcap-file');
+const { suiteTmpDir, modelForSuite, runIxy, assertIxyError } = require('../support/helpers');
 
 const quiet = { write() {} };
 // The model's wire times are exact when it visits in time; on a shared host it can be a

@@ -7,9 +7,9 @@ const assert = require('assert');
 const fs = require('fs');
 const path = require('path');
 const { spawn } = require('child_process');
-const ixy = require('../lib');
-const { PcapWriter } = require('../lib/pcap-file');
-const { IXY, modelForSuite, suiteTmpDir } = require('./support/helpers');
+const ixy = require('../../lib');
+const { PcapWriter } = require('../../lib/pcap-file');
+const { IXY, modelForSuite, suiteTmpDir } = require('../support/helpers');
 
 // `ixy args...` whose stdout the test closes after the first line (the reader of a pipe
 // that exits), or sends to `stdoutFd`. Resolves with { code, signal, stderr, first }.

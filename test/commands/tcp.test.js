@@ -4,8 +4,8 @@
 // the flags in FrameInfo. tshark is the reference for what the frames say.
 const assert = require('assert');
 const path = require('path');
-const ixy = require('../lib');
-const { suiteTmpDir, tsharkFields } = require('./support/helpers');
+const ixy = require('../../lib');
+const { suiteTmpDir, tsharkFields } = require('../support/helpers');
 const { packet } = ixy;
 
 // Ethernet + IPv4 + TCP with `payload` bytes; returns the frame's length.

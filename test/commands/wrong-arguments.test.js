@@ -7,7 +7,7 @@ const assert = require('assert');
 const fs = require('fs');
 const os = require('os');
 const path = require('path');
-const ixy = require('../lib');
+const ixy = require('../../lib');
 
 // Values a caller may pass by mistake.
 const WRONG = [undefined, null, 'x', {}, [], -1, 1.5, 99, () => 1, Symbol('s'), 2n, new ixy.PacketBatch(4)];

@@ -5,7 +5,7 @@
 // anyone listens), and check() still returns them as lines.
 const assert = require('assert');
 const { once } = require('events');
-const ixy = require('../lib');
+const ixy = require('../../lib');
 
 describe('device events', function () {
   this.timeout(30000);

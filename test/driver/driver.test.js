@@ -7,11 +7,11 @@ const assert = require('assert');
 const fs = require('fs');
 const os = require('os');
 const path = require('path');
-const ixy = require('../lib');
-const { Model } = require('../lib/model');
-const { runLoop } = require('../lib/loop');
-const { readPcap } = require('../lib/pcap-file');
-const { runIxy, tsharkFields, hugepageBytes, hugetlbfsFiles } = require('./support/helpers');
+const ixy = require('../../lib');
+const { Model } = require('../../lib/model');
+const { runLoop } = require('../../lib/loop');
+const { readPcap } = require('../../lib/pcap-file');
+const { runIxy, tsharkFields, hugepageBytes, hugetlbfsFiles } = require('../support/helpers');
 
 // Forwards like ixy forward, but keeps what the TX ring could not take and retries it,
 // so that a model descheduled for a few ms on a busy machine costs no frames.
@@ -151,7 +151,7 @@ describe('ixgbe driver on the device model', function () {
   });
 
   it('hands RX descriptors back to the NIC only in groups of rxFreeThreshold (one RDT write each)', async function () {
-    const R = require('../lib/intel/ixgbe/registers');
+    const R = require('../../lib/intel/ixgbe/registers');
     const dev = await ixy.open(model.addresses[0], { rxFreeThreshold: 16 });
     const batch = new ixy.PacketBatch(32);
     const rdt = () => dev.regs[R.RDT(0) >> 2];

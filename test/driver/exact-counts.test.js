@@ -4,10 +4,10 @@
 // of a clear-on-read counter is exact, and on the model it must be too (the model hands its
 // counts over through the registers, native/model/README.md "Statistics registers").
 const assert = require('assert');
-const ixy = require('../lib');
-const { modelForSuite } = require('./support/helpers');
+const ixy = require('../../lib');
+const { modelForSuite } = require('../support/helpers');
 
-const { sleep } = require('../lib/host/register-access');
+const { sleep } = require('../../lib/host/register-access');
 
 describe('exact counts', function () {
   const model = modelForSuite(1);

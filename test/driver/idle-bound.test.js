@@ -5,10 +5,10 @@
 // rate traffic may start at (the user's idleRate, else the highest rate the loop carried,
 // at least 1 Mpps).
 const assert = require('assert');
-const ixy = require('../lib/index');
-const { Idler } = require('../lib/device/idle');
-const { framesHeld, holdMs } = require('../lib/device/idle-bound');
-const { modelForSuite } = require('./support/helpers');
+const ixy = require('../../lib/index');
+const { Idler } = require('../../lib/device/idle');
+const { framesHeld, holdMs } = require('../../lib/device/idle-bound');
+const { modelForSuite } = require('../support/helpers');
 
 // A device as the bound sees it: one RX ring of 512 with a refill threshold of 128, and
 // ixgbe's 512 KiB packet buffer.

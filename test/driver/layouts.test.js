@@ -5,10 +5,10 @@
 // RSS through it. Checked for both tables on a register file in plain memory, with the
 // offsets and values each datasheet gives.
 const assert = require('assert');
-const { IntelNic } = require('../lib/intel/nic');
-const IXGBE = require('../lib/intel/ixgbe/registers');
-const IGB = require('../lib/intel/igb/registers');
-const { setupRss, queueOfHash } = require('../lib/intel/rss');
+const { IntelNic } = require('../../lib/intel/nic');
+const IXGBE = require('../../lib/intel/ixgbe/registers');
+const IGB = require('../../lib/intel/igb/registers');
+const { setupRss, queueOfHash } = require('../../lib/intel/rss');
 
 // The base's methods on `layout`'s registers, without a device behind them.
 function nicOn(layout) {

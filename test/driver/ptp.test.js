@@ -10,8 +10,8 @@ const assert = require('assert');
 const fs = require('fs');
 const os = require('os');
 const path = require('path');
-const { readPcap } = require('../lib/pcap-file');
-const d = require('./support/model-driver');
+const { readPcap } = require('../../lib/pcap-file');
+const d = require('../support/model-driver');
 
 const R = {
   TSYNCRXCTL: 0x05188, RXSTMPL: 0x051E8, RXSTMPH: 0x051A4, RXMTRL: 0x05120, TSYNCTXCTL: 0x08C00,

@@ -7,10 +7,10 @@
 // loses its link or stops sending is reported.
 const assert = require('assert');
 const path = require('path');
-const ixy = require('../lib');
-const { Model } = require('../lib/model');
-const { sleep } = require('../lib/host/register-access');
-const { runIxy, tsharkFields, suiteTmpDir } = require('./support/helpers');
+const ixy = require('../../lib');
+const { Model } = require('../../lib/model');
+const { sleep } = require('../../lib/host/register-access');
+const { runIxy, tsharkFields, suiteTmpDir } = require('../support/helpers');
 
 // Receives on dev's queue 0 until `done()` or `ms` pass; returns the frames received.
 async function receiveFor(dev, ms, done = () => false) {

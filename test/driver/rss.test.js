@@ -4,14 +4,14 @@
 // RETA, MRQC; lib/intel/rss.js) spreads flows over the queues, and each frame's hash, read
 // from batch.hashes, equals this test's own Toeplitz (test/support/rss.js).
 const assert = require('assert');
-const ixy = require('../lib');
-const { Model } = require('../lib/model');
-const { PacketBatch } = require('../lib/memory/batch');
-const { assertIxyError, modelForSuite } = require('./support/helpers');
-const { MS_KEY, MS_VECTORS, hashOf, sourceFlow, frameTuple } = require('./support/rss');
+const ixy = require('../../lib');
+const { Model } = require('../../lib/model');
+const { PacketBatch } = require('../../lib/memory/batch');
+const { assertIxyError, modelForSuite } = require('../support/helpers');
+const { MS_KEY, MS_VECTORS, hashOf, sourceFlow, frameTuple } = require('../support/rss');
 
 const seqOf = (b) => ((b[42] << 24) | (b[43] << 16) | (b[44] << 8) | b[45]) >>> 0;
-const { sleep } = require('../lib/host/register-access');
+const { sleep } = require('../../lib/host/register-access');
 
 // Receives from every RX queue until `want` frames came; per frame its queue, tuple, hash
 // and sequence number.

@@ -5,14 +5,14 @@
 // receives more. Checked: no buffer is lost or owned twice, and the NIC is never given a
 // descriptor without a buffer.
 const assert = require('assert');
-const R = require('../lib/intel/ixgbe/registers');
-const D = require('../lib/intel/rings');
-const { RxQueue } = require('../lib/intel/rx-queue');
-const { Mempool } = require('../lib/memory/mempool');
+const R = require('../../lib/intel/ixgbe/registers');
+const D = require('../../lib/intel/rings');
+const { RxQueue } = require('../../lib/intel/rx-queue');
+const { Mempool } = require('../../lib/memory/mempool');
 const {
   PacketBatch, CHECKSUM_IP_GOOD, CHECKSUM_IP_BAD, CHECKSUM_L4_GOOD, CHECKSUM_L4_BAD,
-} = require('../lib/memory/batch');
-const { writeSeq, readSeq } = require('../lib/packet');
+} = require('../../lib/memory/batch');
+const { writeSeq, readSeq } = require('../../lib/packet');
 
 const GOOD = D.RXD_STAT_DD | D.RXD_STAT_EOP;
 const RX_ERROR = R.RXD_ERR_RXE; // a MAC error (7.1.6.2)

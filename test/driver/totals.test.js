@@ -4,7 +4,7 @@
 // that line must neither lose counts nor throw away the optimised receive() and send()
 // (see Queue in lib/device/device.js). Checked in a child process that may ask V8 what it has optimised.
 const assert = require('assert');
-const { runOptimising } = require('./support/helpers');
+const { runOptimising } = require('../support/helpers');
 
 // An RX and a TX queue on a register file in plain memory, and the stand-in NIC (lib/warm-up/stand-in.js):
 // every RX descriptor up to RDT is completed with a `length`-byte frame, every TX

@@ -6,12 +6,12 @@
 // a full ring it cycles through few positions). A reset drops exactly the frames the NIC
 // did not complete.
 const assert = require('assert');
-const R = require('../lib/intel/ixgbe/registers');
-const { TXD_STAT_DD } = require('../lib/intel/rings');
-const { TxQueue } = require('../lib/intel/tx-queue');
-const { Mempool } = require('../lib/memory/mempool');
-const { PacketBatch } = require('../lib/memory/batch');
-const { demo } = require('../lib/apps/demo');
+const R = require('../../lib/intel/ixgbe/registers');
+const { TXD_STAT_DD } = require('../../lib/intel/rings');
+const { TxQueue } = require('../../lib/intel/tx-queue');
+const { Mempool } = require('../../lib/memory/mempool');
+const { PacketBatch } = require('../../lib/memory/batch');
+const { demo } = require('../../lib/apps/demo');
 
 const RING = 64;
 

@@ -9,11 +9,11 @@ const assert = require('assert');
 const fs = require('fs');
 const path = require('path');
 const { spawnSync } = require('child_process');
-const ixy = require('../lib');
-const { PcapWriter, readPcap } = require('../lib/pcap-file');
-const packet = require('../lib/packet');
-const { runIxy, suiteTmpDir, modelForSuite } = require('./support/helpers');
-const { frames } = require('./support/filter-traffic');
+const ixy = require('../../lib');
+const { PcapWriter, readPcap } = require('../../lib/pcap-file');
+const packet = require('../../lib/packet');
+const { runIxy, suiteTmpDir, modelForSuite } = require('../support/helpers');
+const { frames } = require('../support/filter-traffic');
 
 const padded = frames().map((f) => (f.length >= 60 ? f : Buffer.concat([f, Buffer.alloc(60 - f.length)])));
 

@@ -4,10 +4,10 @@
 // (test/support/filter-diff.js), and one test per class of difference found before: each
 // compares with the program tcpdump compiles, and states the verdict it expects.
 const assert = require('assert');
-const { compileFilter, filterSource } = require('../lib/filter');
-const { suiteTmpDir } = require('./support/helpers');
-const { differential } = require('./support/filter-diff');
-const { compileBpf, emptyEthernetPcap, runBpf } = require('./support/bpf');
+const { compileFilter, filterSource } = require('../../lib/filter');
+const { suiteTmpDir } = require('../support/helpers');
+const { differential } = require('../support/filter-diff');
+const { compileBpf, emptyEthernetPcap, runBpf } = require('../support/bpf');
 
 const hex = (s) => Buffer.from(s.replace(/\s/g, ''), 'hex');
 const MACS = '02000000000b 001122334455';

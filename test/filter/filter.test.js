@@ -7,10 +7,10 @@
 const assert = require('assert');
 const path = require('path');
 const { spawnSync } = require('child_process');
-const { PcapWriter, readPcap } = require('../lib/pcap-file');
-const { compileFilter, filterSource } = require('../lib/filter');
-const { assertIxyError, suiteTmpDir } = require('./support/helpers');
-const { frames } = require('./support/filter-traffic');
+const { PcapWriter, readPcap } = require('../../lib/pcap-file');
+const { compileFilter, filterSource } = require('../../lib/filter');
+const { assertIxyError, suiteTmpDir } = require('../support/helpers');
+const { frames } = require('../support/filter-traffic');
 
 const EXPRESSIONS = [
   // protocols

@@ -9,9 +9,9 @@ const fs = require('fs');
 const os = require('os');
 const path = require('path');
 const { spawn } = require('child_process');
-const { bind, unbind } = require('../lib/rebind');
-const fakeKernel = require('./support/fake-kernel');
-const { assertIxyError, runIxy, fakePciDevice } = require('./support/helpers');
+const { bind, unbind } = require('../../lib/rebind');
+const fakeKernel = require('../support/fake-kernel');
+const { assertIxyError, runIxy, fakePciDevice } = require('../support/helpers');
 
 const ADDRESS = '0000:00:05.0';
 const PAST = new Date('2001-02-03T04:05:06Z');
@@ -191,7 +191,7 @@ describe('ixy bind and ixy unbind', function () {
   });
 
   it('refuses a device an ixy process holds', async function () {
-    const script = `require(${JSON.stringify(require.resolve('../lib/host/claim'))}).claimDevice(process.argv[1]); process.stdout.write('held\\n'); setInterval(() => {}, 1000);`;
+    const script = `require(${JSON.stringify(require.resolve('../../lib/host/claim'))}).claimDevice(process.argv[1]); process.stdout.write('held\\n'); setInterval(() => {}, 1000);`;
     const child = spawn(process.execPath, ['-e', script, ADDRESS], { env: process.env, stdio: ['ignore', 'pipe', 'inherit'] });
     try {
       await new Promise((resolve, reject) => {
@@ -211,7 +211,7 @@ describe('ixy bind and ixy unbind', function () {
       IXY_PCI_ROOT: process.env.IXY_PCI_ROOT,
       IXY_PROC_NET: process.env.IXY_PROC_NET,
       IXY_FAKE_KERNEL: '1',
-      NODE_OPTIONS: `--require ${require.resolve('./support/fake-kernel')}`,
+      NODE_OPTIONS: `--require ${require.resolve('../support/fake-kernel')}`,
     };
     let run = await runIxy(['bind', ADDRESS], { env });
     assert.strictEqual(run.code, 0, run.stderr);

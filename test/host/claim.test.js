@@ -8,14 +8,14 @@ const assert = require('assert');
 const { spawn } = require('child_process');
 const fs = require('fs');
 const path = require('path');
-const ixy = require('../lib');
-const claim = require('../lib/host/claim');
-const { assertIxyError, modelForSuite, runIxy } = require('./support/helpers');
+const ixy = require('../../lib');
+const claim = require('../../lib/host/claim');
+const { assertIxyError, modelForSuite, runIxy } = require('../support/helpers');
 
 // A child that opens `address` and holds it until killed; resolves once it has opened.
 function startHolder(address, root, argv0 = undefined) {
   const script = `
-    const ixy = require(${JSON.stringify(require.resolve('../lib'))});
+    const ixy = require(${JSON.stringify(require.resolve('../../lib'))});
     ixy.open(process.argv[1]).then(() => { process.stdout.write('held\\n'); setInterval(() => {}, 1000); },
       (err) => { process.stderr.write(err.message + '\\n'); process.exit(2); });`;
   const child = spawn(process.execPath, ['-e', script, address], { argv0, env: { ...process.env, IXY_PCI_ROOT: root }, stdio: ['ignore', 'pipe', 'pipe'] });

@@ -8,9 +8,9 @@ const assert = require('assert');
 const fs = require('fs');
 const os = require('os');
 const path = require('path');
-const ixy = require('../lib');
-const { resolveDevice, DeviceHandle } = require('../lib/host/device-handle');
-const { modelForSuite, fakePciDevice } = require('./support/helpers');
+const ixy = require('../../lib');
+const { resolveDevice, DeviceHandle } = require('../../lib/host/device-handle');
+const { modelForSuite, fakePciDevice } = require('../support/helpers');
 
 describe('the device handle', function () {
   this.timeout(30000);

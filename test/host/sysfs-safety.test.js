@@ -11,12 +11,12 @@ const net = require('net');
 const os = require('os');
 const path = require('path');
 const { execFileSync } = require('child_process');
-const ixy = require('../lib');
-const pci = require('../lib/host/pci');
-const safety = require('../lib/host/sysfs-safety');
-const { resolveDevice } = require('../lib/host/device-handle');
-const { Model } = require('../lib/model');
-const { assertIxyError } = require('./support/helpers');
+const ixy = require('../../lib');
+const pci = require('../../lib/host/pci');
+const safety = require('../../lib/host/sysfs-safety');
+const { resolveDevice } = require('../../lib/host/device-handle');
+const { Model } = require('../../lib/model');
+const { assertIxyError } = require('../support/helpers');
 
 const ADDRESS = '0000:00:05.0';
 const PAST = new Date('2001-02-03T04:05:06Z');
@@ -229,7 +229,7 @@ describe('device directories that are not what sysfs makes', function () {
 
   it('the minimum BAR sizes cover every register each driver names', function () {
     for (const [driver, maxQueues] of [['ixgbe', 64], ['igb', 16]]) {
-      const R = require(`../lib/intel/${driver}/registers`);
+      const R = require(`../../lib/intel/${driver}/registers`);
       let highest = 0;
       for (const [name, value] of Object.entries(R)) {
         // Registers are upper-case names (bits carry an underscore, CTRL_EXT aside) or

@@ -10,8 +10,8 @@ const assert = require('assert');
 const fs = require('fs');
 const os = require('os');
 const path = require('path');
-const ixy = require('../lib');
-const { runIxy, fakePciDevice } = require('./support/helpers');
+const ixy = require('../../lib');
+const { runIxy, fakePciDevice } = require('../support/helpers');
 
 const ADDRESS = '0000:00:05.0';
 const IFNAME = 'ixyfake0'; // a name no real interface has: `ip` is asked about IPv4 too

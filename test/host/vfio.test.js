@@ -9,8 +9,8 @@ const fs = require('fs');
 const os = require('os');
 const path = require('path');
 const { spawnSync } = require('child_process');
-const ixy = require('../lib');
-const { IXY, fakePciDevice } = require('./support/helpers');
+const ixy = require('../../lib');
+const { IXY, fakePciDevice } = require('../support/helpers');
 
 const ADDRESS = '0000:01:00.0';
 const NOBODY = ['--reuid=65534', '--regid=65534', '--clear-groups'];
@@ -51,7 +51,7 @@ describe('VFIO without an IOMMU at hand', function () {
 
   it('gives a normal user DMA memory at I/O virtual addresses, since physical ones are root\'s', function () {
     const script = `
-      const { DmaMemory } = require(${JSON.stringify(path.join(__dirname, '..', 'lib', 'memory', 'mempool'))});
+      const { DmaMemory } = require(${JSON.stringify(path.join(__dirname, '..', '..', 'lib', 'memory', 'mempool'))});
       const m = new DmaMemory(3 << 20);
       const bytes = new Uint8Array(m.buffer);
       bytes[m.size - 1] = 7;

@@ -9,11 +9,11 @@ const fs = require('fs');
 const os = require('os');
 const path = require('path');
 const { spawn } = require('child_process');
-const ixy = require('../lib');
-const { Model } = require('../lib/model');
-const R = require('../lib/intel/ixgbe/registers');
+const ixy = require('../../lib');
+const { Model } = require('../../lib/model');
+const R = require('../../lib/intel/ixgbe/registers');
 
-const CHILD = path.join(__dirname, 'support', 'way-out-child.js');
+const CHILD = path.join(__dirname, '..', 'support', 'way-out-child.js');
 
 // Runs the child with core dumps off (SIGQUIT, SIGSEGV and SIGABRT dump core by default);
 // exec keeps the child's own exit status. `signal`: sent once the child prints "ready".

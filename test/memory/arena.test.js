@@ -5,10 +5,10 @@
 const assert = require('assert');
 const { execFileSync } = require('child_process');
 const path = require('path');
-const { words, allocWords, offsetOf, freeWords, WORDS } = require('../lib/memory/arena');
-const { PacketBatch } = require('../lib/memory/batch');
+const { words, allocWords, offsetOf, freeWords, WORDS } = require('../../lib/memory/arena');
+const { PacketBatch } = require('../../lib/memory/batch');
 
-const ARENA = path.join(__dirname, '..', 'lib', 'memory', 'arena.js');
+const ARENA = path.join(__dirname, '..', '..', 'lib', 'memory', 'arena.js');
 
 // Runs `body` in a child node that can force garbage collection; returns its JSON output.
 function inGcChild(body) {
@@ -70,7 +70,7 @@ describe('index arena', () => {
     // 2100 batches of 4096 (ids and lengths) take 17.2 M words: more than the arena
     // holds, unless the dropped ones come back.
     const r = inGcChild(`
-      const { PacketBatch } = require(${JSON.stringify(path.join(__dirname, '..', 'lib', 'memory', 'batch.js'))});
+      const { PacketBatch } = require(${JSON.stringify(path.join(__dirname, '..', '..', 'lib', 'memory', 'batch.js'))});
       const start = freeWords();
       for (let i = 0; i < 2100; i++) {
         new PacketBatch(4096);

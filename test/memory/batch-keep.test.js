@@ -3,7 +3,7 @@
 // PacketBatch's in-place edits (keepIf, keepFrom) keep every per-frame array in step: a
 // frame's id, length, status word and RSS hash stay at the same index after the edit.
 const assert = require('assert');
-const ixy = require('../lib');
+const ixy = require('../../lib');
 
 describe('PacketBatch edits keep per-frame arrays together', function () {
   let pool;

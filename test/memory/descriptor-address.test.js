@@ -7,7 +7,7 @@
 // address), and address 0. The device model only ever sees the addresses this machine's
 // hugepages happen to have. Checked in a child process that may ask V8 to optimise.
 const assert = require('assert');
-const { runOptimising } = require('./support/helpers');
+const { runOptimising } = require('../support/helpers');
 
 // An RX and a TX queue on a register file in plain memory, one pool whose address table
 // is overwritten with made-up addresses, and the stand-in NIC (lib/warm-up/stand-in.js), which completes

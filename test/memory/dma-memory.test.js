@@ -2,8 +2,8 @@
 
 // DmaMemory (lib/memory/mempool.js) over the addon's allocDma(): what one allocation may be.
 const assert = require('assert');
-const { DmaMemory } = require('../lib/memory/mempool');
-const { assertIxyError, hugepageBytes } = require('./support/helpers');
+const { DmaMemory } = require('../../lib/memory/mempool');
+const { assertIxyError, hugepageBytes } = require('../support/helpers');
 
 describe('DMA memory', function () {
   it('refuses more than 4 GiB in one allocation with EINVAL, before it takes a hugepage', function () {

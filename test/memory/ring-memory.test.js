@@ -4,8 +4,8 @@
 // what a reused span holds, what happens when the region is full, and that the region's
 // hugepages go back with the last ring.
 const assert = require('assert');
-const ringMemory = require('../lib/intel/rings');
-const { hugepageBytes } = require('./support/helpers');
+const ringMemory = require('../../lib/intel/rings');
+const { hugepageBytes } = require('../support/helpers');
 
 const { allocRing, releaseRing, ringsInUse, REGION_BYTES } = ringMemory;
 const KiB = 1024;

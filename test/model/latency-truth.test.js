@@ -5,8 +5,8 @@
 // before the driver saw it and waited, nor after the test saw it leave.
 
 const assert = require('assert');
-const { Model } = require('../lib/model');
-const d = require('./support/model-driver');
+const { Model } = require('../../lib/model');
+const d = require('../support/model-driver');
 
 const HOLD_NS = 3000000n;
 

@@ -3,8 +3,8 @@
 // The model's JavaScript API as index.d.ts types it: source() passes its checksum and FCS
 // options on, and the driver sees the broken frames the model says it sent.
 const assert = require('assert');
-const ixy = require('../lib');
-const { modelForSuite } = require('./support/helpers');
+const ixy = require('../../lib');
+const { modelForSuite } = require('../support/helpers');
 
 describe('Model API: broken frames from source()', function () {
   this.timeout(30000);

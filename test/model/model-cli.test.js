@@ -8,8 +8,8 @@ const fs = require('fs');
 const net = require('net');
 const os = require('os');
 const path = require('path');
-const { Model } = require('../lib/model');
-const d = require('./support/model-driver');
+const { Model } = require('../../lib/model');
+const d = require('../support/model-driver');
 
 const BIN = Model.binaryPath();
 
@@ -117,7 +117,7 @@ describe('device model: command line and device options', function () {
     const model = await Model.start({ ports: 2, config: ['source 1 rate=1000'] });
     try {
       const child = childProcess.spawnSync(process.execPath, ['-e', `
-        const { Model } = require(${JSON.stringify(path.join(__dirname, '..', 'lib', 'model'))});
+        const { Model } = require(${JSON.stringify(path.join(__dirname, '..', '..', 'lib', 'model'))});
         Model.attach(${JSON.stringify(model.dir)}).then(async (m) => {
           const s = await m.waitFor(1, (p) => p.rxOffered > 0, 5000);
           console.log(JSON.stringify({ pid: m.pid, addresses: m.addresses, mac: m.ports[1].mac, offered: s.rxOffered }));
@@ -143,7 +143,7 @@ describe('device model: command line and device options', function () {
   it('quit always replies before the model closes the connection, also on a busy CPU', async () => {
     const script = `
       const net = require('net');
-      const { Model } = require(${JSON.stringify(path.join(__dirname, '..', 'lib', 'model'))});
+      const { Model } = require(${JSON.stringify(path.join(__dirname, '..', '..', 'lib', 'model'))});
       (async () => {
         let lost = 0;
         for (let i = 0; i < 100; i++) {

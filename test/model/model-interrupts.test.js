@@ -2,9 +2,9 @@
 
 // The model's interrupts (native/model/intr.c; 82599 datasheet 7.3 and 8.2.3.5), driven by
 // writing the registers directly as a driver would. The model counts, per vector, those it
-// sends (stats().interrupts); test/idle.test.js has them delivered through an eventfd.
+// sends (stats().interrupts); test/commands/idle.test.js has them delivered through an eventfd.
 const assert = require('assert');
-const d = require('./support/model-driver');
+const d = require('../support/model-driver');
 
 const EICR = 0x00800;
 const EICS = 0x00808;
@@ -194,12 +194,12 @@ describe('model interrupts (82599 7.3)', function () {
 // The ixgbe driver's side (setupInterrupts in lib/intel/nic.js, MSI-X as 7.3 sets it
 // up), checked against the model's interrupts: every RX queue's cause on vector 0, which clears its cause and masks
 // itself when sent; armInterrupt() unmasks it, disarmInterrupt() masks it. (Delivery, the
-// model's eventfd or VFIO's, is in test/idle.test.js and the VM's tests.)
+// model's eventfd or VFIO's, is in test/commands/idle.test.js and the VM's tests.)
 describe('ixgbe interrupt programming, on the model', function () {
   this.timeout(20000);
-  const ixy = require('../lib/index');
-  const { PacketBatch } = require('../lib/memory/batch');
-  const { modelForSuite } = require('./support/helpers');
+  const ixy = require('../../lib/index');
+  const { PacketBatch } = require('../../lib/memory/batch');
+  const { modelForSuite } = require('../support/helpers');
   const model = modelForSuite(1);
 
   it('maps RX queue 0 to vector 0 with auto-clear and auto-mask; armInterrupt() lets one interrupt through', async function () {

@@ -6,10 +6,10 @@ const assert = require('assert');
 const childProcess = require('child_process');
 const fs = require('fs');
 const path = require('path');
-const { Model } = require('../lib/model');
-const d = require('./support/model-driver');
+const { Model } = require('../../lib/model');
+const d = require('../support/model-driver');
 
-const { hugepageBytes, hugepageMappings } = require('./support/helpers');
+const { hugepageBytes, hugepageMappings } = require('../support/helpers');
 
 const HUGE_PAGE = 2 * 1024 * 1024;
 
@@ -20,7 +20,7 @@ describe('device model: lifecycle', function () {
   // refilled), optionally stops DMA (`stop`), then exits without cleaning up.
   async function driverExits(model, stop) {
     const script = `
-      const d = require(${JSON.stringify(path.join(__dirname, 'support', 'model-driver'))});
+      const d = require(${JSON.stringify(path.join(__dirname, '..', 'support', 'model-driver'))});
       (async () => {
         const model = JSON.parse(process.argv[1]);
         const dev = d.open(model, 0);
@@ -96,7 +96,7 @@ describe('device model: lifecycle', function () {
     let child = null;
     try {
       child = childProcess.spawn(process.execPath,
-        [path.join(__dirname, 'support', 'model-child.js'), JSON.stringify({ dir: model.dir, addresses: model.addresses })],
+        [path.join(__dirname, '..', 'support', 'model-child.js'), JSON.stringify({ dir: model.dir, addresses: model.addresses })],
         { stdio: ['ignore', 'pipe', 'inherit'] });
       const exited = new Promise((resolve) => child.once('exit', resolve));
       await new Promise((resolve, reject) => {
@@ -123,7 +123,7 @@ describe('device model: lifecycle', function () {
 
   it('exits and removes its files when the process that started it is killed', async () => {
     // A Node process starts a model and is killed with SIGKILL: no 'exit' handler runs.
-    const script = `require(${JSON.stringify(path.join(__dirname, '..', 'lib', 'model'))}).Model.start({ ports: 1 })` +
+    const script = `require(${JSON.stringify(path.join(__dirname, '..', '..', 'lib', 'model'))}).Model.start({ ports: 1 })` +
       '.then((m) => { console.log(JSON.stringify({ pid: m.pid, dir: m.dir })); setInterval(() => {}, 1000); });';
     const parent = childProcess.spawn(process.execPath, ['-e', script], { stdio: ['ignore', 'pipe', 'inherit'] });
     let pid = null;

@@ -9,8 +9,8 @@ const fs = require('fs');
 const path = require('path');
 const { spawn } = require('child_process');
 
-const IXY = path.join(__dirname, '..', 'bin', 'ixy.js');
-const { sleep } = require('../lib/host/register-access');
+const IXY = path.join(__dirname, '..', '..', 'bin', 'ixy.js');
+const { sleep } = require('../../lib/host/register-access');
 const running = (pid) => {
   try {
     return fs.readFileSync(`/proc/${pid}/stat`, 'utf8').split(') ')[1][0] !== 'Z';

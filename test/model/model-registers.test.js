@@ -6,7 +6,7 @@
 const assert = require('assert');
 const fs = require('fs');
 const path = require('path');
-const d = require('./support/model-driver');
+const d = require('../support/model-driver');
 
 describe('device model: registers', function () {
   this.timeout(10000);

@@ -8,8 +8,8 @@
 const assert = require('assert');
 const fs = require('fs');
 const path = require('path');
-const d = require('./support/model-driver');
-const { MS_KEY, MS_VECTORS, hashOf } = require('./support/rss');
+const d = require('../support/model-driver');
+const { MS_KEY, MS_VECTORS, hashOf } = require('../support/rss');
 
 const MRQC = 0x0ec80;
 const RETA = (n) => 0x0eb00 + 4 * n;

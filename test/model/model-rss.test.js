@@ -5,8 +5,8 @@
 // driver would, and checked against the published verification suite and against this
 // test's own Toeplitz (test/support/rss.js).
 const assert = require('assert');
-const d = require('./support/model-driver');
-const { MS_KEY, MS_VECTORS, hashOf, sourceFlow, frameTuple } = require('./support/rss');
+const d = require('../support/model-driver');
+const { MS_KEY, MS_VECTORS, hashOf, sourceFlow, frameTuple } = require('../support/rss');
 
 const MRQC = 0x0ec80;
 const RETA = (n) => 0x0eb00 + 4 * n;

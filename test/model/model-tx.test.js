@@ -3,7 +3,7 @@
 // between two ports, through a minimal test driver (test/support/model-driver.js).
 
 const assert = require('assert');
-const d = require('./support/model-driver');
+const d = require('../support/model-driver');
 
 describe('device model: transmit and cable', function () {
   this.timeout(10000);

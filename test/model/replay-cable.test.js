@@ -5,9 +5,9 @@
 // and holds what its RX ring cannot take yet in its packet buffer (RXPBSIZE(0), 512 KiB).
 const assert = require('assert');
 const path = require('path');
-const { replay } = require('../lib/apps/replay');
-const { PcapWriter, readPcap } = require('../lib/pcap-file');
-const { suiteTmpDir, modelForSuite, runIxy } = require('./support/helpers');
+const { replay } = require('../../lib/apps/replay');
+const { PcapWriter, readPcap } = require('../../lib/pcap-file');
+const { suiteTmpDir, modelForSuite, runIxy } = require('../support/helpers');
 
 const quiet = { write() {} };
 

@@ -7,9 +7,9 @@
 
 const assert = require('assert');
 const childProcess = require('child_process');
-const { Model } = require('../lib/model');
-const { checkTools, namespaceName, makeNamespace, deleteNamespace, tapCounters, TAP } = require('../lib/apps/demo/netns');
-const d = require('./support/model-driver');
+const { Model } = require('../../lib/model');
+const { checkTools, namespaceName, makeNamespace, deleteNamespace, tapCounters, TAP } = require('../../lib/apps/demo/netns');
+const d = require('../support/model-driver');
 
 const NS = namespaceName('t');
 const PORT_MAC = [0x02, 0, 0, 0, 0xff, 0]; // port 0's MAC (RAL0/RAH0 after reset)

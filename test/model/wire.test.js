@@ -9,9 +9,9 @@ const { execFileSync } = require('child_process');
 const fs = require('fs');
 const os = require('os');
 const path = require('path');
-const { readPcap } = require('../lib/pcap-file');
-const { tsharkFields } = require('./support/helpers');
-const d = require('./support/model-driver');
+const { readPcap } = require('../../lib/pcap-file');
+const { tsharkFields } = require('../support/helpers');
+const d = require('../support/model-driver');
 
 const RTTDQSEL = 0x04904;
 const RTTBCNRC = 0x04984;

@@ -6,9 +6,9 @@
 const assert = require('assert');
 const fs = require('fs');
 const path = require('path');
-const { render } = require('../docs/count');
+const { render } = require('../../docs/count');
 
-const root = path.join(__dirname, '..');
+const root = path.join(__dirname, '..', '..');
 const docs = ['README.md', ...fs.readdirSync(path.join(root, 'docs')).filter((f) => f.endsWith('.md')).map((f) => `docs/${f}`)];
 
 // GitHub's anchor for a heading: lower case, punctuation dropped, spaces to hyphens.
@@ -39,7 +39,7 @@ describe('the documents', function () {
   });
 
   // A path written in the text, linked or not (`lib/host/pci.js`, bench/ab.js, native/model/),
-  // starting at a folder of the repository; globs and placeholders (test/*.test.js,
+  // starting at a folder of the repository; globs and placeholders (test/*/*.test.js,
   // lib/intel/<driver>/) are patterns, not paths.
   it('name only files and folders of the repository that exist', function () {
     const TOP = /(?<![\w./-])((?:lib|native|test|bench|docs|examples|bin|\.ci)\/[\w./-]*[\w/])/g;

@@ -6,9 +6,9 @@ const assert = require('assert');
 const { spawnSync } = require('child_process');
 const fs = require('fs');
 const path = require('path');
-const { suiteTmpDir } = require('./support/helpers');
+const { suiteTmpDir } = require('../support/helpers');
 
-const MOCHA = path.join(__dirname, '..', 'node_modules', '.bin', 'mocha');
+const MOCHA = path.join(__dirname, '..', '..', 'node_modules', '.bin', 'mocha');
 // Running, or stopped; not a zombie (killed, not yet reaped by init).
 function alive(pid) {
   try {
@@ -40,7 +40,7 @@ describe('the test harness', function () {
         const alive = (pid) => { try { process.kill(pid, 0); return true; } catch { return false; } };
         if (alive(child) || !alive(suite)) throw new Error('wrong');
       });`);
-    const r = spawnSync(MOCHA, ['--config', path.join(__dirname, '..', '.mocharc.json'), file], { encoding: 'utf8', timeout: 30000 });
+    const r = spawnSync(MOCHA, ['--config', path.join(__dirname, '..', '..', '.mocharc.json'), file], { encoding: 'utf8', timeout: 30000 });
     assert.match(r.stdout, /1 passing[^]*1 failing/, r.stdout + r.stderr);
     const [child, suite] = fs.readFileSync(pids, 'utf8').split(' ').map(Number);
     for (let t = 0; t < 50 && (alive(child) || alive(suite)); t++) await new Promise((resolve) => setTimeout(resolve, 20));

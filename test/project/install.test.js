@@ -11,10 +11,10 @@ const fs = require('fs');
 const os = require('os');
 const path = require('path');
 const { spawnSync } = require('child_process');
-const { places } = require('../lib/host/native');
-const { hidingCompilers, accountsForEveryFrame } = require('./support/install');
+const { places } = require('../../lib/host/native');
+const { hidingCompilers, accountsForEveryFrame } = require('../support/install');
 
-const ROOT = path.join(__dirname, '..');
+const ROOT = path.join(__dirname, '..', '..');
 const PREBUILD = places(ROOT)[0];
 const TARGET = path.basename(PREBUILD);
 const NPM_QUIET = ['--prefer-offline', '--no-audit', '--no-fund'];
@@ -70,7 +70,7 @@ describe('the addon loader (lib/host/native.js)', function () {
       fs.writeFileSync(path.join(root, 'prebuilds', TARGET, 'ixy.node'), 'not an ELF file, and longer than an ELF header would be\n'.repeat(2));
       if (built) {
         fs.mkdirSync(path.join(root, 'build', 'Release'), { recursive: true });
-        fs.copyFileSync(require('../lib/host/native').nativeFile('ixy.node'), path.join(root, 'build', 'Release', 'ixy.node'));
+        fs.copyFileSync(require('../../lib/host/native').nativeFile('ixy.node'), path.join(root, 'build', 'Release', 'ixy.node'));
       }
       const script = `try { console.log(require(${JSON.stringify(path.join(ROOT, 'lib', 'host', 'native.js'))}).load(${JSON.stringify(root)}).dir); }
         catch (e) { console.log(e.code + ' ' + e.message); }`;

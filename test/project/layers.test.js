@@ -9,7 +9,7 @@ const assert = require('assert');
 const fs = require('fs');
 const path = require('path');
 
-const LIB = path.join(__dirname, '..', 'lib');
+const LIB = path.join(__dirname, '..', '..', 'lib');
 
 // Bottom up. A file belongs to the longest folder here that contains it; '.' is the
 // loose files at lib/'s top: the public API. lib/index.js, the package's face, lists what

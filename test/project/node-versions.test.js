@@ -9,12 +9,12 @@ const assert = require('assert');
 const fs = require('fs');
 const path = require('path');
 const { spawnSync } = require('child_process');
-const { NODE_LINES, nodeFor, majorOf } = require('./support/node-versions');
-const { FATAL_SIGNALS } = require('../lib/host/exit-guard');
+const { NODE_LINES, nodeFor, majorOf } = require('../support/node-versions');
+const { FATAL_SIGNALS } = require('../../lib/host/exit-guard');
 
-const ROOT = path.join(__dirname, '..');
+const ROOT = path.join(__dirname, '..', '..');
 // The addon the package's loader picks: the prebuild where there is one (CI), else node-gyp's.
-const ADDON = require('../lib/host/native').nativeFile('ixy.node');
+const ADDON = require('../../lib/host/native').nativeFile('ixy.node');
 const JIT = path.join(ROOT, 'lib', 'host', 'jit.js');
 
 // Runs `script` under `node`; its stdout is JSON. Returns { result, stderr }.

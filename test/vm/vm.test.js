@@ -13,7 +13,7 @@ const path = require('path');
 const Mocha = require('mocha');
 const { execFileSync } = require('child_process');
 
-const GUEST_DIR = path.join(__dirname, 'vm', 'guest');
+const GUEST_DIR = path.join(__dirname, 'guest');
 
 function guestTestNames(vfio) {
   return fs.readdirSync(GUEST_DIR).filter((f) => f.endsWith('.test.js')).map((f) => f.replace(/\.test\.js$/, ''))
@@ -24,7 +24,7 @@ function guestTestNames(vfio) {
 // "virtio-legacy") or starting with one ("igb-forward") needs that kind's ports; the
 // longest such kind ("igb-vfio-safety" needs igb-vfio, not igb).
 function kindsFor(names) {
-  const kinds = Object.keys(require('./vm/guest/topology').KINDS);
+  const kinds = Object.keys(require('./guest/topology').KINDS);
   const used = new Set();
   for (const n of names) {
     const matching = kinds.filter((kind) => n === kind || n.startsWith(`${kind}-`));
@@ -53,7 +53,7 @@ function guestSuite(title, { vfio }) {
         skipped = 'IXY_VM=0';
         return skipLoudly(suite, skipped);
       }
-      const { runGuest } = require('./vm/run');
+      const { runGuest } = require('./run');
       const tests = guestTestNames(vfio);
       try {
         run = await runGuest({ tests, kinds: kindsFor(tests), iommu: vfio, timeoutMs: 10 * 60 * 1000 });

@@ -6,9 +6,9 @@
 const assert = require('assert');
 const path = require('path');
 const { spawn } = require('child_process');
-const veth = require('./support/veth');
+const veth = require('../support/veth');
 
-const CHILD = path.join(__dirname, 'support', 'xdp-child.js');
+const CHILD = path.join(__dirname, '..', 'support', 'xdp-child.js');
 
 describe('AF_XDP: every way out, and every error', function () {
   this.timeout(60000);

@@ -8,7 +8,7 @@ const crypto = require('crypto');
 const fs = require('fs');
 const os = require('os');
 const path = require('path');
-const veth = require('./support/veth');
+const veth = require('../support/veth');
 
 const FILE_BYTES = 8 << 20;
 

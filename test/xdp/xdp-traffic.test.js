@@ -6,9 +6,9 @@ const assert = require('assert');
 const fs = require('fs');
 const os = require('os');
 const path = require('path');
-const veth = require('./support/veth');
-const { tsharkFields } = require('./support/helpers');
-const { readPcap } = require('../lib/pcap-file');
+const veth = require('../support/veth');
+const { tsharkFields } = require('../support/helpers');
+const { readPcap } = require('../../lib/pcap-file');
 
 const sleep = (ms) => new Promise((r) => setTimeout(r, ms));
 
@@ -151,7 +151,7 @@ describe('AF_XDP: generate and pcap against tcpdump on the far end of a veth', f
 
   it('receive(), frames(), createReadStream() and ixy.run() on xdp:p2 each get the frames p1 sends', async () => {
     let child;
-    const run = veth.runIn(ns2, process.execPath, [path.join(__dirname, 'support', 'xdp-api-child.js'), 'xdp:p2'], { onStart: (c) => { child = c; } });
+    const run = veth.runIn(ns2, process.execPath, [path.join(__dirname, '..', 'support', 'xdp-api-child.js'), 'xdp:p2'], { onStart: (c) => { child = c; } });
     let out = '';
     child.stdout.on('data', (d) => { out += d; });
     try {

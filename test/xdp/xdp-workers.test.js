@@ -7,8 +7,8 @@ const assert = require('assert');
 const fs = require('fs');
 const os = require('os');
 const path = require('path');
-const veth = require('./support/veth');
-const { readPcap } = require('../lib/pcap-file');
+const veth = require('../support/veth');
+const { readPcap } = require('../../lib/pcap-file');
 
 // 64 flows (source ports 20000..20063) of 10 datagrams each to 10.80.0.2:7000.
 const FLOWS = "import socket\nfor p in range(64):\n    s = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)\n    s.bind(('10.80.0.1', 20000 + p))\n    for i in range(10):\n        s.sendto(b'x' * 100, ('10.80.0.2', 7000))\n";
