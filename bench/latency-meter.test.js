@@ -2,7 +2,7 @@
 
 // `npm run bench -- --latency-meter` (run by npm run test:bench): ixy latency over a bare
 // cable, then through each forwarder at one low rate, with the model's truth of the same
-// probes. No thresholds on the figures (test/latency-forward.test.js holds the meter to the
+// probes. No thresholds on the figures (test/commands/latency-forward.test.js holds the meter to the
 // truth); here the shape of the results.
 const assert = require('assert');
 const { spawnSync } = require('child_process');

@@ -2,7 +2,7 @@
 
 // `npm run bench -- --latency` (run by npm run test:bench): one short run per driver at a
 // low rate, then the shape of the results file. No thresholds: the figures are the
-// benchmark's; the model's truth itself is tested in test/latency-truth.test.js.
+// benchmark's; the model's truth itself is tested in test/model/latency-truth.test.js.
 const assert = require('assert');
 const { spawnSync } = require('child_process');
 const path = require('path');

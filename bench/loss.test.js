@@ -2,7 +2,7 @@
 
 // `npm run bench -- --loss` (run by npm run test:bench): one short run per driver at a low
 // rate, then the shape of the results file. No thresholds: whether frames were lost at
-// this rate is test/forward.test.js's question, asked without timing.
+// this rate is test/commands/forward.test.js's question, asked without timing.
 const assert = require('assert');
 const { spawnSync } = require('child_process');
 const path = require('path');

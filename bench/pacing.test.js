@@ -2,7 +2,7 @@
 
 // `npm run bench -- --pacing` (run by npm run test:bench): short runs at two rates, then the
 // shape of the results file. No thresholds on the gaps: they are the benchmark's figures;
-// which pacing a rate gets and what it programs is tested in test/generate-frames.test.js.
+// which pacing a rate gets and what it programs is tested in test/commands/generate-frames.test.js.
 const assert = require('assert');
 const { spawnSync } = require('child_process');
 const path = require('path');

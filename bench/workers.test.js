@@ -2,7 +2,7 @@
 
 // `npm run bench -- --workers 1,2` (run by npm run test:bench): one short run per worker
 // count, then the shape of the results file. No thresholds: the figures are the
-// benchmark's; forwarding with workers itself is tested in test/workers.test.js.
+// benchmark's; forwarding with workers itself is tested in test/api/workers.test.js.
 const assert = require('assert');
 const { spawnSync } = require('child_process');
 const path = require('path');

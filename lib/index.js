@@ -11,7 +11,7 @@
 //
 // The package's face: it gathers names from every layer of lib/ (the traffic generator
 // and the replay and generate commands included) and nothing in lib/ requires it
-// (test/layers.test.js). Heavier parts load on first use, through getters.
+// (test/project/layers.test.js). Heavier parts load on first use, through getters.
 const { open } = require('./open');
 const { IxyError } = require('./host/errors');
 const {

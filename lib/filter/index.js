@@ -4,7 +4,7 @@
 // `(bytes, length, wireLength = length) => boolean` over Ethernet frames, compiled once into a JavaScript
 // function (lexer -> parser -> codegen -> optimize -> emit; see each file). The predicate
 // reads only bytes[0..length), allocates nothing, and keeps exactly the frames tcpdump
-// keeps for the same expression (test/filter.test.js holds it to that).
+// keeps for the same expression (test/filter/filter.test.js holds it to that).
 //
 // A bad expression throws IxyError EFILTER with the column of the problem.
 const { IxyError, shown } = require('../host/errors');

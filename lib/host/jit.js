@@ -5,7 +5,7 @@
 //
 // What it keeps: a whole forwarding step (runSlice() in lib/loop/index.js: forwardBatch(),
 // receive(), touchFrames(), send() and reclaim(), both directions) is one optimised
-// function, with no call left on its usual path; test/forward.test.js checks that. By
+// function, with no call left on its usual path; test/commands/forward.test.js checks that. By
 // Node's defaults TurboFan inlines a function of at most 460 bytes of bytecode, and at
 // most 920 bytes in all into one function: receive() alone is larger than the first and
 // a step several times the second, and every call left in a step checks the maps of the

@@ -1,6 +1,6 @@
 'use strict';
 
-// Random Ethernet frames for the differential filter test (test/filter-diff.test.js),
+// Random Ethernet frames for the differential filter test (test/filter/filter-diff.test.js),
 // drawn from a seed: IPv4 with options and fragments, IPv6 with extension headers and
 // fragment headers, ARP/RARP, 802.3 LLC/SNAP (IPX raw/LLC/SNAP, AppleTalk and AARP over
 // SNAP), up to three VLAN tags, frames cut short anywhere (wire length = captured length),

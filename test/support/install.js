@@ -1,6 +1,6 @@
 'use strict';
 
-// Helpers of test/install.test.js: a machine without compilers, and the demo's accounts.
+// Helpers of test/project/install.test.js: a machine without compilers, and the demo's accounts.
 const assert = require('assert');
 const { spawnSync } = require('child_process');
 

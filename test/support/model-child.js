@@ -1,5 +1,5 @@
 'use strict';
-// Child process for test/model-lifecycle.test.js: a driver that is killed mid-transfer.
+// Child process for test/model/model-lifecycle.test.js: a driver that is killed mid-transfer.
 // argv: MODEL_JSON (dir, addresses). Allocates hugepages, receives forever.
 const d = require('./model-driver');
 

@@ -1,7 +1,7 @@
 'use strict';
 
 // A cold start of `ixy forward` under V8's tracing, for the tests that ask what V8 did to the
-// hot functions when the first frames came (test/forward.test.js, test/cold-start.test.js).
+// hot functions when the first frames came (test/commands/forward.test.js, test/commands/cold-start.test.js).
 const fs = require('fs');
 const path = require('path');
 const { spawn } = require('child_process');

@@ -1,6 +1,6 @@
 'use strict';
 
-// Child process for test/way-out.test.js: opens a port of the device model (IXY_PCI_ROOT),
+// Child process for test/host/way-out.test.js: opens a port of the device model (IXY_PCI_ROOT),
 // keeps it busy (receives what the model offers and sends it back out), and once frames
 // flow both ways leaves the process the way argv[2] names:
 //

@@ -1,7 +1,7 @@
 'use strict';
 // The library's ways of receiving, on an AF_XDP device: receive(), frames(),
 // createReadStream() and ixy.run(), each until it has 20 UDP frames to port 6000, for
-// test/xdp-traffic.test.js. Prints one JSON line: frames per way, and whether each was a
+// test/xdp/xdp-traffic.test.js. Prints one JSON line: frames per way, and whether each was a
 // UDP datagram to port 6000 (EtherType IPv4, protocol 17, destination port 6000).
 const ixy = require('../../lib/index');
 

@@ -1,5 +1,5 @@
 'use strict';
-// A process that opens AF_XDP devices through the library, for test/xdp-errors.test.js:
+// A process that opens AF_XDP devices through the library, for test/xdp/xdp-errors.test.js:
 //   node xdp-child.js '<json: [[name, options], ...]>' <then>
 // prints one JSON line: { opened: [[mode, xdpMode]], pages: ['huge' | 'plain'] } once all are open, or { code, message }
 // for the first that fails; then <then>: 'hold' (receives until a signal ends it),

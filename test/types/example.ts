@@ -1,4 +1,4 @@
-// A small tool written against index.d.ts; test/api.test.js compiles it with tsc --noEmit.
+// A small tool written against index.d.ts; test/api/api.test.js compiles it with tsc --noEmit.
 // It counts frames per IP protocol, reflects UDP to port 7, and keeps the last frames
 // in a pcap file.
 import * as ixy from '../..';

@@ -3,7 +3,7 @@
 // Network namespaces with a TAP interface in each, for wiring the device model's ports to
 // the kernel's network stack (native/model/README.md, "TAP interfaces"): made and removed
 // with iproute2, their counters read as `ip -s link` shows them. lib/apps/demo/real-net.js
-// builds the two-namespace set-up of `ixy demo --real` from these; test/tap.test.js uses
+// builds the two-namespace set-up of `ixy demo --real` from these; test/model/tap.test.js uses
 // one namespace.
 const { execFileSync } = require('child_process');
 const fs = require('fs');

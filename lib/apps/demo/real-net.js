@@ -7,7 +7,7 @@
 //   namespace ixy-PID-a                                                namespace ixy-PID-b
 //   ixy0 198.18.0.1/24 =TAP= model port 0 <- ixy forward -> model port 1 =TAP= ixy0 198.18.0.2/24
 //
-// Used by `ixy demo --real` and test/real-traffic.test.js. The forwarder is a command that
+// Used by `ixy demo --real` and test/commands/real-traffic.test.js. The forwarder is a command that
 // gets the two PCI addresses and IXY_PCI_ROOT; nothing here depends on how the driver maps
 // the device. Everything made here is removed on every way out: stop(), an exception or
 // process.exit() (an 'exit' handler), SIGINT/SIGTERM/SIGHUP (removed, then the signal ends

@@ -1,4 +1,4 @@
-// Must NOT compile: proves that the declarations constrain callers (see test/api.test.js).
+// Must NOT compile: proves that the declarations constrain callers (see test/api/api.test.js).
 import * as ixy from '../../..';
 
 async function misuse(): Promise<void> {

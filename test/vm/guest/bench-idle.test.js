@@ -1,7 +1,7 @@
 'use strict';
 
 // What each idle mode costs and how fast it wakes, on QEMU's NICs through VFIO (the only
-// place with interrupts), as a benchmark: not part of `npm test` (test/vm.test.js leaves
+// place with interrupts), as a benchmark: not part of `npm test` (test/vm/vm.test.js leaves
 // bench-* out). Run it with
 //   node test/vm/run.js bench-idle igb-vfio,virtio-vfio
 // Per kind and mode, a receive() loop on port 1: its CPU over 10 s without traffic

@@ -2,7 +2,7 @@
 
 // Forwarding through VFIO against forwarding through sysfs and physical addresses, side by
 // side in one guest (the IOMMU in passthrough for the sysfs path: iommu=pt), as a benchmark:
-// not part of `npm test` (test/vm.test.js leaves bench-* out). Run it with
+// not part of `npm test` (test/vm/vm.test.js leaves bench-* out). Run it with
 //   node test/vm/run.js bench-vfio igb-vfio
 // Port 0 sends as fast as it can, `ixy forward 1 2` (a child process) forwards, port 3
 // counts what arrives over a steady window. Ports 1 and 2 alternate between vfio-pci (the

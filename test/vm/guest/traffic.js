@@ -77,7 +77,7 @@ class Checker {
   }
 }
 
-// What the host checks against QEMU's pcap of `nic` (see test/vm.test.js).
+// What the host checks against QEMU's pcap of `nic` (see test/vm/vm.test.js).
 function reportSent(nic, what, { srcPort, size, count, src }) {
   const record = { pcapCheck: true, nic, what, srcPort, size, count, src };
   console.log(`@@ixy data ${JSON.stringify(record)}`);

@@ -1,0 +1,58 @@
+'use strict';
+
+// The run loop's timer (`--seconds` of any length ends the run when it should) and the
+// rate lines it prints every second.
+const assert = require('assert');
+const { runLoop, afterMs } = require('../../lib/loop');
+
+describe('run loop timer', function () {
+  it('a run longer than setTimeout can wait (2^31 ms) neither warns nor ends at once', async function () {
+    const warnings = [];
+    const onWarning = (w) => warnings.push(w.name);
+    process.on('warning', onWarning);
+    const start = performance.now();
+    try {
+      const reason = await runLoop({
+        devices: [], seconds: 2147484, report: false, out: { write() {} },
+        step: () => performance.now() - start > 200, // done after 200 ms
+      });
+      await new Promise((resolve) => setImmediate(resolve)); // warnings come on a later tick
+      assert.strictEqual(reason, 'done', 'the timer ended the run');
+    } finally {
+      process.removeListener('warning', onWarning);
+    }
+    assert.deepStrictEqual(warnings, []);
+  });
+
+  it('waits in chunks: done() comes once, after the whole delay, and cancel stops it', async function () {
+    const start = performance.now();
+    let calls = 0;
+    let at = 0;
+    afterMs(120, () => { calls++; at = performance.now() - start; }, 25);
+    const cancel = afterMs(60, () => { calls += 100; }, 25);
+    setTimeout(cancel, 30);
+    await new Promise((resolve) => setTimeout(resolve, 250));
+    assert.strictEqual(calls, 1);
+    assert.ok(at >= 120 && at < 240, `done() after ${at.toFixed(0)} ms`);
+  });
+});
+
+describe('rate lines', function () {
+  const { formatRates, computeRates } = require('../../lib/loop/rates');
+  const zero = { rxPackets: 0, rxBytes: 0, txPackets: 0, txBytes: 0, rxMissed: 0 };
+  // The line for `pps` 60-byte frames a second each way.
+  const line = (pps) => formatRates('0000:ff:00.0', computeRates(zero, { ...zero, rxPackets: pps, rxBytes: pps * 60, txPackets: pps, txBytes: pps * 60 }, 1));
+
+  it('show rates under 10 kpps in kpps or pps, not as 0.00 Mpps', function () {
+    assert.match(line(5000), /RX: +5\.00 kpps +3\.36 Mbit\/s \| TX: +5\.00 kpps +3\.36 Mbit\/s$/);
+    assert.match(line(12), /RX: +12 pps +0\.01 Mbit\/s/);
+    assert.match(line(0), /RX: +0 pps +0\.00 Mbit\/s/);
+    assert.match(line(999999), /RX: +1\.00 Mpps +672 Mbit\/s/);
+    assert.match(line(14880952), /RX: +14\.88 Mpps +10000 Mbit\/s/);
+  });
+
+  it('keep their columns whatever the unit', function () {
+    const lengths = [0, 12, 5000, 999999, 14880952].map((pps) => line(pps).indexOf('|'));
+    assert.deepStrictEqual(new Set(lengths).size, 1, lengths.join(' '));
+  });
+});

@@ -1,0 +1,84 @@
+'use strict';
+// --workers n on AF_XDP (lib/xdp/queue-pair.js): veth pairs with two queues each, one
+// socket per queue per worker thread, 64 UDP flows spread by the sending veth over its two
+// queues; the kernel on both sides.
+
+const assert = require('assert');
+const fs = require('fs');
+const os = require('os');
+const path = require('path');
+const veth = require('../support/veth');
+const { readPcap } = require('../../lib/pcap-file');
+
+// 64 flows (source ports 20000..20063) of 10 datagrams each to 10.80.0.2:7000.
+const FLOWS = "import socket\nfor p in range(64):\n    s = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)\n    s.bind(('10.80.0.1', 20000 + p))\n    for i in range(10):\n        s.sendto(b'x' * 100, ('10.80.0.2', 7000))\n";
+
+describe('AF_XDP: --workers 2, one socket per queue per worker', function () {
+  this.timeout(60000);
+  let ns1, ns2, nsf, tmp;
+
+  before(function () {
+    const missing = veth.xdpMissing();
+    if (missing) {
+      console.log(`      skipped: ${missing}`);
+      this.skip();
+    }
+    ns1 = veth.namespace('k1');
+    ns2 = veth.namespace('k2');
+    nsf = veth.namespace('kf');
+    veth.vethPair(ns1, 'a1', nsf, 'a2', { queues: 2, addresses: { a: '10.80.0.1/24' } });
+    veth.vethPair(ns2, 'b1', nsf, 'b2', { queues: 2, addresses: { a: '10.80.0.2/24' } });
+    tmp = fs.mkdtempSync(path.join(os.tmpdir(), 'ixy-xdp-'));
+  });
+
+  after(() => {
+    veth.removeAll();
+    if (tmp) fs.rmSync(tmp, { recursive: true, force: true });
+  });
+
+  it('ixy forward --workers 2 xdp:a2 xdp:b2: ping answers, and both workers forward flows', async () => {
+    let child;
+    const run = veth.runIxyIn(nsf, ['forward', '--workers', '2', 'xdp:a2', 'xdp:b2'], { onStart: (c) => { child = c; } });
+    try {
+      await veth.until(() => veth.xdpAttached(nsf, 'a2') && veth.xdpAttached(nsf, 'b2'), 20000, 'the XDP programs');
+      await new Promise((r) => setTimeout(r, 1000)); // the workers bind their sockets
+      const ping = await veth.runIn(ns1, 'ping', ['-c', '3', '-i', '0.2', '-W', '2', '10.80.0.2']);
+      assert.match(ping.stdout, /3 packets transmitted, 3 received/, ping.stdout);
+      const sent = await veth.runIn(ns1, 'python3', ['-c', FLOWS]);
+      assert.strictEqual(sent.code, 0, sent.stderr);
+      await new Promise((r) => setTimeout(r, 500));
+      child.kill('SIGINT');
+      const r = await run;
+      assert.strictEqual(r.code, 0, r.stderr);
+      const m = /\[xdp:a2\] total RX (\d+) packets.*per worker RX (\d+) \+ (\d+)/.exec(r.stdout);
+      assert.ok(m, r.stdout);
+      assert.ok(Number(m[1]) >= 640 + 3, r.stdout);
+      assert.ok(Number(m[2]) > 0 && Number(m[3]) > 0, `one worker got nothing: ${m[0]}`);
+      assert.ok(!veth.xdpAttached(nsf, 'a2') && !veth.xdpAttached(nsf, 'b2'));
+    } finally {
+      if (child && child.exitCode === null) child.kill('SIGKILL');
+    }
+  });
+
+  it('ixy pcap --workers 2 xdp:a2 f.pcap 640 udp: every datagram, from both queues', async () => {
+    veth.ip('-n', ns1, 'neigh', 'replace', '10.80.0.2', 'lladdr', veth.mac(nsf, 'a2'), 'dev', 'a1');
+    const file = path.join(tmp, 'w.pcap');
+    let child;
+    const run = veth.runIxyIn(nsf, ['pcap', '--workers', '2', 'xdp:a2', file, '640', 'udp'], { onStart: (c) => { child = c; } });
+    try {
+      await veth.until(() => veth.xdpAttached(nsf, 'a2'), 20000, 'the XDP program');
+      await new Promise((r) => setTimeout(r, 1000));
+      const sent = await veth.runIn(ns1, 'python3', ['-c', FLOWS]);
+      assert.strictEqual(sent.code, 0, sent.stderr);
+      const r = await run;
+      assert.strictEqual(r.code, 0, r.stderr);
+      assert.match(r.stdout + r.stderr, /per worker RX [1-9]\d* \+ [1-9]\d*/);
+      const frames = readPcap(fs.readFileSync(file)).frames;
+      assert.strictEqual(frames.length, 640);
+      const ports = new Set(frames.map((f) => f.data.readUInt16BE(34)));
+      assert.strictEqual(ports.size, 64);
+    } finally {
+      if (child && child.exitCode === null) child.kill('SIGKILL');
+    }
+  });
+});
