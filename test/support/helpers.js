@@ -14,12 +14,10 @@ const IXY = path.join(__dirname, '..', '..', 'bin', 'ixy.js');
 // The processes runIxy() started: theirs are the DMA files a test may ask about.
 const started = new Set();
 
-// Runs `ixy args...` and resolves with { code, signal, stdout, stderr }.
-// `onStart(child)` may, for example, send it a signal later.
-function runIxy(args, { env = {}, onStart = null, timeoutMs = 60000 } = {}) {
+// Resolves with { code, signal, stdout, stderr } once `child` (piped stdout and stderr) has
+// ended; SIGKILL after timeoutMs. `onStart(child)` may, for example, send it a signal later.
+function outcome(child, { onStart = null, timeoutMs = 60000 } = {}) {
   return new Promise((resolve, reject) => {
-    const child = spawn(process.execPath, [IXY, ...args], { env: { ...process.env, ...env }, stdio: ['ignore', 'pipe', 'pipe'] });
-    if (child.pid) started.add(child.pid);
     let stdout = '';
     let stderr = '';
     child.stdout.on('data', (d) => { stdout += d; });
@@ -32,6 +30,13 @@ function runIxy(args, { env = {}, onStart = null, timeoutMs = 60000 } = {}) {
     });
     if (onStart) onStart(child);
   });
+}
+
+// Runs `ixy args...`: outcome() of it.
+function runIxy(args, { env = {}, onStart = null, timeoutMs = 60000 } = {}) {
+  const child = spawn(process.execPath, [IXY, ...args], { env: { ...process.env, ...env }, stdio: ['ignore', 'pipe', 'pipe'] });
+  if (child.pid) started.add(child.pid);
+  return outcome(child, { onStart, timeoutMs });
 }
 
 // tshark's view of a pcap file: one array of field values per frame. IPv4 header and UDP
@@ -219,4 +224,4 @@ function benchDriversLeft() {
   return left;
 }
 
-module.exports = { IXY, assertForwardAccounts, assertIxyError, benchDriversLeft, cpuShare, runBench, runIxy, tsharkFields, hugetlbfsFiles, hugepageBytes, hugepageMappings, runOptimising, suiteTmpDir, modelForSuite, fakePciDevice };
+module.exports = { IXY, outcome, assertForwardAccounts, assertIxyError, benchDriversLeft, cpuShare, runBench, runIxy, tsharkFields, hugetlbfsFiles, hugepageBytes, hugepageMappings, runOptimising, suiteTmpDir, modelForSuite, fakePciDevice };

@@ -6,6 +6,7 @@
 const { execFileSync, spawn } = require('child_process');
 const fs = require('fs');
 const path = require('path');
+const { outcome } = require('./helpers');
 
 const IXY = path.join(__dirname, '..', '..', 'bin', 'ixy.js');
 const made = new Set();
@@ -67,20 +68,7 @@ function runIxyIn(ns, args, { onStart = null, timeoutMs = 60000 } = {}) {
 }
 
 function runIn(ns, file, args, { onStart = null, timeoutMs = 60000 } = {}) {
-  return new Promise((resolve, reject) => {
-    const child = spawnIn(ns, file, args);
-    let stdout = '';
-    let stderr = '';
-    child.stdout.on('data', (d) => { stdout += d; });
-    child.stderr.on('data', (d) => { stderr += d; });
-    const timer = setTimeout(() => child.kill('SIGKILL'), timeoutMs);
-    child.on('error', reject);
-    child.on('close', (code, signal) => {
-      clearTimeout(timer);
-      resolve({ code, signal, stdout, stderr });
-    });
-    if (onStart) onStart(child);
-  });
+  return outcome(spawnIn(ns, file, args), { onStart, timeoutMs });
 }
 
 // A process in ns: `ip netns exec` execs it, so the child's pid is the process's own.
