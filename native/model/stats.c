@@ -113,6 +113,13 @@ void stats_publish(struct port *p)
 		uint64_t reads = watch_reads(p->idx);
 		read = reads != p->reads_seen;
 		p->reads_seen = reads;
+		/* A driver that wrote 0 to GPRC after its read takes its counts
+		 * register by register: its GPRC read says nothing of the others
+		 * of the group, which it may not have read yet.  Only a driver that
+		 * leaves GPRC as the model put it reads the group as one. */
+		uint32_t gprc = __atomic_load_n((uint32_t *)&REG(p, stat_offset(S_GPRC)), __ATOMIC_ACQUIRE);
+		if (p->wrote[S_GPRC] != 0 && gprc == 0)
+			read = 0;
 	}
 	for (int i = 0; i < S_END; i++) {
 		uint64_t pend = stat_total(p, i) - p->handed[i];
