@@ -270,6 +270,7 @@ struct port {
 	uint64_t cnt[NCNT];
 	uint64_t handed[NSTATREG];
 	uint64_t wrote[NSTATREG];     /* what the model last stored in the register */
+	uint64_t seen[NSTATREG];      /* the total at the last publish: unchanged, the count is quiet */
 	uint64_t reads_seen;          /* watch_reads() at the last publish (watch.c) */
 	int stats_left;               /* some total not handed over yet */
 

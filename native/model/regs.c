@@ -79,6 +79,7 @@ void regs_reset(struct port *p)
 	memset(p->rss.drops, 0, sizeof p->rss.drops);
 	memset(p->handed, 0, sizeof p->handed);
 	memset(p->wrote, 0, sizeof p->wrote);
+	memset(p->seen, 0, sizeof p->seen);
 	p->stats_left = 0;
 	for (size_t i = 1; i < BAR_SIZE / 4; i++)
 		r[i] = 0;

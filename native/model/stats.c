@@ -67,17 +67,19 @@ static uint64_t stat_total(const struct port *p, int i)
 
 /* Puts up to pend into the register at off, width 32 or 36 bits: added to
  * what it holds, or, with replace, instead of it when it still holds `was`
- * (a driver read it: on the NIC the read cleared it).  Returns what went in;
+ * (a driver read it: on the NIC the read cleared it).  With hold, nothing
+ * goes into a register that is not 0: a driver may be between its read and
+ * its write of 0, which would wipe what was added.  Returns what went in;
  * *now what the register holds after. */
 static uint64_t stat_put(struct port *p, uint32_t off, int wide, uint64_t pend, int replace,
-			 uint64_t was, uint64_t *now)
+			 int hold, uint64_t was, uint64_t *now)
 {
 	uint64_t max = wide ? (1ull << 36) - 1 : 0xffffffffull;
 	if (wide) {
 		uint64_t *reg = (uint64_t *)&REG(p, off);   /* L and H, 8-aligned */
 		uint64_t cur = __atomic_load_n(reg, __ATOMIC_ACQUIRE);
 		uint64_t base = replace && cur == was ? 0 : cur;
-		uint64_t v = base >= max ? 0 : pend < max - base ? pend : max - base;
+		uint64_t v = base >= max || (hold && base) ? 0 : pend < max - base ? pend : max - base;
 		*now = cur;
 		if ((v || base != cur) &&
 		    __atomic_compare_exchange_n(reg, &cur, base + v, 0, __ATOMIC_RELEASE, __ATOMIC_RELAXED)) {
@@ -89,7 +91,7 @@ static uint64_t stat_put(struct port *p, uint32_t off, int wide, uint64_t pend, 
 	uint32_t *reg = (uint32_t *)&REG(p, off);
 	uint32_t cur = __atomic_load_n(reg, __ATOMIC_ACQUIRE);
 	uint64_t base = replace && cur == was ? 0 : cur;
-	uint64_t v = pend < max - base ? pend : max - base;
+	uint64_t v = hold && base ? 0 : pend < max - base ? pend : max - base;
 	*now = cur;
 	if ((v || base != cur) &&
 	    __atomic_compare_exchange_n(reg, &cur, (uint32_t)(base + v), 0, __ATOMIC_RELEASE, __ATOMIC_RELAXED)) {
@@ -122,13 +124,19 @@ void stats_publish(struct port *p)
 			read = 0;
 	}
 	for (int i = 0; i < S_END; i++) {
-		uint64_t pend = stat_total(p, i) - p->handed[i];
+		uint64_t total = stat_total(p, i);
+		uint64_t pend = total - p->handed[i];
 		int replace = read && read_with_gprc(i) && p->wrote[i] != 0;
+		/* While the count grows, it waits for the register to be taken (0);
+		 * once it stops, the rest joins what the register holds, so that one
+		 * read after traffic has it all. */
+		int hold = !replace && total != p->seen[i];
+		p->seen[i] = total;
 		if (!pend && !replace)
 			continue;
 		uint64_t now;
 		uint64_t v = stat_put(p, stat_offset(i), i == S_GORC || i == S_GOTC, pend, replace,
-				      p->wrote[i], &now);
+				      hold, p->wrote[i], &now);
 		p->handed[i] += v;
 		p->wrote[i] = now;
 		left |= pend != v;
