@@ -14,8 +14,8 @@
 //              at the highest rate seen (at least DEFAULT_START_RATE): with several RX
 //              queues the NIC drops at once for a full queue (SRRCTL.DROP_EN), so a
 //              worker's queues have no packet buffer behind them. The naps give the CPU
-//              back between bursts: a worker that spun on rings it had just emptied took
-//              the core the other workers and the traffic needed (issue 46, 3).
+//              back between bursts, to the other workers and to whatever makes the
+//              traffic on the same cores.
 // 'interrupt' needs a vector per queue pair and is not offered to workers (workerIdle()).
 const { IxyError, shown } = require('../host/errors');
 const { DEFAULT_START_RATE, SLEEP_SHARE } = require('../device/idle-bound');
