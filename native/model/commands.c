@@ -43,6 +43,7 @@ static int stats(char *reply, size_t n, int only)
 			continue;
 		struct port *p = &M.ports[i];
 		struct truth *t = &p->t;
+		stats_settle(p);
 		o += snprintf(reply + o, n - o,
 			"%s{\"address\":\"%s\",\"linkUp\":%s,\"rxOffered\":%lu,\"rxDelivered\":%lu,"
 			"\"rxBytes\":%lu,\"rxDropNoDesc\":%lu,\"rxDropDisabled\":%lu,\"rxDropFiltered\":%lu,"

@@ -272,6 +272,8 @@ struct port {
 	uint64_t wrote[NSTATREG];     /* what the model last stored in the register */
 	uint64_t seen[NSTATREG];      /* the total at the last publish: unchanged, the count is quiet */
 	uint64_t reads_seen;          /* watch_reads() at the last publish (watch.c) */
+	uint64_t read_seen_at;        /* when a GPRC read not yet answered was seen, 0 = none */
+	int takes;                    /* the driver writes 0 after its reads (stats.c) */
 	int stats_left;               /* some total not handed over yet */
 
 	/* scratch for a TX frame spread over several descriptors */
@@ -312,6 +314,7 @@ void port_set_link(struct port *p, int up);
 void port_drop_queues(struct port *p);
 void port_publish(struct port *p);
 void stats_publish(struct port *p);
+void stats_settle(struct port *p);
 void port_remove(struct port *p);
 uint32_t nvm_lms_of(uint16_t device_id);
 

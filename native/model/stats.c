@@ -19,7 +19,7 @@
  * is seen reading GPRC by a hardware watchpoint (watch.c): a register of
  * GPRC's group that still holds what the model put there is then replaced
  * by what came since, as the read cleared it (README, "Statistics
- * registers").  A register is never carried past its width
+ * registers"); never once a driver was seen taking.  A register is never carried past its width
  * (32 bits; 36 for GORC/GOTC, read as two halves and added to as one 64-bit
  * value): the rest waits for a take.
  */
@@ -108,29 +108,71 @@ static int read_with_gprc(int i)
 	return i == S_GPRC || i == S_GPTC || i == S_GORC || i == S_GOTC || i == S_MPC0;
 }
 
-void stats_publish(struct port *p)
+/* Whether a driver wrote 0 over a count the model put in a register: a
+ * driver that takes its counts, for as long as the port is not reset. */
+static int saw_take(struct port *p)
 {
-	int left = 0, read = 0;
-	if (watch_any(p->idx)) {
-		uint64_t reads = watch_reads(p->idx);
-		read = reads != p->reads_seen;
-		p->reads_seen = reads;
-		/* A driver that wrote 0 to GPRC after its read takes its counts
-		 * register by register: its GPRC read says nothing of the others
-		 * of the group, which it may not have read yet.  Only a driver that
-		 * leaves GPRC as the model put it reads the group as one. */
-		uint32_t gprc = __atomic_load_n((uint32_t *)&REG(p, stat_offset(S_GPRC)), __ATOMIC_ACQUIRE);
-		if (p->wrote[S_GPRC] != 0 && gprc == 0)
-			read = 0;
+	for (int i = 0; i < S_END; i++) {
+		uint64_t now;
+		if (i == S_GORC || i == S_GOTC)
+			now = __atomic_load_n((uint64_t *)&REG(p, stat_offset(i)), __ATOMIC_ACQUIRE);
+		else
+			now = __atomic_load_n((uint32_t *)&REG(p, stat_offset(i)), __ATOMIC_ACQUIRE);
+		if (p->wrote[i] != 0 && now == 0)
+			return 1;
 	}
+	return 0;
+}
+
+/* Whether GPRC's group is to be answered as read now (watch.c saw an access
+ * to GPRC).  Never for a driver that takes its counts: it takes register by
+ * register, and a GPRC read says nothing of the others, which it may not
+ * have read yet.  A read is answered READ_SETTLE_NS after it was seen, so
+ * that a taking driver stopped between its first read and its write of 0
+ * shows itself first; the group holds what it has until then. */
+#define READ_SETTLE_NS 10000000ull
+static int group_read(struct port *p, int *hold_group)
+{
+	*hold_group = 0;
+	if (!watch_any(p->idx))
+		return 0;
+	uint64_t reads = watch_reads(p->idx);
+	uint64_t now = now_ns();
+	if (reads != p->reads_seen && !p->read_seen_at)
+		p->read_seen_at = now;
+	p->reads_seen = reads;
+	if (!p->takes)
+		p->takes = saw_take(p);
+	if (p->takes || !p->read_seen_at) {
+		p->read_seen_at = 0;
+		return 0;
+	}
+	if (now - p->read_seen_at < READ_SETTLE_NS) {
+		*hold_group = 1;
+		return 0;
+	}
+	p->read_seen_at = 0;
+	return 1;
+}
+
+/* Hands what is pending to the registers; with settle, also a count still
+ * growing (no more grows while the model answers a command). */
+static void publish(struct port *p, int settle)
+{
+	int left = 0, hold_group;
+	int read = group_read(p, &hold_group);
 	for (int i = 0; i < S_END; i++) {
 		uint64_t total = stat_total(p, i);
 		uint64_t pend = total - p->handed[i];
 		int replace = read && read_with_gprc(i) && p->wrote[i] != 0;
+		if (hold_group && read_with_gprc(i)) {
+			left |= pend != 0;
+			continue;
+		}
 		/* While the count grows, it waits for the register to be taken (0);
 		 * once it stops, the rest joins what the register holds, so that one
 		 * read after traffic has it all. */
-		int hold = !replace && total != p->seen[i];
+		int hold = !replace && !settle && total != p->seen[i];
 		p->seen[i] = total;
 		if (!pend && !replace)
 			continue;
@@ -141,5 +183,18 @@ void stats_publish(struct port *p)
 		p->wrote[i] = now;
 		left |= pend != v;
 	}
-	p->stats_left = left;
+	p->stats_left = left || hold_group;
+}
+
+void stats_publish(struct port *p)
+{
+	publish(p, 0);
+}
+
+/* Before the model reports its counts (commands.c): a driver that reads the
+ * registers after that report finds every event it counted in them. */
+void stats_settle(struct port *p)
+{
+	if (!p->removed)
+		publish(p, 1);
 }

@@ -65,7 +65,7 @@ describe('device model: registers', function () {
     await d.waitReg(dev, d.R.RDH, 0xffff, 10);
     await d.sleep(5); // the model publishes within 0.5 ms
     assert.strictEqual(dev.read(d.R.GPRC), 10, 'the first read holds every frame since reset');
-    await d.sleep(5); // the model sees the read (a watchpoint, native/model/watch.c)
+    await d.sleep(20); // the model sees the read (a watchpoint, native/model/watch.c) and answers it 10 ms later
     await model.source(0, { count: 10 });
     await model.waitFor(0, (x) => x.rxDelivered === 20);
     await d.sleep(5);
@@ -98,6 +98,24 @@ describe('device model: registers', function () {
     assert.strictEqual(octets, 20 * 64);
     await d.sleep(5);
     assert.strictEqual(d.readStat(dev, d.R.GPRC), 0, 'nothing counted twice');
+  });
+
+  it('a driver that takes its counts and stops between its first read and its write of 0 loses nothing of the others', async () => {
+    await d.readyRx(dev, mem);
+    await model.source(0, { count: 10 });
+    await model.waitFor(0, (x) => x.rxDelivered === 10);
+    await d.waitReg(dev, d.R.RDH, 0xffff, 10);
+    await d.sleep(5); // the model publishes within 0.5 ms
+    assert.strictEqual(dev.read(d.R.GPRC), 10);
+    // descheduled here: the model sees the GPRC read in its next publish, 0.5 ms at most
+    const until = Date.now() + 2;
+    while (Date.now() < until);
+    dev.write(d.R.GPRC, 0);
+    // GORC still holds every octet (64 a frame, FCS counted): a take, not a read-only driver's read
+    assert.strictEqual(d.readStat(dev, d.R.GORCL) + d.readStat(dev, d.R.GORCH) * 2 ** 32, 10 * 64);
+    await d.sleep(20);
+    assert.strictEqual(d.readStat(dev, d.R.GPRC), 0, 'nothing counted twice');
+    assert.strictEqual(d.readStat(dev, d.R.GORCL), 0, 'nothing counted twice');
   });
 
   it('RAL/RAH 0 at the 82598 offsets 0x5400/0x5404 alias 0xA200/0xA204', async () => {
