@@ -119,6 +119,10 @@ static int tx_ring(struct port *p, int q, struct port *peer, uint64_t now)
 	uint32_t head = r->head, count = r->count;
 	if (tail >= count || head == tail)
 		return 0;
+	/* A queue being disabled fetches nothing more (4.6.8.1.2): the driver
+	 * reads ENABLE back as 0 at once and takes what has no DD as unsent. */
+	if (!(__atomic_load_n(&REG(p, TXDCTL(q)), __ATOMIC_ACQUIRE) & XDCTL_ENABLE))
+		return 0;
 	/* a limited queue, 1588 and latency truth need the general loop too */
 	int need_data = p->sink_check || p->pcap_out || peer || p->tap.fd >= 0 || p->lat ||
 			p->ptp.tx_on || ((p->w.limited >> q) & 1);
