@@ -303,7 +303,8 @@ export interface OpenOptions {
   rxFreeThreshold?: number;
   /**
    * ixgbe, igb: SRRCTL.DROP_EN, an RX queue without a free descriptor drops at once instead
-   * of holding frames in the packet buffer (default: with several RX queues).
+   * of holding frames in the packet buffer (default: with several RX queues of one thread;
+   * queues of `workers` hold). AF_XDP: only true, what the kernel does (false: EUNSUPPORTED).
    */
   rxDropWhenFull?: boolean;
   /** Buffers per RX queue's mempool (default 4096). */

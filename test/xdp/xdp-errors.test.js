@@ -69,6 +69,11 @@ describe('AF_XDP: every way out, and every error', function () {
     return first;
   }
 
+  it('rxDropWhenFull: left out or true (what the kernel does) opens, anything else is EINVAL', async () => {
+    assert.deepStrictEqual((await error([['xdp:w2', { rxDropWhenFull: true }]])).opened, [['copy', 'native']]);
+    assert.strictEqual((await error([['xdp:w2', { rxDropWhenFull: 'no' }]])).code, 'EINVAL');
+  });
+
   it('modes: native XDP and copy by default on veth, generic when asked, zero-copy refused with EUNSUPPORTED', async () => {
     assert.deepStrictEqual((await error([['xdp:w2', {}]])).opened, [['copy', 'native']]);
     assert.deepStrictEqual((await error([['xdp:w2', { xdpMode: 'generic', mode: 'copy' }]])).opened, [['copy', 'generic']]);
@@ -158,7 +163,7 @@ describe('AF_XDP: every way out, and every error', function () {
     const lat = await veth.runIxyIn(ns2, ['latency', 'xdp:w2', 'xdp:d2']);
     assert.strictEqual(lat.code, 1);
     assert.match(lat.stderr, /^ixy: latency reads the 82599's IEEE 1588 timestamps, which AF_XDP does not give: .*\n$/);
-    for (const [key, value, hint] of [['promiscuous', true, /promisc on/], ['bufferSize', 4096, /2 KiB/], ['debug', true, /model/]]) {
+    for (const [key, value, hint] of [['promiscuous', true, /promisc on/], ['bufferSize', 4096, /2 KiB/], ['debug', true, /model/], ['rxDropWhenFull', false, /kernel drops.*leave the option out/]]) {
       const r = await error([['xdp:w2', { [key]: value }]]);
       assert.strictEqual(r.code, 'EUNSUPPORTED', key);
       assert.match(r.message, hint);
