@@ -44,6 +44,10 @@ const DEFAULTS = {
   rxDropWhenFull: true,
 };
 
+// The options only this backend takes, with the commands' flags for them: open() refuses
+// them (EUNSUPPORTED) for a device ixy drives itself (lib/open.js).
+const OWN_OPTIONS = { mode: '--xdp-bind', xdpMode: '--xdp-mode' };
+
 // What the backend cannot do, and what to use instead: one line, code EUNSUPPORTED.
 const UNSUPPORTED = {
   rssKey: 'AF_XDP leaves RSS to the kernel driver: set the key with ethtool -X',
@@ -259,4 +263,4 @@ async function openXdp(name, options = {}) {
   return dev;
 }
 
-module.exports = { XdpDevice, openXdp, DEFAULTS };
+module.exports = { XdpDevice, openXdp, DEFAULTS, OWN_OPTIONS };

@@ -82,6 +82,24 @@ describe('AF_XDP: every way out, and every error', function () {
     assert.strictEqual(veth.xdpAttached(ns2, 'w2'), false);
   });
 
+  it('the commands pass --xdp-mode and --xdp-bind to open(): generic XDP shows as xdpgeneric, zero-copy on veth is refused', async () => {
+    let child;
+    const run = veth.runIxyIn(ns2, ['pcap', 'xdp:w2', '/dev/null', '--xdp-mode', 'generic', '--xdp-bind', 'copy', '--seconds', '3'], { onStart: (c) => { child = c; } });
+    let out = '';
+    await veth.until(() => child !== undefined, 5000, 'the capture to start');
+    child.stderr.on('data', (d) => { out += d; });
+    child.stdout.on('data', (d) => { out += d; });
+    await veth.until(() => /capturing/.test(out) || child.exitCode !== null, 20000, 'the capture to start');
+    assert.match(veth.ip('-n', ns2, 'link', 'show', 'dev', 'w2'), /\bxdpgeneric\b/);
+    const done = await run;
+    assert.strictEqual(done.code, 0, done.stderr);
+    const zc = await veth.runIxyIn(ns2, ['generate', 'xdp:w2', '--xdp-bind', 'zerocopy', '--count', '1']);
+    assert.strictEqual(zc.code, 1);
+    assert.match(zc.stderr, /^ixy: w2: cannot bind the AF_XDP socket .*does not offer this XDP mode.*\n$/);
+    assert.doesNotMatch(zc.stderr, /\n\s+at /);
+    assert.strictEqual(veth.xdpAttached(ns2, 'w2'), false);
+  });
+
   it('without free hugepages the UMEM is plain pages, and frames still come', async () => {
     assert.deepStrictEqual((await error([['xdp:w2', {}]])).pages, ['huge']);
     // A hugetlbfs of 4 MiB at /mnt/huge, in a mount namespace of the child's own: the
