@@ -232,10 +232,11 @@ class XdpDevice extends Device {
   }
 }
 
-// rxDropWhenFull: undefined or true (the kernel drops what finds the RX ring full); false
-// asks for frames to be held, which no AF_XDP queue can do.
+// rxDropWhenFull: undefined or null (the default, as for ixgbe and igb) or true (the kernel
+// drops what finds the RX ring full); false asks for frames to be held, which no AF_XDP
+// queue can do.
 function checkDropWhenFull(name, value) {
-  if (value === undefined || value === true) return;
+  if (value === undefined || value === null || value === true) return;
   if (value === false) throw new IxyError('EUNSUPPORTED', `${name}: rxDropWhenFull false: the kernel drops the frames an AF_XDP queue has no fill buffer or RX ring room for, it cannot hold them; leave the option out`);
   throw new IxyError('EINVAL', `rxDropWhenFull must be true or false, got ${shown(value)}`);
 }

@@ -69,8 +69,9 @@ describe('AF_XDP: every way out, and every error', function () {
     return first;
   }
 
-  it('rxDropWhenFull: left out or true (what the kernel does) opens, anything else is EINVAL', async () => {
+  it('rxDropWhenFull: left out, null or true (what the kernel does) opens, anything but false is EINVAL', async () => {
     assert.deepStrictEqual((await error([['xdp:w2', { rxDropWhenFull: true }]])).opened, [['copy', 'native']]);
+    assert.deepStrictEqual((await error([['xdp:w2', { rxDropWhenFull: null }]])).opened, [['copy', 'native']]);
     assert.strictEqual((await error([['xdp:w2', { rxDropWhenFull: 'no' }]])).code, 'EINVAL');
   });
 
