@@ -211,6 +211,13 @@ export class Device {
   readonly address: string;
   /** The driver's name, e.g. 'ixgbe'. */
   readonly driver: string;
+  /**
+   * AF_XDP devices (driver 'af_xdp'): how their sockets bound, 'copy' or 'zerocopy' (null
+   * when opened with { workers: true }: the workers bind them). Undefined on other drivers.
+   */
+  readonly mode?: 'copy' | 'zerocopy' | null;
+  /** AF_XDP devices: where their XDP program runs, 'native' or 'generic'. Undefined on other drivers. */
+  readonly xdpMode?: 'native' | 'generic';
   readonly rxQueues: RxQueue[];
   readonly txQueues: TxQueue[];
   readonly pools: Mempool[];
@@ -281,6 +288,21 @@ export interface ModelSourceOptions {
   zipf?: number;
 }
 
+/**
+ * How an AF_XDP socket binds (open()'s `mode`, the commands' --xdp-bind): 'zerocopy' (the
+ * driver DMAs into the UMEM; EUNSUPPORTED where it cannot), 'copy' (the kernel copies each
+ * frame, any interface), 'auto': zero-copy where the driver offers it, else copy.
+ */
+export type XdpBindMode = 'auto' | 'copy' | 'zerocopy';
+
+/**
+ * Where the XDP program of an AF_XDP device runs (open()'s `xdpMode`, the commands'
+ * --xdp-mode): 'native' (in the driver, before an skb exists; EUNSUPPORTED where the driver
+ * has no XDP), 'generic' (after the kernel built an skb, any interface, slower), 'auto':
+ * native where the driver has it, else generic.
+ */
+export type XdpAttachMode = 'auto' | 'native' | 'generic';
+
 export interface OpenOptions {
   /**
    * RX queues (default 1). With more than one, ixgbe programs RSS: flows spread over the
@@ -303,7 +325,8 @@ export interface OpenOptions {
   rxFreeThreshold?: number;
   /**
    * ixgbe, igb: SRRCTL.DROP_EN, an RX queue without a free descriptor drops at once instead
-   * of holding frames in the packet buffer (default: with several RX queues).
+   * of holding frames in the packet buffer (default: with several RX queues of one thread;
+   * queues of `workers` hold). AF_XDP: only true, what the kernel does (false: EUNSUPPORTED).
    */
   rxDropWhenFull?: boolean;
   /** Buffers per RX queue's mempool (default 4096). */
@@ -323,6 +346,16 @@ export interface OpenOptions {
    * open(); another length is EINVAL). Default: Microsoft's published key.
    */
   rssKey?: Uint8Array | null;
+  /**
+   * AF_XDP devices ('xdp:<interface>') only: how their sockets bind (default 'auto'). Any
+   * other device: EUNSUPPORTED.
+   */
+  mode?: XdpBindMode;
+  /**
+   * AF_XDP devices ('xdp:<interface>') only: where their XDP program runs (default 'auto').
+   * Any other device: EUNSUPPORTED.
+   */
+  xdpMode?: XdpAttachMode;
   /** Once aborted, open() stops waiting for link and rejects with code EABORTED. */
   signal?: AbortSignal;
   /** Check buffer ownership (default: IXY_DEBUG_BUFFERS=1 in the environment). */
@@ -343,7 +376,9 @@ export interface OpenOptions {
 
 /**
  * Opens a NIC by PCI address (e.g. '0000:03:00.0'); resolves once its link is up. The
- * process holds the NIC until close() or its death; another opener gets EBUSY.
+ * process holds the NIC until close() or its death; another opener gets EBUSY. A kernel
+ * interface's queues through AF_XDP: 'xdp:eth1' (queues 0..n-1 by rxQueues/txQueues) or
+ * 'xdp:eth1@3' (queue 3), with options mode and xdpMode.
  */
 export function open(address: string, options?: OpenOptions): Promise<Device>;
 

@@ -17,6 +17,16 @@
 // drifts a lot. Both captures get deep buffers: ixy pcap --ring 8192 (RX and fill ring),
 // tcpdump -B 65536 (64 MiB). The npm `cap` package (libpcap through Node) is measured too
 // where bench/cap-child.js finds it (IXY_CAP_DIR: a folder where `npm install cap` ran).
+//
+// Captures: a veth's receive work (its XDP program and the copy into the UMEM, or the
+// kernel's stack and AF_PACKET's copy for libpcap) runs in the NAPI poll of the CPU that
+// sent, so with the source on CPU 0 a capture's kernel half took the source's CPU: the
+// source slowed to what source and capture together managed (about 0.7 Mpps on one core)
+// and every capture kept up with it (ratio 1.00). For captures s2 therefore polls in a
+// NAPI thread of its own (GRO on, /sys/class/net/s2/threaded), pinned to the capture's
+// CPU: the source's CPU only sends, and each capture pays for its whole path, kernel and
+// user space, on CPU 1. (The kernel's pktgen would be a faster source still, where the
+// kernel has it; CONFIG_NET_PKTGEN is often off, as it is on the machine this was written on.)
 const { execFileSync, spawn } = require('child_process');
 const path = require('path');
 const { eachOption } = require('./args');
@@ -77,7 +87,7 @@ function runIn(ns, file, args, cpu = 1) {
     child.stdout.on('data', (d) => { stdout += d; });
     child.stderr.on('data', (d) => { stderr += d; });
     child.on('error', reject);
-    child.on('close', (code) => resolve({ code, stdout, stderr }));
+    child.on('close', (code, signal) => resolve({ code, signal, stdout, stderr }));
   });
 }
 
@@ -93,10 +103,34 @@ function capInstalled() {
   }
 }
 
-// One run: the source on s1, then `measure(ns)` (a promise of { packets, seconds }).
-async function withSource(o, cBinary, tag, measure) {
+// The kernel threads named `napi/<dev>-<id>` (threaded NAPI), by pid.
+function napiThreads(dev) {
+  let out = '';
+  try {
+    out = sh('pgrep', ['-x', `napi/${dev}-[0-9]+`]);
+  } catch { /* none: pgrep exits 1 */ }
+  return new Set(out.split('\n').filter(Boolean));
+}
+
+// s2 in ns polls in a NAPI thread of its own on CPU `cpu` (see the top). Its thread is the
+// one that appears when threaded NAPI is switched on (other namespaces may have an s2 too);
+// it goes with the namespace. Returns its pid, or throws saying what is missing.
+function napiThreadOn(ns, dev, cpu) {
+  const before = napiThreads(dev);
+  sh('ip', ['netns', 'exec', ns, 'ethtool', '-K', dev, 'gro', 'on']); // veth polls by NAPI only with GRO or XDP
+  sh('ip', ['netns', 'exec', ns, 'sh', '-c', `echo 1 > /sys/class/net/${dev}/threaded`]);
+  const mine = [...napiThreads(dev)].filter((pid) => !before.has(pid));
+  if (mine.length !== 1) throw new Error(`threaded NAPI on ${dev}: expected one new napi/${dev} thread, found ${mine.length}`);
+  sh('taskset', ['-pc', String(cpu), mine[0]]);
+  return mine[0];
+}
+
+// One run: the source on s1, then `measure(ns)` (a promise of { packets, seconds }). For a
+// capture, s2's receive work runs on the capture's CPU (napiThreadOn()).
+async function withSource(o, cBinary, tag, measure, { capture = false } = {}) {
   const ns = setUp(tag);
   try {
+    if (capture) napiThreadOn(ns[1], 's2', 1);
     const source = runIn(ns[0], cBinary, ['generate', 's1', String(o.seconds + 4), String(o.batch)], 0);
     await sleep(1000);
     const r = await measure(ns);
@@ -105,6 +139,19 @@ async function withSource(o, cBinary, tag, measure) {
   } finally {
     tearDown(ns);
   }
+}
+
+// A capture that kept up with its source: in its median run it captured at least 95% of
+// the source's rate, and kept nearly all that reached it. Its ratio then says nothing.
+function sourceBound(r) {
+  return r.mpps.median >= 0.95 * r.offeredMpps.median && !(r.kept && r.kept.median < 0.99);
+}
+
+// What the npm cap package's failure said, in one line: a crash (a signal, glibc's
+// "malloc(): corrupted ...") is named as one.
+function capFailure(err) {
+  const last = err.message.split('\n').map((l) => l.trim()).filter(Boolean).slice(-1)[0] || err.message;
+  return /signal|corrupt|abort|double free|SIGSEGV|SIGABRT/i.test(err.message) ? `crashed (${last})` : `failed (${last})`;
 }
 
 function totalsOf(stdout) {
@@ -131,7 +178,7 @@ const MEASURES = {
   },
   cap: (o) => async (ns) => {
     const r = await runIn(ns[1], process.execPath, [path.join(__dirname, 'cap-child.js'), 's2', String(o.seconds)]);
-    if (r.code !== 0) throw new Error(`cap: ${r.stderr.trim()}`);
+    if (r.code !== 0) throw new Error(`cap: ${r.signal ? `killed by ${r.signal}: ` : `exit ${r.code}: `}${r.stderr.trim()}`);
     return JSON.parse(r.stdout);
   },
   tcpdump: (o) => async (ns) => {
@@ -144,12 +191,13 @@ const MEASURES = {
 };
 
 // Runs a and b alternately, o.runs times each; their spreads and the median ratio a/b.
-async function pair(o, c, [nameA, a], [nameB, b]) {
+// options: withSource()'s.
+async function pair(o, c, [nameA, a], [nameB, b], options = {}) {
   const runs = { [nameA]: [], [nameB]: [] };
   const ratios = [];
   for (let i = 0; i < o.runs; i++) {
-    const rb = await withSource(o, c, `${nameB}${i}`, b);
-    const ra = await withSource(o, c, `${nameA}${i}`, a);
+    const rb = await withSource(o, c, `${nameB}${i}`, b, options);
+    const ra = await withSource(o, c, `${nameA}${i}`, a, options);
     runs[nameA].push(ra);
     runs[nameB].push(rb);
     ratios.push(ra.mpps / rb.mpps);
@@ -167,15 +215,16 @@ async function main(argv) {
   process.stdout.write('forward (ixy forward xdp:s2 xdp:d2 against c-xdp-forward):\n');
   const forward = await pair(o, c, ['js', MEASURES.jsForward(o)], ['c', MEASURES.cForward(o, c)]);
   process.stdout.write('capture (ixy pcap xdp:s2 /dev/null against tcpdump -i s2 -w /dev/null):\n');
-  const capture = await pair(o, c, ['js', MEASURES.jsCapture(o)], ['tcpdump', MEASURES.tcpdump(o)]);
+  const capture = await pair(o, c, ['js', MEASURES.jsCapture(o)], ['tcpdump', MEASURES.tcpdump(o)], { capture: true });
   let cap = null;
   let capFailed = capInstalled() ? null : 'not installed (IXY_CAP_DIR)';
   if (capFailed === null) {
     process.stdout.write('capture (ixy pcap xdp:s2 against the npm cap package, libpcap, counting its packet events):\n');
     try {
-      cap = await pair(o, c, ['js', MEASURES.jsCapture(o)], ['cap', MEASURES.cap(o)]);
+      cap = await pair(o, c, ['js', MEASURES.jsCapture(o)], ['cap', MEASURES.cap(o)], { capture: true });
     } catch (err) {
-      capFailed = `failed: ${err.message.split('\n').slice(-1)[0]}`; // cap's own crash, as it said it
+      capFailed = capFailure(err);
+      process.stdout.write(`  cap: ${capFailed}\n`);
     }
   }
   const f = (s) => `${s.median.toFixed(4)} [${s.min.toFixed(4)}..${s.max.toFixed(4)}]`;
@@ -191,6 +240,8 @@ async function main(argv) {
   if (cap) row('capture, cap (npm)', cap.cap);
   process.stdout.write(`forward JS/C ${forward.ratio.median.toFixed(2)} (median of pairs), capture ixy/tcpdump ${capture.ratio.median.toFixed(2)}` +
     `${cap ? `, ixy/cap ${cap.ratio.median.toFixed(2)}` : `; cap (npm libpcap binding) not measured: ${capFailed}`}\n`);
+  const limited = [['ixy pcap', capture.js], ['tcpdump', capture.tcpdump], ...(cap ? [['cap', cap.cap]] : [])].filter(([, r]) => sourceBound(r));
+  if (limited.length) process.stdout.write(`source-bound: ${limited.map(([what]) => what).join(', ')} captured what the source offered (the source, not the capture, was the limit there)\n`);
   const file = writeResults(o.results, 'xdp-', date, { date: date.toISOString(), machine: machine(), options: o, forward, capture, cap, capFailed });
   process.stdout.write(`results: ${file}\n`);
 }

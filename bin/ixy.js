@@ -47,8 +47,22 @@ function forceOption() {
   return new Option('--force', "take the NIC even if the kernel's interface of it is up or has addresses or routes");
 }
 
+// --xdp-bind and --xdp-mode: open()'s mode and xdpMode for xdp:<interface> devices
+// (lib/xdp/device.js), passed only when given: open() refuses them (EUNSUPPORTED) for a
+// device ixy drives itself.
+function xdpBindOption() {
+  return new Option('--xdp-bind <mode>', "AF_XDP sockets of xdp: devices (open()'s mode): 'zerocopy' (in the driver's own buffers), 'copy' (the kernel copies each frame), 'auto': zero-copy where the driver offers it").choices(['auto', 'copy', 'zerocopy']);
+}
+
+function xdpModeOption() {
+  return new Option('--xdp-mode <mode>', "where the XDP program of xdp: devices runs (open()'s xdpMode): 'native' (in the driver), 'generic' (after the kernel built an skb; any interface), 'auto': native where the driver has it").choices(['auto', 'native', 'generic']);
+}
+
 function deviceOptions(opts, more = {}) {
-  return { linkTimeout: opts.linkTimeout, force: Boolean(opts.force), ...more };
+  const xdp = {};
+  if (opts.xdpBind !== undefined) xdp.mode = opts.xdpBind;
+  if (opts.xdpMode !== undefined) xdp.xdpMode = opts.xdpMode;
+  return { linkTimeout: opts.linkTimeout, force: Boolean(opts.force), ...xdp, ...more };
 }
 
 // --workers: one worker thread per queue (pair), RSS spreading the flows over them.
@@ -111,12 +125,14 @@ program
 program
   .command('forward')
   .description('forward packets between two ports in both directions, printing rates every second')
-  .argument('<pci1>', 'PCI address of the first port, e.g. 0000:03:00.0')
+  .argument('<pci1>', 'PCI address of the first port, e.g. 0000:03:00.0, or xdp:<interface>[@queue] (AF_XDP)')
   .argument('<pci2>', 'PCI address of the second port')
   .addOption(batchOption())
   .addOption(secondsOption())
   .addOption(linkTimeoutOption())
   .addOption(forceOption())
+  .addOption(xdpBindOption())
+  .addOption(xdpModeOption())
   .addOption(workersOption('one worker thread per queue pair'))
   .addOption(jsonOption())
   .addOption(idleOption())
@@ -135,7 +151,7 @@ program
 program
   .command('generate')
   .description('send IPv4 UDP or TCP frames with sequence numbers (flows, sizes, VLAN), evenly paced at a rate, printing rates every second')
-  .argument('<pci>', 'PCI address of the port')
+  .argument('<pci>', 'PCI address of the port, or xdp:<interface>[@queue] (AF_XDP)')
   .addOption(batchOption())
   .option('-s, --size <bytes>', "frame size without FCS: N (60..1514), a range A-B, or 'imix' (7:4:1 of 60, 590, 1514)", '60')
   .option('-r, --rate <rate>', 'frames per second (10000, 10k, 100kpps, 1Mpps) or bits per second of frames with FCS (500Mbit, 1Gbit/s); 0: as fast as the NIC takes them', '0')
@@ -153,6 +169,8 @@ program
   .addOption(secondsOption())
   .addOption(linkTimeoutOption())
   .addOption(forceOption())
+  .addOption(xdpBindOption())
+  .addOption(xdpModeOption())
   .addOption(jsonOption())
   .addOption(sendIdleOption())
   .action(action(async (pci, opts) => {
@@ -170,7 +188,7 @@ program
 program
   .command('replay')
   .description('send the frames of a pcap file byte for byte, at their recorded times (scaled) or as fast as the NIC takes them, once or in a loop')
-  .argument('<pci>', 'PCI address of the port')
+  .argument('<pci>', 'PCI address of the port, or xdp:<interface>[@queue] (AF_XDP)')
   .argument('<file>', 'classic pcap file (microsecond or nanosecond timestamps), frames of 17..1514 bytes captured whole')
   .option('--speed <x>', 'play the recorded timing x times as fast (0.5: half speed)', '1')
   .option('--fast', 'ignore the timestamps: as fast as the NIC takes the frames')
@@ -179,6 +197,8 @@ program
   .addOption(secondsOption('stop after this many seconds (0: when the file has been played)'))
   .addOption(linkTimeoutOption())
   .addOption(forceOption())
+  .addOption(xdpBindOption())
+  .addOption(xdpModeOption())
   .addOption(jsonOption())
   .action(action(async (pci, file, opts) => {
     const { replay } = require('../lib/apps/replay');
@@ -211,7 +231,7 @@ program
 program
   .command('pcap')
   .description('capture received frames to a pcap file (tcpdump, tshark and Wireshark read it)')
-  .argument('<pci>', 'PCI address of the port')
+  .argument('<pci>', 'PCI address of the port, or xdp:<interface>[@queue] (AF_XDP)')
   .argument('<file>', "pcap file to write ('-': stdout)")
   .argument('[n]', 'stop after n frames kept, with a progress bar on a terminal (none or 0: no limit); a word that is not a number starts the expression')
   .argument('[expression...]', "capture only frames that match this filter, in tcpdump's language (pcap-filter(7)), its words joined as tcpdump joins them: ixy pcap PCI f.pcap udp and dst port 53")
@@ -223,6 +243,8 @@ program
   .option('--ring <n>', 'RX descriptors (power of two, 64..8192): more absorb longer pauses', integer('--ring', 64, 8192), 512)
   .addOption(linkTimeoutOption())
   .addOption(forceOption())
+  .addOption(xdpBindOption())
+  .addOption(xdpModeOption())
   .addOption(jsonOption('report as JSON, one object per line (start, rates each second, totals, end), on stdout unless the capture goes there'))
   .addOption(idleOption())
   .addOption(idleRateOption())

@@ -10,7 +10,7 @@ const { envDebug } = require('./memory/ownership-checks');
 const { checkDevice } = require('./device/checked-queues');
 const { idleMode, needsVfio, noInterrupts, namedRate } = require('./device/idle');
 const { checkOptionsObject } = require('./host/option-names');
-const { openXdp } = require('./xdp/device');
+const { openXdp, OWN_OPTIONS } = require('./xdp/device');
 const { PREFIX } = require('./xdp/iface');
 
 // Devices that are no PCI device of ours, by the prefix of their name: [prefix, open(name,
@@ -26,6 +26,7 @@ async function open(name, options = {}) {
   if (other) return other[1](name, options);
   checkOptions(options);
   const handle = resolveDevice(name); // EBADADDR before any path is built from the name
+  refuseXdpOptions(handle.address, options);
   if (options.idle === 'interrupt' && !handle.canInterrupt()) throw needsVfio(name);
   requireRoot(handle);
   const driver = driverFor(handle.id);
@@ -53,6 +54,15 @@ function checkOptions(options) {
   namedRate([{ options }]); // EINVAL for a bad idleRate
   if (options.force !== undefined && typeof options.force !== 'boolean') throw new IxyError('EINVAL', `force must be true or false, got ${shown(options.force)}`);
   if (options.debug !== undefined && typeof options.debug !== 'boolean') throw new IxyError('EINVAL', `debug must be true or false, got ${shown(options.debug)}`);
+}
+
+// AF_XDP's own options (mode, xdpMode) name no mistake, only the wrong device: EUNSUPPORTED
+// rather than the EINVAL of an unknown option.
+function refuseXdpOptions(address, options) {
+  for (const [key, flag] of Object.entries(OWN_OPTIONS)) {
+    if (options[key] === undefined) continue;
+    throw new IxyError('EUNSUPPORTED', `${key} (${flag}) is an option of AF_XDP devices (xdp:<interface>), not of ${address}, which ixy drives itself`);
+  }
 }
 
 // Unbinding drivers, writing config space and reading physical addresses all need root:

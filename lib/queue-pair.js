@@ -20,7 +20,7 @@ const { TxQueue, hangEvent } = require('./intel/tx-queue');
 const { slotView, FIELDS, SLOT, RX_PACKETS, TX_PACKETS, TX_DROPPED, RX_ERRORS, RX_DROPPED } = require('./intel/pair-counts');
 const { stopQueues } = require('./intel/ring-queue');
 const { XdpQueuePair } = require('./xdp/queue-pair');
-const { checkRingSize } = require('./intel/nic-options');
+const { checkRingSize, dropWhenFullDefault } = require('./intel/nic-options');
 const { TeardownStop } = require('./host/teardown-stop');
 const rings = require('./intel/rings');
 
@@ -67,7 +67,7 @@ class QueuePair {
       this.teardownStop = new TeardownStop(this.bar, this.layout, index, this.owners, this.owner);
       if (index < h.rxQueues) {
         this.pool = new Mempool({ entries: h.mempoolEntries, bufferSize: h.bufferSize });
-        this.rx = new RxQueue(this.regs, this.layout, index, h.rxRingSize, this.pool, h.rxFreeThreshold, typeof h.rxDropWhenFull === 'boolean' ? h.rxDropWhenFull : h.rxQueues > 1);
+        this.rx = new RxQueue(this.regs, this.layout, index, h.rxRingSize, this.pool, h.rxFreeThreshold, typeof h.rxDropWhenFull === 'boolean' ? h.rxDropWhenFull : dropWhenFullDefault(h.rxQueues, true));
         this.teardownStop.guard(this.pool.memory.buffer);
       }
       if (index < h.txQueues) this.tx = new TxQueue(this.regs, this.layout, index, h.txRingSize);

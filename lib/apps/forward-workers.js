@@ -29,12 +29,9 @@ async function forwardWorkers(addressA, addressB, { workers, batchSize = 32, sec
   checkInteger('workers', workers, 1, 16);
   const idleAs = workerIdle(idle === undefined ? deviceOptions.idle : idle);
   const { open } = require('../open');
-  // The workers' RX queues hold what they cannot take in the packet buffer, as one queue
-  // does (rxDropWhenFull false, as DPDK's default): a worker that loses its core for a few
-  // ms then loses no frame while the buffer lasts (6,600 of 64 bytes), where a queue that
-  // drops at once has only its ring (384 armed descriptors, 0.4 ms at 1 Mpps). The cost: a
-  // stalled worker holds up the others' frames behind its own.
-  const options = { rxDropWhenFull: false, ...deviceOptions, idle: undefined, rxQueues: workers, txQueues: workers, workers: true, signal: stopSignal };
+  // Whether a worker's full RX queue drops or holds its frames is the driver's default for
+  // worker queues (lib/intel/nic-options.js: they hold), unless deviceOptions say.
+  const options = { ...deviceOptions, idle: undefined, rxQueues: workers, txQueues: workers, workers: true, signal: stopSignal };
   const report = new Report({ out });
   const devs = [];
   try {

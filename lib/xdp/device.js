@@ -38,10 +38,15 @@ const DEFAULTS = {
   workers: false, // the queues are bound by worker threads (queue-pair.js), not here
   bufferSize: 2048,
   // The Intel drivers' choice between dropping at once and holding frames in the NIC's
-  // packet buffer (forward --workers asks to hold): here the kernel's driver keeps the NIC,
-  // and a frame that finds the RX ring full is dropped by the kernel (stats().rxMissed).
-  rxDropWhenFull: undefined,
+  // packet buffer: here there is none to make. The kernel drops a frame that finds no fill
+  // buffer or a full RX ring (stats().rxMissed), so true is what happens and false is
+  // EUNSUPPORTED (checkDropWhenFull()).
+  rxDropWhenFull: true,
 };
+
+// The options only this backend takes, with the commands' flags for them: open() refuses
+// them (EUNSUPPORTED) for a device ixy drives itself (lib/open.js).
+const OWN_OPTIONS = { mode: '--xdp-bind', xdpMode: '--xdp-mode' };
 
 // What the backend cannot do, and what to use instead: one line, code EUNSUPPORTED.
 const UNSUPPORTED = {
@@ -67,6 +72,7 @@ class XdpDevice extends Device {
       throw new IxyError('EUNSUPPORTED', `${name}: bufferSize: AF_XDP chunks are 2 KiB here (frames of up to 1792 bytes), got ${shown(options.bufferSize)}`);
     }
     checkOptionNames('open()', options, Object.keys(DEFAULTS));
+    checkDropWhenFull(name, options.rxDropWhenFull);
     if (options.debug === true) throw new IxyError('EUNSUPPORTED', `${name}: buffer ownership checks (debug) are not available on AF_XDP: use them on the device model`);
     if (options.idle === 'interrupt') throw new IxyError('EUNSUPPORTED', `${name}: AF_XDP devices have no receive interrupt for ixy: use idle 'backoff' or 'spin'`);
     const o = { ...DEFAULTS };
@@ -226,6 +232,15 @@ class XdpDevice extends Device {
   }
 }
 
+// rxDropWhenFull: undefined or null (the default, as for ixgbe and igb) or true (the kernel
+// drops what finds the RX ring full); false asks for frames to be held, which no AF_XDP
+// queue can do.
+function checkDropWhenFull(name, value) {
+  if (value === undefined || value === null || value === true) return;
+  if (value === false) throw new IxyError('EUNSUPPORTED', `${name}: rxDropWhenFull false: the kernel drops the frames an AF_XDP queue has no fill buffer or RX ring room for, it cannot hold them; leave the option out`);
+  throw new IxyError('EINVAL', `rxDropWhenFull must be true or false, got ${shown(value)}`);
+}
+
 // ixy.open('xdp:eth1'): the device, its queues bound, their frames coming to ixy, once the
 // link is up (attaching a native XDP program restarts some drivers' links, veth's too).
 async function openXdp(name, options = {}) {
@@ -249,4 +264,4 @@ async function openXdp(name, options = {}) {
   return dev;
 }
 
-module.exports = { XdpDevice, openXdp, DEFAULTS };
+module.exports = { XdpDevice, openXdp, DEFAULTS, OWN_OPTIONS };

@@ -89,7 +89,7 @@ describe('ixy forward --workers: the device watch and the idle modes', function 
     while (performance.now() < idleEnd) last = napper.after(0);
     assert.ok(last > 0 && last <= bound + 1e-9, `idle nap ${last} ms`);
   });
-  it('rxDropWhenFull: SRRCTL.DROP_EN with several RX queues by default, off when false (forward --workers), EINVAL otherwise', async () => {
+  it('rxDropWhenFull: worker queues hold by default (forward and pcap --workers pass nothing), several queues of one thread drop; either when asked, EINVAL otherwise', async () => {
     const ixy = require('../../lib');
     const R = require('../../lib/intel/ixgbe/registers');
     const dropEn = async (options) => {
@@ -103,8 +103,15 @@ describe('ixy forward --workers: the device watch and the idle modes', function 
         dev.close();
       }
     };
-    assert.strictEqual(await dropEn({}), true);
+    assert.strictEqual(await dropEn({}), false);
+    assert.strictEqual(await dropEn({ rxDropWhenFull: true }), true);
     assert.strictEqual(await dropEn({ rxDropWhenFull: false }), false);
+    const single = await ixy.open(model().addresses[0], { rxQueues: 2, txQueues: 2 });
+    try {
+      assert.strictEqual((single.regs[R.SRRCTL(1) >> 2] & R.SRRCTL_DROP_EN) !== 0, true);
+    } finally {
+      single.close();
+    }
     await assert.rejects(ixy.open(model().addresses[0], { rxDropWhenFull: 'no' }), { code: 'EINVAL', message: /rxDropWhenFull must be true or false/ });
   });
 

@@ -84,6 +84,24 @@ describe('ixy command', function () {
     await failsWith(['generate', model.addresses[0], '--size', 'big'], /frame size must be a whole number/, env);
   });
 
+  it('--xdp-bind and --xdp-mode: a bad value, or a device that is no xdp: one, is one line', async function () {
+    await failsWith(['pcap', model.addresses[0], '-', '--xdp-mode', 'skb'], /^ixy: option '--xdp-mode <mode>' argument 'skb' is invalid\. Allowed choices are auto, native, generic\./, env);
+    await failsWith(['generate', model.addresses[0], '--xdp-bind', 'zero-copy'], /Allowed choices are auto, copy, zerocopy/, env);
+    // A pcap file of one 60-byte frame, for replay.
+    const file = path.join(fs.mkdtempSync(path.join(os.tmpdir(), 'ixy-xdp-flags-')), 'one.pcap');
+    const header = Buffer.from('d4c3b2a1020004000000000000000000ffff000001000000', 'hex');
+    const record = Buffer.from('00000000000000003c0000003c000000', 'hex');
+    fs.writeFileSync(file, Buffer.concat([header, record, Buffer.alloc(60)]));
+    try {
+      for (const args of [['forward', model.addresses[0], model.addresses[1]], ['generate', model.addresses[0]], ['replay', model.addresses[0], file], ['pcap', model.addresses[0], '-']]) {
+        await failsWith([...args, '--xdp-mode', 'generic'], /^ixy: xdpMode \(--xdp-mode\) is an option of AF_XDP devices \(xdp:<interface>\), not of 0000:ff:00\.0, which ixy drives itself$/, env);
+      }
+      await failsWith(['forward', model.addresses[0], model.addresses[1], '--workers', '2', '--xdp-bind', 'copy'], /^ixy: mode \(--xdp-bind\) is an option of AF_XDP devices/, env);
+    } finally {
+      fs.rmSync(path.dirname(file), { recursive: true, force: true });
+    }
+  });
+
   // Issue 46, 12: both ran (a pacing only checked with a rate; any rate accepted).
   it('generate refuses an unknown --pacing and a --rate above the link, before the device', async function () {
     await failsWith(['generate', model.addresses[0], '--pacing', 'foo', '--count', '1'], /^ixy: pacing must be one of auto, nic, software, burst, got 'foo'/, env);

@@ -130,6 +130,11 @@ describe('wrong arguments', function () {
     }
   });
 
+  it("AF_XDP's own options on a device ixy drives itself are EUNSUPPORTED, naming them and their flags", async function () {
+    await assert.rejects(ixy.open(model.addresses[1], { xdpMode: 'generic' }), { code: 'EUNSUPPORTED', message: /^xdpMode \(--xdp-mode\) is an option of AF_XDP devices \(xdp:<interface>\), not of 0000:ff:00\.1/ });
+    await assert.rejects(ixy.open(model.addresses[1], { mode: 'copy' }), { code: 'EUNSUPPORTED', message: /^mode \(--xdp-bind\) is an option of AF_XDP devices/ });
+  });
+
   it('a misspelt option is EINVAL naming it and the nearest valid one', async function () {
     await assert.rejects(ixy.open(model.addresses[1], { rxRingsize: 100 }), { code: 'EINVAL', message: /open\(\) has no option 'rxRingsize': did you mean 'rxRingSize'\?/ });
     assert.throws(() => dev.receive(0, { batchsize: 64 }), { code: 'EINVAL', message: /receive\(\) has no option 'batchsize': did you mean 'batchSize'\?/ });

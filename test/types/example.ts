@@ -15,6 +15,12 @@ async function main(address: string): Promise<void> {
     throw err;
   }
   console.log(dev.address, dev.driver, dev.mac, dev.linkSpeed, dev.promiscuous);
+  // Any Linux interface through AF_XDP, its modes chosen (open() of a PCI device refuses them).
+  const bind: ixy.XdpBindMode = 'copy';
+  const xdp = await ixy.open('xdp:veth0@0', { mode: bind, xdpMode: 'generic', rxRingSize: 2048 });
+  const how: string = `${xdp.mode ?? 'not bound'} ${xdp.xdpMode ?? 'not attached'}`;
+  console.log(how);
+  xdp.close();
   dev.promiscuous = false;
 
   const counts = new Map<number, number>();

@@ -69,11 +69,35 @@ describe('AF_XDP: every way out, and every error', function () {
     return first;
   }
 
+  it('rxDropWhenFull: left out, null or true (what the kernel does) opens, anything but false is EINVAL', async () => {
+    assert.deepStrictEqual((await error([['xdp:w2', { rxDropWhenFull: true }]])).opened, [['copy', 'native']]);
+    assert.deepStrictEqual((await error([['xdp:w2', { rxDropWhenFull: null }]])).opened, [['copy', 'native']]);
+    assert.strictEqual((await error([['xdp:w2', { rxDropWhenFull: 'no' }]])).code, 'EINVAL');
+  });
+
   it('modes: native XDP and copy by default on veth, generic when asked, zero-copy refused with EUNSUPPORTED', async () => {
     assert.deepStrictEqual((await error([['xdp:w2', {}]])).opened, [['copy', 'native']]);
     assert.deepStrictEqual((await error([['xdp:w2', { xdpMode: 'generic', mode: 'copy' }]])).opened, [['copy', 'generic']]);
     const zc = await error([['xdp:w2', { mode: 'zerocopy' }]]);
     assert.strictEqual(zc.code, 'EUNSUPPORTED', JSON.stringify(zc));
+    assert.strictEqual(veth.xdpAttached(ns2, 'w2'), false);
+  });
+
+  it('the commands pass --xdp-mode and --xdp-bind to open(): generic XDP shows as xdpgeneric, zero-copy on veth is refused', async () => {
+    let child;
+    const run = veth.runIxyIn(ns2, ['pcap', 'xdp:w2', '/dev/null', '--xdp-mode', 'generic', '--xdp-bind', 'copy', '--seconds', '3'], { onStart: (c) => { child = c; } });
+    let out = '';
+    await veth.until(() => child !== undefined, 5000, 'the capture to start');
+    child.stderr.on('data', (d) => { out += d; });
+    child.stdout.on('data', (d) => { out += d; });
+    await veth.until(() => /capturing/.test(out) || child.exitCode !== null, 20000, 'the capture to start');
+    assert.match(veth.ip('-n', ns2, 'link', 'show', 'dev', 'w2'), /\bxdpgeneric\b/);
+    const done = await run;
+    assert.strictEqual(done.code, 0, done.stderr);
+    const zc = await veth.runIxyIn(ns2, ['generate', 'xdp:w2', '--xdp-bind', 'zerocopy', '--count', '1']);
+    assert.strictEqual(zc.code, 1);
+    assert.match(zc.stderr, /^ixy: w2: cannot bind the AF_XDP socket .*does not offer this XDP mode.*\n$/);
+    assert.doesNotMatch(zc.stderr, /\n\s+at /);
     assert.strictEqual(veth.xdpAttached(ns2, 'w2'), false);
   });
 
@@ -158,7 +182,7 @@ describe('AF_XDP: every way out, and every error', function () {
     const lat = await veth.runIxyIn(ns2, ['latency', 'xdp:w2', 'xdp:d2']);
     assert.strictEqual(lat.code, 1);
     assert.match(lat.stderr, /^ixy: latency reads the 82599's IEEE 1588 timestamps, which AF_XDP does not give: .*\n$/);
-    for (const [key, value, hint] of [['promiscuous', true, /promisc on/], ['bufferSize', 4096, /2 KiB/], ['debug', true, /model/]]) {
+    for (const [key, value, hint] of [['promiscuous', true, /promisc on/], ['bufferSize', 4096, /2 KiB/], ['debug', true, /model/], ['rxDropWhenFull', false, /kernel drops.*leave the option out/]]) {
       const r = await error([['xdp:w2', { [key]: value }]]);
       assert.strictEqual(r.code, 'EUNSUPPORTED', key);
       assert.match(r.message, hint);
