@@ -273,6 +273,8 @@ struct port {
 	uint64_t seen[NSTATREG];      /* the total at the last publish: unchanged, the count is quiet */
 	uint64_t reads_seen;          /* watch_reads() at the last publish (watch.c) */
 	uint64_t read_seen_at;        /* when a GPRC read not yet answered was seen, 0 = none */
+	uint64_t access_at;           /* when watch.c last saw GPRC accessed */
+	uint64_t seen_at;             /* when seen[] was taken */
 	int takes;                    /* the driver writes 0 after its reads (stats.c) */
 	int stats_left;               /* some total not handed over yet */
 

@@ -82,6 +82,8 @@ void regs_reset(struct port *p)
 	memset(p->seen, 0, sizeof p->seen);
 	p->stats_left = 0;
 	p->read_seen_at = 0;
+	p->access_at = 0;
+	p->seen_at = 0;
 	p->takes = 0;
 	for (size_t i = 1; i < BAR_SIZE / 4; i++)
 		r[i] = 0;

@@ -9,19 +9,19 @@
  * Statistics registers (8.2.3.23) are clear-on-read on the 82599.  A shared
  * file cannot see a read, so the model hands counts over instead: it keeps
  * totals since reset (p->cnt) and, per register, how much of them the
- * register already got (p->handed).  Every publish adds what is pending to
- * the register with a compare-and-swap old -> old + pending, whatever it
- * holds: a driver that takes its counts (reads, then writes 0 after a
- * non-zero value; on the NIC the read clears and the write finds nothing to
- * do) finds every event since its last take in it, from the very first
- * read, as on the NIC.  An add that falls between the driver's read and its
- * write of 0 is lost, only while traffic flows.  A driver that only reads
- * is seen reading GPRC by a hardware watchpoint (watch.c): a register of
- * GPRC's group that still holds what the model put there is then replaced
- * by what came since, as the read cleared it (README, "Statistics
- * registers"); never once a driver was seen taking.  A register is never carried past its width
- * (32 bits; 36 for GORC/GOTC, read as two halves and added to as one 64-bit
- * value): the rest waits for a take.
+ * register already got (p->handed).  A publish adds what is pending to the
+ * register with a compare-and-swap old -> old + pending: a driver that takes
+ * its counts (reads, then writes 0 after a non-zero value; on the NIC the
+ * read clears and the write finds nothing to do) finds every event since its
+ * last take in it, from the very first read, as on the NIC.  While a count
+ * grows it goes only into a register that reads 0; the rest is added once it
+ * stopped (publish() below).  A driver that only reads is seen reading GPRC
+ * by a hardware watchpoint (watch.c): a register of GPRC's group that still
+ * holds what the model put there is then replaced by what came since, as the
+ * read cleared it (README, "Statistics registers"); never once a driver was
+ * seen taking.  A register is never carried past its width (32 bits; 36 for
+ * GORC/GOTC, read as two halves and added to as one 64-bit value): the rest
+ * waits for a take.
  */
 enum { S_GPRC, S_GORC, S_TPR, S_MPC0, S_CRCERRS, S_RUC, S_RFC,
        S_ROC, S_RJC, S_GPTC, S_TPT, S_GOTC,
@@ -138,6 +138,8 @@ static int group_read(struct port *p, int *hold_group)
 		return 0;
 	uint64_t reads = watch_reads(p->idx);
 	uint64_t now = now_ns();
+	if (reads != p->reads_seen)
+		p->access_at = now;
 	if (reads != p->reads_seen && !p->read_seen_at)
 		p->read_seen_at = now;
 	p->reads_seen = reads;
@@ -155,12 +157,25 @@ static int group_read(struct port *p, int *hold_group)
 	return 1;
 }
 
+/* A count is quiet when it did not change over QUIET_NS at least (publishes
+ * can follow each other within microseconds).  An add into a register that
+ * is not 0 waits until no driver accessed GPRC for DRIVER_QUIET_NS, where
+ * the driver is watched: a taking driver reads GPRC first, so one that was
+ * descheduled between a read and its write of 0 is within that time. */
+#define QUIET_NS 200000ull
+#define DRIVER_QUIET_NS 2000000ull
+
 /* Hands what is pending to the registers; with settle, also a count still
  * growing (no more grows while the model answers a command). */
 static void publish(struct port *p, int settle)
 {
 	int left = 0, hold_group;
 	int read = group_read(p, &hold_group);
+	uint64_t now_at = now_ns();
+	int judged = now_at - p->seen_at >= QUIET_NS;
+	int driver_busy = watch_any(p->idx) && now_at - p->access_at < DRIVER_QUIET_NS;
+	if (judged)
+		p->seen_at = now_at;
 	for (int i = 0; i < S_END; i++) {
 		uint64_t total = stat_total(p, i);
 		uint64_t pend = total - p->handed[i];
@@ -172,8 +187,10 @@ static void publish(struct port *p, int settle)
 		/* While the count grows, it waits for the register to be taken (0);
 		 * once it stops, the rest joins what the register holds, so that one
 		 * read after traffic has it all. */
-		int hold = !replace && !settle && total != p->seen[i];
-		p->seen[i] = total;
+		int quiet = judged && total == p->seen[i];
+		int hold = !replace && ((!settle && !quiet) || driver_busy);
+		if (judged)
+			p->seen[i] = total;
 		if (!pend && !replace)
 			continue;
 		uint64_t now;
@@ -183,7 +200,7 @@ static void publish(struct port *p, int settle)
 		p->wrote[i] = now;
 		left |= pend != v;
 	}
-	p->stats_left = left || hold_group;
+	p->stats_left = left || hold_group || driver_busy;
 }
 
 void stats_publish(struct port *p)

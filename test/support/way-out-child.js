@@ -40,8 +40,8 @@ async function main() {
   await new Promise((resolve) => {
     const timer = setInterval(() => {
       forward();
-      const s = dev.stats();
-      if (s.rxPackets >= 64 && s.txPackets >= 64) {
+      // Frames received, and frames the NIC has sent (not only queued): DMA both ways.
+      if (dev.stats().rxPackets >= 64 && dev.txQueues[0].completed() >= 64) {
         clearInterval(timer);
         resolve();
       }
