@@ -20,6 +20,15 @@ const TIMEOUT_MS = 120000;
 
 const sleep = (ms) => new Promise((r) => setTimeout(r, ms));
 
+// The lowest CPU share of up to three IDLE_MS windows, stopping at the first under the
+// bound: a loop that sleeps gets there once its start-up work is done (under TCG, on a
+// loaded host, that may take seconds); one that spins never does.
+async function idleShare(pid) {
+  let lowest = Infinity;
+  for (let i = 0; i < 3 && lowest >= IDLE_CPU_BOUND; i++) lowest = Math.min(lowest, await cpuShare(() => sleep(IDLE_MS), pid));
+  return lowest;
+}
+
 function idleTests(kind) {
   const ports = topology.nics([kind]);
   const addr = (i) => ports[i].address;
@@ -42,7 +51,7 @@ function idleTests(kind) {
         await sleep(500); // the loop goes idle and arms the interrupt
         const line = b.interrupts();
         const before = line.count;
-        const share = await cpuShare(() => sleep(IDLE_MS));
+        const share = await idleShare();
         console.log(`@@ixy data ${JSON.stringify({ idleCpu: { kind, mode: 'interrupt', loop: 'receive()', share, interrupts: line.count - before } })}`);
         assert.ok(share < IDLE_CPU_BOUND, `an idle receive() loop used ${(100 * share).toFixed(1)}% of a core`);
         // Bursts far apart: the loop sleeps again between them, and each wakes it.
@@ -78,7 +87,7 @@ function idleTests(kind) {
         while (!/RX:/.test(said()) && Date.now() < up) await sleep(100);
         assert.match(said(), /RX:/, `the forwarder did not start: ${said()}`);
         await sleep(500);
-        const share = await cpuShare(() => sleep(IDLE_MS), child.pid);
+        const share = await idleShare(child.pid);
         console.log(`@@ixy data ${JSON.stringify({ idleCpu: { kind, mode: 'interrupt', loop: 'ixy forward', share } })}`);
         assert.ok(share < IDLE_CPU_BOUND, `an idle forwarder used ${(100 * share).toFixed(1)}% of a core`);
         const deadline = Date.now() + TIMEOUT_MS;
