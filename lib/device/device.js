@@ -188,6 +188,13 @@ class Device extends EventEmitter {
     return line;
   }
 
+  // The lines a loop over RX queue `queue` (undefined: over all of them) sleeps on: the
+  // device's one line, which all its queues raise. A device with a line per queue (AF_XDP)
+  // gives that queue's, or all of them.
+  interruptLines(_queue) {
+    return [this.interrupts()];
+  }
+
   // Whether idle 'interrupt' works here (the default then, lib/device/idle.js bestIdle()).
   hasInterrupts() {
     return this.interruptCapable && !this.closed && this.handle.canInterrupt();
