@@ -189,6 +189,14 @@ class XdpDevice extends Device {
     return this.rxQueues.map((_, i) => this.interrupts(i));
   }
 
+  // Sockets to sleep on: the default idle is 'interrupt' (bestIdle()) for a device that
+  // receives here, in this thread. An idle loop then costs no CPU (backoff's timers cost a
+  // few %), and on a machine whose CPUs are all busy it leaves the CPU to the kernel's NAPI
+  // work that feeds the sockets (bench/PERFORMANCE.md, AF_XDP).
+  hasInterrupts() {
+    return !this.closed && !this.options.workers && this.rxQueues.length > 0;
+  }
+
   get mac() {
     this.checkOpen('mac');
     return this.info.mac;
