@@ -191,8 +191,8 @@ class XdpDevice extends Device {
 
   // Sockets to sleep on: the default idle is 'interrupt' (bestIdle()) for a device that
   // receives here, in this thread. An idle loop then costs no CPU (backoff's timers cost a
-  // few %), and on a machine whose CPUs are all busy it leaves the CPU to the kernel's NAPI
-  // work that feeds the sockets (bench/PERFORMANCE.md, AF_XDP).
+  // few %) and wakes with the first frame; under load both poll alike (bench/PERFORMANCE.md,
+  // AF_XDP).
   hasInterrupts() {
     return !this.closed && !this.options.workers && this.rxQueues.length > 0;
   }
