@@ -154,7 +154,8 @@ export interface TxQueue {
  * once its queues have been empty for 5 ms, longer the longer it is idle, at most half as
  * long as the NIC holds traffic starting at `idleRate` (lib/device/idle-bound.js), and returns to
  * full polling with the first frame; 'interrupt' sleeps until the NIC's receive interrupt
- * instead (a NIC driven through VFIO, or the device model's; EUNSUPPORTED otherwise); 'spin' polls without
+ * instead (a NIC driven through VFIO, the device model's, or an AF_XDP device's sockets, until
+ * the kernel has frames for one; EUNSUPPORTED otherwise); 'spin' polls without
  * pause (a whole core, as benchmarks want). The default is 'interrupt' where every device
  * has interrupts, else 'backoff'.
  */
@@ -365,7 +366,7 @@ export interface OpenOptions {
    * (default false: EACTIVE).
    */
   force?: boolean;
-  /** The default idle mode of this device's receive() loops (default: 'interrupt' through VFIO and on the model, else 'backoff'). */
+  /** The default idle mode of this device's receive() loops (default: 'interrupt' through VFIO, on the model and on AF_XDP, else 'backoff'). */
   idle?: IdleMode;
   /**
    * Frames per second traffic may start at after idleness: bounds the sleeps of idle

@@ -15,7 +15,9 @@
 // (captured) over S is its rate. C and JavaScript alternate run by run and the ratio is the
 // median of each pair's ratio: the machine's speed drifts, and on a shared machine it
 // drifts a lot. Both captures get deep buffers: ixy pcap --ring 8192 (RX and fill ring),
-// tcpdump -B 65536 (64 MiB). The npm `cap` package (libpcap through Node) is measured too
+// tcpdump -B 65536 (64 MiB). ixy pcap runs with its default idle, as a user's would: on
+// AF_XDP 'interrupt', which sleeps in the event loop on the socket's fd as tcpdump sleeps in
+// poll() (the forwarders spin: they measure the ceiling). The npm `cap` package (libpcap through Node) is measured too
 // where bench/cap-child.js finds it (IXY_CAP_DIR: a folder where `npm install cap` ran).
 //
 // Captures: a veth's receive work (its XDP program and the copy into the UMEM, or the

@@ -76,7 +76,7 @@ function jsonOption(description = 'report as JSON, one object per line (start, r
 
 // --idle: what a loop does while no frames come (lib/device/idle.js).
 function idleOption() {
-  return new Option('--idle <mode>', "what to do while no frames come: 'interrupt' sleeps until the NIC interrupts (VFIO only), 'backoff' sleeps on timers, 'spin' polls without pause (a whole core); default: interrupt through VFIO, else backoff")
+  return new Option('--idle <mode>', "what to do while no frames come: 'interrupt' sleeps until the NIC interrupts (VFIO, the model, AF_XDP), 'backoff' sleeps on timers, 'spin' polls without pause (a whole core); default: interrupt where there is one, else backoff")
     .choices(['backoff', 'spin', 'interrupt']);
 }
 

@@ -15,9 +15,13 @@
 //                      MSI: 1)
 //   vfioEnableIrqs(fd, index, count) route vectors 0..count-1 to new eventfds; returns them
 //   vfioDisableIrqs(fd, index)       route them nowhere again
-//   new FdWatcher(fd, callback)      calls callback() from the event loop whenever the
-//                      eventfd fd is signalled (after reading it), between start() and
-//                      stop(); only a started watcher keeps the process alive. close().
+//   new FdWatcher(fd, callback[, counted])  calls callback() from the event loop whenever
+//                      fd is readable, between start() and stop(); only a started watcher
+//                      keeps the process alive. close(). counted (the default): fd is an
+//                      eventfd, whose count is read (reset) before the callback; false: fd
+//                      is read by no one here (an AF_XDP socket, readable while its RX ring
+//                      holds frames: the caller stops the watcher in the callback, or it
+//                      fires again at every turn of the loop). The fd stays the caller's.
 //
 // The IOMMU translates every address the device uses: it can reach only what was mapped
 // here, so a wrong descriptor address faults instead of writing someone else's memory.
@@ -361,11 +365,12 @@ class FdWatcher : public Napi::ObjectWrap<FdWatcher> {
 
   explicit FdWatcher(const Napi::CallbackInfo& info) : Napi::ObjectWrap<FdWatcher>(info) {
     Napi::Env env = info.Env();
-    if (info.Length() < 2 || !info[0].IsNumber() || !info[1].IsFunction()) {
-      Napi::TypeError::New(env, "new FdWatcher(fd, callback)").ThrowAsJavaScriptException();
+    if (info.Length() < 2 || !info[0].IsNumber() || !info[1].IsFunction() || (info.Length() > 2 && !info[2].IsBoolean() && !info[2].IsUndefined())) {
+      Napi::TypeError::New(env, "new FdWatcher(fd, callback[, counted])").ThrowAsJavaScriptException();
       return;
     }
     fd_ = info[0].As<Napi::Number>().Int32Value();
+    counted_ = info.Length() < 3 || info[2].IsUndefined() || info[2].As<Napi::Boolean>().Value();
     callback_ = Napi::Persistent(info[1].As<Napi::Function>());
     uv_loop_t* loop = nullptr;
     if (napi_get_uv_event_loop(env, &loop) != napi_ok) {
@@ -412,7 +417,7 @@ class FdWatcher : public Napi::ObjectWrap<FdWatcher> {
     FdWatcher* self = static_cast<FdWatcher*>(handle->data);
     if (self == nullptr || status < 0) return;
     uint64_t count = 0;
-    if (read(self->fd_, &count, sizeof(count)) != sizeof(count)) return;  // already read
+    if (self->counted_ && read(self->fd_, &count, sizeof(count)) != sizeof(count)) return;  // already read
     Napi::Env env = self->callback_.Env();
     Napi::HandleScope scope(env);
     // MakeCallback: as for any libuv callback into JavaScript, microtasks (the promise the
@@ -422,6 +427,7 @@ class FdWatcher : public Napi::ObjectWrap<FdWatcher> {
   }
 
   int fd_ = -1;
+  bool counted_ = true;  // an eventfd: read its count before the callback
   uv_poll_t* poll_ = nullptr;
   Napi::FunctionReference callback_;
 };

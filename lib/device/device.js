@@ -176,7 +176,8 @@ class Device extends EventEmitter {
   // first use. Only a device driven through VFIO has one (sysfs gives user space no
   // interrupts), or one of the device model (lib/host/backends.js). A driver implements
   // setupInterrupts() (its receive queues raise vector 0), armInterrupt() (the next received
-  // frame interrupts) and disarmInterrupt().
+  // frame interrupts) and disarmInterrupt(). An AF_XDP device (lib/xdp/device.js) overrides
+  // this: its lines are its sockets, one per RX queue.
   interrupts() {
     this.checkOpen("idle 'interrupt'");
     if (!this.interruptCapable) throw noInterrupts(this);
@@ -186,6 +187,13 @@ class Device extends EventEmitter {
       throw needsVfio(this.address);
     }
     return line;
+  }
+
+  // The lines a loop over RX queue `queue` (undefined: over all of them) sleeps on: the
+  // device's one line, which all its queues raise. A device with a line per queue (AF_XDP)
+  // gives that queue's, or all of them.
+  interruptLines(_queue) {
+    return [this.interrupts()];
   }
 
   // Whether idle 'interrupt' works here (the default then, lib/device/idle.js bestIdle()).

@@ -14,9 +14,10 @@
 //               interrupt, poll once more (a frame that came just before arming raised
 //               none), then sleep in the event loop until the interrupt (lib/host/interrupts.js)
 //               or INTERRUPT_SAFETY_MS; the first frame returns the loop to full polling
-//               with the interrupt masked. Only devices driven through VFIO, and the
-//               device model's (lib/host/model-irq.js), have interrupts: others refuse the
-//               mode (EUNSUPPORTED, Device.interrupts()).
+//               with the interrupt masked. Devices driven through VFIO, and the device
+//               model's (lib/host/model-irq.js), have interrupts, and AF_XDP devices a line
+//               per RX queue (its socket, readable once the kernel has put frames on its
+//               RX ring): others refuse the mode (EUNSUPPORTED, Device.interrupts()).
 // A longer sleep costs less CPU when idle and loses more of traffic that starts faster
 // than the bound's rate (bench/idle.js measures both).
 const { IxyError, shown } = require('../host/errors');
@@ -58,7 +59,8 @@ function noInterrupts(dev) {
 }
 
 // The default: 'interrupt' when every device can interrupt (driven through VFIO, or the
-// device model's, by a driver that programs its interrupts), 'backoff' otherwise.
+// device model's, by a driver that programs its interrupts, or an AF_XDP device with RX
+// queues), 'backoff' otherwise.
 function bestIdle(devices) {
   return devices.length > 0 && devices.every((d) => typeof d.hasInterrupts === 'function' && d.hasInterrupts()) ? 'interrupt' : 'backoff';
 }
@@ -78,11 +80,24 @@ function namedRate(devices) {
 
 // The idleness of one polling loop over `devices`, in mode 'backoff' or 'interrupt' (a
 // 'spin' loop has none): the loop says when a poll found work (worked()), asks whether it
-// has been idle long enough (idle()), and then sleeps (sleep()).
+// has been idle long enough (idle()), and then sleeps (sleep()). `queue`: the one RX queue
+// the loop polls (receive()), undefined for all of them; only a device with a line per
+// queue (AF_XDP) tells them apart (Device.interruptLines()).
 class Idler {
-  constructor(mode, devices) {
+  constructor(mode, devices, queue) {
     this.devices = devices;
-    this.lines = mode === 'interrupt' ? devices.map((d) => d.interrupts()) : null; // EUNSUPPORTED without any
+    this.lines = null; // the lines the loop sleeps on, in 'interrupt' mode
+    this.owners = null; // the device of each line
+    if (mode === 'interrupt') {
+      this.lines = [];
+      this.owners = [];
+      for (const d of devices) {
+        for (const line of d.interruptLines(queue)) { // EUNSUPPORTED without any
+          this.lines.push(line);
+          this.owners.push(d);
+        }
+      }
+    }
     this.workedAt = performance.now();
     this.endSleep = null; // ends the sleep in progress at once
     this.armed = false; // the devices' interrupts are unmasked
@@ -147,8 +162,19 @@ class Idler {
         this.disarm();
         return true;
       }
-      this.endSleep = () => { for (const line of this.lines) line.cancel(); };
-      await Promise.race(this.lines.map((line) => line.wait(INTERRUPT_SAFETY_MS)));
+      const waits = this.lines.map((line) => line.wait(INTERRUPT_SAFETY_MS));
+      let endTimer = null; // a loop without lines (no RX queue) waits out the safety timeout
+      if (waits.length === 0) {
+        waits.push(new Promise((resolve) => {
+          const timer = setTimeout(resolve, INTERRUPT_SAFETY_MS);
+          endTimer = () => { clearTimeout(timer); resolve(); };
+        }));
+      }
+      this.endSleep = () => {
+        for (const line of this.lines) line.cancel();
+        if (endTimer !== null) endTimer();
+      };
+      await Promise.race(waits);
       this.endSleep(); // the lines that did not fire stop waiting too
       // A device that interrupted is masked (a NIC's vector has masked itself, EIAM). The
       // others, and all after the safety timeout, stay armed while the loop polls once and,
@@ -157,7 +183,7 @@ class Idler {
       // (native/model/README.md, Interrupts), which left it masked and the loop asleep.
       // worked() masks them all when the loop goes back to full polling.
       for (let i = 0; i < this.lines.length; i++) {
-        if (this.lines[i].count !== this.seen[i] && !this.devices[i].closed) this.devices[i].disarmInterrupt();
+        if (this.lines[i].count !== this.seen[i] && !this.owners[i].closed) this.owners[i].disarmInterrupt();
         this.seen[i] = this.lines[i].count;
       }
     }

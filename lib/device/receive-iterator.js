@@ -40,7 +40,8 @@
 // queue that has stayed empty for a few milliseconds is polled once per 1 ms timer,
 // instead of once per turn: an idle loop then sleeps in the event
 // loop. The first batch returns it to full polling. `idle: 'spin'` polls without pause.
-// `idle: 'interrupt'` (VFIO only) sleeps until the NIC's receive interrupt instead.
+// `idle: 'interrupt'` (VFIO, the device model, AF_XDP) sleeps until the NIC's receive
+// interrupt (an AF_XDP socket: until the kernel puts frames on its RX ring) instead.
 const { setImmediate: yieldToEventLoop } = require('timers/promises');
 const { PacketBatch } = require('../memory/batch');
 const { IxyError, shown } = require('../host/errors');
@@ -72,7 +73,7 @@ class ReceiveIterator {
     this.batch = new PacketBatch(batchSize, null, { status, hashes });
     this.sliceMs = sliceMs;
     this.sliceEnd = 0; // yield first: the caller's code after the loop setup runs first
-    this.idler = mode === 'spin' ? null : new Idler(mode, [dev]); // EUNSUPPORTED: 'interrupt' without VFIO
+    this.idler = mode === 'spin' ? null : new Idler(mode, [dev], queue); // EUNSUPPORTED: 'interrupt' without a line
     this.finished = false;
     // An abort marks the iterator finished (next() checks that after every await already,
     // so a signal costs the loop nothing) and ends an idle sleep at once: a backoff timer

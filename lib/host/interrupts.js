@@ -7,24 +7,29 @@
 // nothing until the NIC interrupts: the NAPI pattern, where the interrupt only says "poll
 // now" and the driver polls until the queues are empty before it re-arms
 // (lib/device/idle.js). A device driven through sysfs has none: sysfs gives user space no
-// interrupts.
+// interrupts. An AF_XDP socket (lib/xdp/device.js) is a line too, without an eventfd: its
+// fd is readable while its RX ring holds frames, and the kernel wakes its waiters when it
+// puts frames there (as NAPI, in softirq, after the NIC's own interrupt).
 const fs = require('fs');
 const { native } = require('./native');
 
 class InterruptLine {
-  // eventFd: the eventfd the backend signals, which the line closes; release(): tells the
-  // backend to stop signalling it.
-  constructor({ eventFd, release }) {
+  // eventFd: the eventfd the backend signals, which the line reads and closes; release():
+  // tells the backend to stop signalling it. Or readableFd: an fd that is readable while
+  // there is work (an AF_XDP socket), which the line only watches: it reads nothing from it
+  // and leaves it open, and must be closed before it is.
+  constructor({ eventFd = -1, readableFd = -1, release = () => {} }) {
     this.eventFd = eventFd;
+    this.fd = eventFd >= 0 ? eventFd : readableFd;
     this.release = release;
     this.count = 0; // interrupts seen
     this.waiting = null; // the pending wait() every caller shares, or null
     this.resolve = null;
     this.timer = null;
-    this.watcher = new (native().FdWatcher)(this.eventFd, () => this.fired());
+    this.watcher = new (native().FdWatcher)(this.fd, () => this.fired(), eventFd >= 0);
   }
 
-  // The eventfd was signalled: the device interrupted.
+  // The eventfd was signalled (the device interrupted), or the fd became readable.
   fired() {
     this.count++;
     this.settle(true);
@@ -67,7 +72,7 @@ class InterruptLine {
     this.watcher.close();
     this.watcher = null;
     this.release();
-    fs.closeSync(this.eventFd);
+    if (this.eventFd >= 0) fs.closeSync(this.eventFd);
   }
 }
 

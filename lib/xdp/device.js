@@ -56,7 +56,8 @@ const UNSUPPORTED = {
 };
 
 // The device handle Device takes (lib/host/device-handle.js), for a kernel interface: a
-// name and no interrupt line (the kernel keeps the NIC's interrupts).
+// name and no interrupt line of its own (the kernel keeps the NIC's interrupts; idle
+// 'interrupt' sleeps on the sockets instead, XdpDevice.interrupts()).
 function xdpHandle(name) {
   return { address: name, canInterrupt: () => false };
 }
@@ -74,7 +75,6 @@ class XdpDevice extends Device {
     checkOptionNames('open()', options, Object.keys(DEFAULTS));
     checkDropWhenFull(name, options.rxDropWhenFull);
     if (options.debug === true) throw new IxyError('EUNSUPPORTED', `${name}: buffer ownership checks (debug) are not available on AF_XDP: use them on the device model`);
-    if (options.idle === 'interrupt') throw new IxyError('EUNSUPPORTED', `${name}: AF_XDP devices have no receive interrupt for ixy: use idle 'backoff' or 'spin'`);
     const o = { ...DEFAULTS };
     for (const [key, value] of Object.entries(options)) if (value !== undefined) o[key] = value; // undefined: the default
     this.options = o;
@@ -99,6 +99,7 @@ class XdpDevice extends Device {
     this.txRings = [];
     this.program = null;
     this.txMinLength = 14;
+    this.interruptCapable = true; // each RX queue's socket is a line (interrupts())
   }
 
   // The interface's queues this device binds: queue (xdp:if@N), or 0..n-1 for the larger of
@@ -167,6 +168,33 @@ class XdpDevice extends Device {
       queueIds: this.queueIds, owners: this.owners, counts: this.pairCounts, rxQueues: o.rxQueues, txQueues: o.txQueues,
       rxRingSize: o.rxRingSize, txRingSize: o.txRingSize, mempoolEntries: o.mempoolEntries, mode: o.mode,
     };
+  }
+
+  // idle 'interrupt' (lib/device/idle.js): RX queue `queue`'s socket, readable once the
+  // kernel has frames for it (XdpRxQueue.interruptLine()). The kernel raises and masks the
+  // NIC's interrupts itself (NAPI), so armInterrupt() and disarmInterrupt() have nothing to
+  // do: they stay Device's no-ops.
+  interrupts(queue = 0) {
+    this.checkOpen("idle 'interrupt'");
+    if (this.options.workers) throw new IxyError('EUNSUPPORTED', `${this.address}: idle 'interrupt': the queues are the worker threads' (which poll with 'backoff' or 'spin')`);
+    this.checkQueue('RX', queue, this.rxQueues.length);
+    return this.rxQueues[queue].interruptLine();
+  }
+
+  // A loop over every RX queue (queue undefined) sleeps on all their sockets at once, and
+  // the first with frames wakes it; receive() of one queue on that queue's alone.
+  interruptLines(queue) {
+    if (queue !== undefined) return [this.interrupts(queue)];
+    this.checkOpen("idle 'interrupt'");
+    return this.rxQueues.map((_, i) => this.interrupts(i));
+  }
+
+  // Sockets to sleep on: the default idle is 'interrupt' (bestIdle()) for a device that
+  // receives here, in this thread. An idle loop then costs no CPU (backoff's timers cost a
+  // few %) and wakes with the first frame; under load both poll alike (bench/PERFORMANCE.md,
+  // AF_XDP).
+  hasInterrupts() {
+    return !this.closed && !this.options.workers && this.rxQueues.length > 0;
   }
 
   get mac() {

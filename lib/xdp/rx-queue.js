@@ -8,6 +8,7 @@
 const { Queue, PACKETS, BYTES } = require('../device/device');
 const { native } = require('../host/native');
 const { pushId } = require('../memory/mempool');
+const { InterruptLine } = require('../host/interrupts');
 
 class XdpRxQueue extends Queue {
   constructor(sock) {
@@ -20,6 +21,18 @@ class XdpRxQueue extends Queue {
     this.fillProd = 0;
     this.fillCons = 0; // the kernel's fill consumer as last read
     this.inFill = 0; // buffers on the fill ring or in the kernel's hands
+    this.line = null; // the socket as idle 'interrupt' sleeps on it, once asked for
+  }
+
+  // idle 'interrupt' (lib/device/idle.js): the socket's fd as an interrupt line, readable
+  // once the kernel has put frames on the RX ring (the kernel wakes the fd's waiters as it
+  // flushes them, in the NAPI poll that the NIC's, or the veth peer's, interrupt began). Its
+  // poll() also does what need_wakeup asks, but receive() has done that already: the loop
+  // polls once before it waits. The line only watches the fd: close() stops it before the
+  // socket closes.
+  interruptLine() {
+    if (this.line === null) this.line = new InterruptLine({ readableFd: this.sock.fd });
+    return this.line;
   }
 
   // The fill ring's first buffers: all of its room.
@@ -101,10 +114,12 @@ class XdpRxQueue extends Queue {
     native().xdpKickRx(this.sock.fd);
   }
 
-  // Before the socket closes, with the queue's XSKMAP entry gone: the buffers still on the
-  // fill ring and the frames not yet received go back to the pool (which other sockets of
-  // the thread may go on using).
+  // Before the socket closes, with the queue's XSKMAP entry gone: the interrupt line stops
+  // watching the fd, and the buffers still on the fill ring and the frames not yet received
+  // go back to the pool (which other sockets of the thread may go on using).
   close() {
+    if (this.line !== null) this.line.close(); // a pending wait ends as a timeout would
+    this.line = null;
     const pool = this.pool;
     const shift = pool.bufferShift;
     const fill = this.sock.fill;

@@ -351,6 +351,7 @@ describe('idle: receive() on a device closed by the loop body', function () {
       rxQueues: [{ receive: () => 1 }],
       checkQueue() {},
       interrupts: () => ({ wait: () => new Promise(() => {}), cancel() {} }),
+      interruptLines() { return [this.interrupts()]; }, // Device's: the one line
       armInterrupt() {
         if (this.closed) throw new TypeError("Cannot set properties of null (setting '...')");
       },
