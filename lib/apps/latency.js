@@ -212,6 +212,8 @@ async function latency(txAddress, rxAddress, {
         record((rxStamp - txStamp - offset) / ts.TENTHS_PER_NS);
       } else if (now - sentAt < PROBE_TIMEOUT_MS) {
         return false;
+      } else if (txStamp < 0 && !probeQueue.drained()) {
+        return false; // not sent yet: the TX latch would give its stamp to the next probe
       } else {
         lost++;
         ts.takeRxStamp(rx);

@@ -55,6 +55,26 @@ describe('ixy latency (device model)', function () {
     for (let i = 1; i < load.length; i++) assert.ok(load[i] - load[i - 1] >= 19999n, `load frames ${load[i] - load[i - 1]} ns apart, 50 kpps spaces them 20 us`);
   });
 
+  it('a probe that leaves after its timeout (a TX stall) lends its timestamp to no later probe', async () => {
+    const samples = path.join(tmpDir(), 'stalled.csv');
+    const r = await runIxy(['latency', model.addresses[0], model.addresses[1], '--seconds', '2', '--json', '--samples', samples], {
+      env: { IXY_PCI_ROOT: model.dir },
+      onStart: async () => {
+        await model.waitFor(0, (s) => s.ptpTxStamped > 10, 20000);
+        await model.stall(0, 300); // three probe timeouts long
+      },
+    });
+    assert.strictEqual(r.code, 0, r.stderr);
+    const [tx, rx] = await model.stats();
+    const cableNs = tx.txLatencyNs + rx.rxLatencyNs;
+    const rows = fs.readFileSync(samples, 'utf8').trim().split('\n').slice(1);
+    assert.ok(rows.length > 10);
+    for (const row of rows) {
+      const ns = Number(row.split(',')[3]);
+      assert.ok(Math.abs(ns - cableNs) <= 2 * TICK_NS, `probe ${row}: ${ns} ns, the cable's truth is ${cableNs} ns`);
+    }
+  });
+
   it('prints the percentiles and a histogram on the terminal', async () => {
     const r = await latency(['--seconds', '1']);
     assert.strictEqual(r.code, 0, r.stderr);
