@@ -197,7 +197,7 @@ function popIds(pool, n) {
 // Pushes the n ids words[fromAt..fromAt + n).
 function pushIds(pool, fromAt, n) {
   const toAt = pool.freeAt + pool.freeCount;
-  for (let j = 0; j < n; j++) words[toAt + j] = words[fromAt + j];
+  for (let j = 0; j < n; j = (j + 1) | 0) words[(toAt + j) | 0] = words[(fromAt + j) | 0]; // int32 sums: no overflow checks
   pool.freeCount += n;
 }
 
