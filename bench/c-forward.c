@@ -17,7 +17,9 @@
  *    the pool runs low), reclaim in groups of 32 by checking DD of a group's
  *    last descriptor; write the descriptors, one TDT write;
  *  - forwarding like lib/apps/forward.js: rx A -> touch one byte (read and
- *    written back) -> tx B and back; what TX cannot take is freed;
+ *    written back) -> tx B and back; what TX cannot take stays in that
+ *    direction's batch and goes first at its next step, which receives nothing
+ *    until it is sent;
  *  - generate like lib/traffic/generator.js with its default frames: held
  *    frames (lib/intel/held-frames.js), each TX slot keeping one buffer whose
  *    sequence number is rewritten as the slot is sent again (tx_held()).
@@ -257,19 +259,30 @@ static uint64_t rx_calls, rx_frames;
 
 static uint64_t forward_batch(struct rxq *rx, struct txq *tx, struct batch *b, uint32_t max, int touch)
 {
-	uint32_t n = rx_batch(rx, b, max);
-	rx_calls++;
-	rx_frames += n;
-	if (!n)
-		return 0;
-	if (touch)   /* read and write back byte 1, as touchFrames() does: the frame is unchanged */
-		for (uint32_t k = 0; k < n; k++) {
-			volatile uint8_t *byte = &b->pool->mem[(size_t)b->ids[k] * BUFSZ + 1];
-			*byte = *byte;
-		}
+	/* As forwardBatch() (lib/apps/forward.js): frames the TX ring had no room for stay
+	 * in this direction's batch and go first at the next step, which receives nothing
+	 * until they are sent. */
+	uint32_t n = b->count;
+	if (!n) {
+		n = rx_batch(rx, b, max);
+		rx_calls++;
+		rx_frames += n;
+		if (!n)
+			return 0;
+		if (touch)   /* read and write back byte 1, as touchFrames() does: the frame is unchanged */
+			for (uint32_t k = 0; k < n; k++) {
+				volatile uint8_t *byte = &b->pool->mem[(size_t)b->ids[k] * BUFSZ + 1];
+				*byte = *byte;
+			}
+	}
 	uint32_t sent = tx_batch(tx, b);
-	for (uint32_t k = sent; k < n; k++)      /* the other side is full: drop */
-		b->pool->free[b->pool->count++] = b->ids[k];
+	if (sent == n) {
+		b->count = 0;
+	} else {                                 /* keepFrom(sent) */
+		memmove(b->ids, b->ids + sent, (n - sent) * sizeof *b->ids);
+		memmove(b->lens, b->lens + sent, (n - sent) * sizeof *b->lens);
+		b->count = n - sent;
+	}
 	return sent;
 }
 
@@ -313,7 +326,7 @@ int main(int argc, char **argv)
 	struct pool pools[3];
 	struct rxq rx[2];
 	struct txq tx[2];
-	static struct batch b;
+	static struct batch b[2];                    /* one per direction, as forward() has */
 	struct stand_in nic[2] = { { 0, 0 }, { 0, 0 } };
 	for (int i = 0; i < 2; i++) {
 		pool_init(&pools[i]);
@@ -351,8 +364,8 @@ int main(int argc, char **argv)
 				stand_in_nic(&nic[0], &rx[0], &tx[0]);
 				stand_in_nic(&nic[1], &rx[1], &tx[1]);
 			}
-			moved += forward_batch(&rx[0], &tx[1], &b, batch, touch);
-			moved += forward_batch(&rx[1], &tx[0], &b, batch, touch);
+			moved += forward_batch(&rx[0], &tx[1], &b[0], batch, touch);
+			moved += forward_batch(&rx[1], &tx[0], &b[1], batch, touch);
 		}
 		if ((it & 1023) == 0) {
 			uint64_t t = now_ns();
