@@ -187,7 +187,7 @@ describe('bench/ab.js', function () {
     fs.symlinkSync(path.join(LIB, '..', 'build'), path.join(dir, 'build'));
     const rx = path.join(dir, 'lib', 'intel', 'rx-queue.js');
     const source = fs.readFileSync(rx, 'utf8');
-    const broken = source.replace(/const fresh = words\[(\w+) - k\];/, 'const fresh = words[$1 - 2 * k];');
+    const broken = source.replace(/const fresh = words\[\((\w+) - k\) \| 0\]/, 'const fresh = words[($1 - 2 * k) | 0]');
     assert.notStrictEqual(broken, source, 'receive() no longer has the line this test breaks');
     fs.writeFileSync(rx, broken);
     execFile(process.execPath, [AB, LIB, path.join(dir, 'lib'), '--rounds', '1', '--window', '100'], { timeout: 50000 }, (err, stdout, stderr) => {
