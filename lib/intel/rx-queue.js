@@ -133,7 +133,9 @@ class RxQueue extends RingQueue {
     // k below the top of the free stack (popIds). Offsets into the arena: bufferIds[first + k]
     // is words[idsAt + k], and so on.
     const idsAt = this.bufferIdsAt + first;
-    const physAt = pool.physAt;
+    const addresses = arena.doubles; // a local too: buffer id's address is addresses[addressesAt + id]
+    const addressesAt = pool.physAt >> 1;
+    const descriptors = rings.doubles; // likewise: descriptor word w's 64-bit half is descriptors[w >> 1]
     const outIdsAt = batch.idsAt;
     const outLengthsAt = batch.lengthsAt;
     const topAt = popIds(pool, n);
@@ -151,9 +153,9 @@ class RxQueue extends RingQueue {
       // Back to the read format: the fresh buffer's address and DD clear (word 2). Word 3,
       // the upper half of the header buffer address, keeps the last write-back: with
       // one-buffer descriptors (SRRCTL.DESCTYPE) the NIC uses no header buffer (7.1.6).
-      const freshAt = (physAt + (fresh << 1)) | 0;
-      ring[w] = words[freshAt];
-      ring[(w + 1) | 0] = words[(freshAt + 1) | 0];
+      // The address is copied as the double with its bits (held-frames.js says why that
+      // keeps every bit): one load and one store for words 0-1.
+      descriptors[w >> 1] = addresses[(addressesAt + fresh) | 0];
       ring[(w + 2) | 0] = 0;
       w = (w + 4) | 0;
     }
