@@ -6,7 +6,9 @@
 // (`c-forward --mode stand-in`, c-forward-init.h), and run.js gives the ratio of the two.
 //   node stand-in.js '{"batch":32,"warmup":1,"seconds":3,"ring":512}'  (add "mode":"generate"
 //   for the generator, as c-forward --mode stand-in-generate)
-// stdout: {"ready":true}, then one JSON line: { packets, seconds, mpps, nsPerPacket }.
+// stdout: {"ready":true}, then one JSON line: { packets, seconds, mpps, nsPerPacket,
+// cpuNsPerPacket } (CPU ns: the process's CPU time over the window, which the host's
+// other work does not move, as c-forward prints it).
 //
 // Two ports, each an RX and a TX queue on a register file in plain memory and a mempool
 // of its own, as `ixy forward` opens them (rings of `ring`, RX descriptors given back in
@@ -83,10 +85,12 @@ function main() {
   process.stdout.write('{"ready":true}\n');
   forwardFor(a, b, batches, cfg.warmup * 1000);
   const start = performance.now();
+  const cpu = process.cpuUsage();
   const packets = forwardFor(a, b, batches, cfg.seconds * 1000);
+  const { user, system } = process.cpuUsage(cpu);
   const seconds = (performance.now() - start) / 1000;
   const mpps = packets / seconds / 1e6;
-  process.stdout.write(`${JSON.stringify({ packets, seconds, mpps, nsPerPacket: 1000 / mpps })}\n`);
+  process.stdout.write(`${JSON.stringify({ packets, seconds, mpps, nsPerPacket: 1000 / mpps, cpuNsPerPacket: ((user + system) * 1000) / packets })}\n`);
   // Queues first: each TX ring holds the other port's buffers.
   closeQueues(a);
   closeQueues(b);
