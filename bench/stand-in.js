@@ -72,9 +72,51 @@ function measureGenerate(cfg) {
   gen.close();
 }
 
+// With "steps" in the configuration: a fixed number of steps instead of a time, for
+// counting instructions (bench/instructions.js): "warmSteps" first, in 20 calls (so that
+// the loop is optimised as a function, not only on stack replacement), then "steps" in
+// one; prints { packets } of the latter. Nothing reads a clock.
+function countSteps(cfg) {
+  const ports = [openPort(ixgbeLayout, cfg.ring)];
+  let run;
+  if (cfg.mode === 'generate') {
+    const gen = new Generator();
+    const batch = new PacketBatch(cfg.batch);
+    run = (steps) => {
+      for (let i = 0; i < steps; i++) {
+        standInNic(ports[0], 60, 0);
+        gen.send(ports[0].tx, batch, cfg.batch);
+      }
+      return ports[0].tx.packets;
+    };
+  } else {
+    ports.push(openPort(ixgbeLayout, cfg.ring));
+    const [a, b] = ports;
+    const batches = [new PacketBatch(cfg.batch), new PacketBatch(cfg.batch)];
+    run = (steps) => {
+      for (let i = 0; i < steps; i++) {
+        standInNic(a);
+        standInNic(b);
+        forwardBatch(a.rx, b.tx, batches[0]);
+        forwardBatch(b.rx, a.tx, batches[1]);
+      }
+      return a.tx.packets + b.tx.packets;
+    };
+  }
+  for (let k = 0; k < 20; k++) run(Math.floor(cfg.warmSteps / 20));
+  const before = run(0);
+  process.stdout.write(`${JSON.stringify({ packets: run(cfg.steps) - before })}\n`);
+  ports.forEach(closeQueues); // queues first: a TX ring may hold the other port's buffers
+  for (const port of ports) port.pool.close();
+}
+
 function main() {
   tuneJit(); // as the ixy command does (bin/ixy.js)
   const cfg = JSON.parse(process.argv[2]);
+  if (cfg.steps !== undefined) {
+    countSteps(cfg);
+    return;
+  }
   if (cfg.mode === 'generate') {
     measureGenerate(cfg);
     return;
