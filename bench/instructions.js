@@ -8,10 +8,10 @@
 //   node bench/instructions.js [--mode forward|generate] [--batch 32] [--steps 30000]
 //                              [--lib DIR]   (another tree's lib/, for an A/B)
 // JavaScript: bench/stand-in.js with "steps" (100,000 steps warm, then 0 or --steps),
-// node --no-concurrent-recompilation so that what is compiled does not depend on timing.
+// node --no-concurrent-recompilation so that what is compiled does not depend on timing,
+// and traced, so that a count that took in a compilation is refused.
 // C: c-forward --mode stand-in[-generate] for 0.5 and 1 s (its loop reads a clock only
 // every 1024 steps). Under valgrind both run some 50 times slower: a minute or two each.
-// Generate's count for JavaScript varied from run to run (LOG.md, issue 50): repeat it.
 const { spawnSync } = require('child_process');
 const fs = require('fs');
 const os = require('os');
@@ -29,6 +29,12 @@ function run(argv) {
   const total = /Collected : (\d+)/.exec(res.stderr);
   const lines = res.stdout.trim().split('\n');
   if (res.status !== 0 || total === null) throw new Error(`${argv.join(' ')} failed: ${res.stderr.trim().split('\n').pop()}`);
+  // JavaScript runs with V8's compiler traced: a compilation or deoptimisation inside the
+  // counted steps would be counted as theirs (a TurboFan compile is tens of millions).
+  const counting = lines.indexOf('{"counting":true}');
+  if (counting >= 0 && lines.slice(counting).some((l) => /^\[(completed compiling|bailout)/.test(l))) {
+    throw new Error('V8 compiled or deoptimised during the counted steps, which would count too: run again');
+  }
   return { instructions: Number(total[1]), packets: JSON.parse(lines[lines.length - 1]).packets };
 }
 
@@ -61,7 +67,7 @@ function main() {
     fs.symlinkSync(lib, path.join(tmp, 'lib'));
     standIn = path.join(tmp, 'bench', 'stand-in.js');
   }
-  const js = (n) => run([process.execPath, '--no-concurrent-recompilation', standIn,
+  const js = (n) => run([process.execPath, '--no-concurrent-recompilation', '--trace-opt', '--trace-deopt', standIn,
     JSON.stringify({ mode, batch, ring: 512, warmSteps: 100000, steps: n })]);
   const cForward = buildCForward();
   const c = (seconds) => run([cForward, '-', '--mode', mode === 'generate' ? 'stand-in-generate' : 'stand-in', '--batch', String(batch), '--warmup', '0', '--seconds', String(seconds)]);

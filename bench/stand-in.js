@@ -75,7 +75,8 @@ function measureGenerate(cfg) {
 // With "steps" in the configuration: a fixed number of steps instead of a time, for
 // counting instructions (bench/instructions.js): "warmSteps" first, in 20 calls (so that
 // the loop is optimised as a function, not only on stack replacement), then "steps" in
-// one; prints { packets } of the latter. Nothing reads a clock.
+// one; prints {"counting":true} before the latter and { packets } after it. Nothing
+// reads a clock.
 function countSteps(cfg) {
   const ports = [openPort(ixgbeLayout, cfg.ring)];
   let run;
@@ -103,8 +104,13 @@ function countSteps(cfg) {
       return a.tx.packets + b.tx.packets;
     };
   }
+  // Empty calls first: the line after the loop records its feedback in the interpreter,
+  // or each optimised run() would deoptimise there and be compiled again, sometimes
+  // inside the counted call.
+  for (let k = 0; k < 100; k++) run(0);
   for (let k = 0; k < 20; k++) run(Math.floor(cfg.warmSteps / 20));
   const before = run(0);
+  process.stdout.write('{"counting":true}\n'); // what V8 traces after this line happened in the counted steps
   process.stdout.write(`${JSON.stringify({ packets: run(cfg.steps) - before })}\n`);
   ports.forEach(closeQueues); // queues first: a TX ring may hold the other port's buffers
   for (const port of ports) port.pool.close();
