@@ -31,11 +31,14 @@ function run(argv) {
   if (res.status !== 0 || total === null) throw new Error(`${argv.join(' ')} failed: ${res.stderr.trim().split('\n').pop()}`);
   // JavaScript runs with V8's compiler traced: a compilation or deoptimisation inside the
   // counted steps would be counted as theirs (a TurboFan compile is tens of millions).
+  // (V8 also traces code it marks as the process exits: after the result.)
+  const result = lines.findIndex((l) => l.startsWith('{"packets":'));
+  if (result < 0) throw new Error(`${argv.join(' ')} printed no packet count`);
   const counting = lines.indexOf('{"counting":true}');
-  if (counting >= 0 && lines.slice(counting).some((l) => /^\[(completed compiling|bailout)/.test(l))) {
+  if (counting >= 0 && lines.slice(counting, result).some((l) => /^\[(completed compiling|bailout)/.test(l))) {
     throw new Error('V8 compiled or deoptimised during the counted steps, which would count too: run again');
   }
-  return { instructions: Number(total[1]), packets: JSON.parse(lines[lines.length - 1]).packets };
+  return { instructions: Number(total[1]), packets: JSON.parse(lines[result]).packets };
 }
 
 function perPacket(a, b) {
