@@ -147,6 +147,25 @@ describe('npm run bench, bench:filter and profile, asked for help or given a wro
   }
 });
 
+describe('bench/instructions.js and the stand-in in steps', function () {
+  it('the stand-in runs a fixed number of steps and reports their packets', function () {
+    const standIn = path.join(__dirname, 'stand-in.js');
+    const run = (cfg) => JSON.parse(execFileSync(process.execPath, [standIn, JSON.stringify(cfg)], { encoding: 'utf8' }).trim().split('\n').pop());
+    assert.deepStrictEqual(run({ batch: 32, ring: 512, warmSteps: 2000, steps: 100 }), { packets: 100 * 2 * 32 });
+    assert.deepStrictEqual(run({ mode: 'generate', batch: 32, ring: 512, warmSteps: 2000, steps: 100 }), { packets: 100 * 32 });
+  });
+
+  it('--help lists the options; an unknown option or mode is one line and exit code 1', function () {
+    const file = path.join(__dirname, 'instructions.js');
+    assert.match(execFileSync(process.execPath, [file, '--help'], { encoding: 'utf8' }), /^usage: node bench\/instructions\.js .*--mode/);
+    for (const [argv, said] of [[['--bogus'], /^instructions: unknown option --bogus .*\n$/], [['--mode', 'fast'], /^instructions: --mode must be forward or generate\n$/]]) {
+      const res = spawnSync(process.execPath, [file, ...argv], { encoding: 'utf8' });
+      assert.strictEqual(res.status, 1);
+      assert.match(res.stderr, said);
+    }
+  });
+});
+
 describe('npm run bench:filter', function () {
   this.timeout(120000);
   it('times ixy, the hand-written predicates and libpcap on frames where all three keep the same', function () {
@@ -187,7 +206,7 @@ describe('bench/ab.js', function () {
     fs.symlinkSync(path.join(LIB, '..', 'build'), path.join(dir, 'build'));
     const rx = path.join(dir, 'lib', 'intel', 'rx-queue.js');
     const source = fs.readFileSync(rx, 'utf8');
-    const broken = source.replace(/const fresh = words\[(\w+) - k\];/, 'const fresh = words[$1 - 2 * k];');
+    const broken = source.replace(/const fresh = words\[\((\w+) - k\) \| 0\]/, 'const fresh = words[($1 - 2 * k) | 0]');
     assert.notStrictEqual(broken, source, 'receive() no longer has the line this test breaks');
     fs.writeFileSync(rx, broken);
     execFile(process.execPath, [AB, LIB, path.join(dir, 'lib'), '--rounds', '1', '--window', '100'], { timeout: 50000 }, (err, stdout, stderr) => {

@@ -17,7 +17,12 @@
  *    the pool runs low), reclaim in groups of 32 by checking DD of a group's
  *    last descriptor; write the descriptors, one TDT write;
  *  - forwarding like lib/apps/forward.js: rx A -> touch one byte (read and
- *    written back) -> tx B and back; what TX cannot take is freed.
+ *    written back) -> tx B and back; what TX cannot take stays in that
+ *    direction's batch and goes first at its next step, which receives nothing
+ *    until it is sent;
+ *  - generate like lib/traffic/generator.js with its default frames: held
+ *    frames (lib/intel/held-frames.js), each TX slot keeping one buffer whose
+ *    sequence number is rewritten as the slot is sent again (tx_held()).
  * It is written to be as fast as C allows (64-bit descriptor stores, release
  * stores for the tails, which are plain stores on x86).
  *
@@ -210,25 +215,74 @@ static uint32_t tx_batch(struct txq *q, struct batch *b)
 	return n;
 }
 
+/* Held frames, as generate's (lib/intel/held-frames.js): each TX slot t keeps one
+ * buffer of the generator's pool for good (frames[t], its address addrs[t]); a send
+ * writes the next sequence numbers into the buffers of the next free slots and their
+ * descriptors, one TDT write.  No buffer id moves: a slot is free again once the NIC
+ * reports its descriptor done, so the reclaim only moves `clean` (in groups of 32, at
+ * 3/4 of the ring in flight, as TxQueue.room() and reclaim() do in held mode). */
+struct held { uint8_t **frames; uint64_t *addrs; };
+
+static uint32_t tx_held(struct txq *q, const struct held *h, uint32_t want, uint32_t seq, uint32_t len)
+{
+	if (((q->head - q->clean) & q->mask) >= q->mask + 1 - (q->mask + 1) / 4) {
+		uint32_t clean = q->clean;
+		while (((q->head - clean) & q->mask) >= CLEAN_BATCH) {
+			uint32_t last = (clean + CLEAN_BATCH - 1) & q->mask;
+			if (!(q->ring[last * 4 + 3] & RXD_DD))
+				break;
+			clean = (last + 1) & q->mask;
+		}
+		q->clean = clean;
+	}
+	uint32_t room = q->mask - ((q->head - q->clean) & q->mask);
+	uint32_t n = want < room ? want : room, t = q->head;
+	uint64_t length_half = (TXD_CMD | len) | (uint64_t)len << 46;   /* PAYLEN at bit 14 of word 3 */
+	for (uint32_t k = 0; k < n; k++) {
+		uint32_t number = __builtin_bswap32(seq + k);        /* big-endian, at bytes 42..45 */
+		memcpy(h->frames[t] + 42, &number, 4);
+		volatile uint64_t *d = (volatile uint64_t *)(q->ring + t * 4);
+		d[0] = h->addrs[t];
+		d[1] = length_half;
+		t = (t + 1) & q->mask;
+	}
+	if (n) {
+		q->head = t;
+		__atomic_store_n(q->tail, t, __ATOMIC_RELEASE);
+	}
+	return n;
+}
+
 /* Receive calls and frames received: a mean batch well under --batch means
  * the ring was mostly empty, i.e. this driver was waiting for the model. */
 static uint64_t rx_calls, rx_frames;
 
 static uint64_t forward_batch(struct rxq *rx, struct txq *tx, struct batch *b, uint32_t max, int touch)
 {
-	uint32_t n = rx_batch(rx, b, max);
-	rx_calls++;
-	rx_frames += n;
-	if (!n)
-		return 0;
-	if (touch)   /* read and write back byte 1, as touchFrames() does: the frame is unchanged */
-		for (uint32_t k = 0; k < n; k++) {
-			volatile uint8_t *byte = &b->pool->mem[(size_t)b->ids[k] * BUFSZ + 1];
-			*byte = *byte;
-		}
+	/* As forwardBatch() (lib/apps/forward.js): frames the TX ring had no room for stay
+	 * in this direction's batch and go first at the next step, which receives nothing
+	 * until they are sent. */
+	uint32_t n = b->count;
+	if (!n) {
+		n = rx_batch(rx, b, max);
+		rx_calls++;
+		rx_frames += n;
+		if (!n)
+			return 0;
+		if (touch)   /* read and write back byte 1, as touchFrames() does: the frame is unchanged */
+			for (uint32_t k = 0; k < n; k++) {
+				volatile uint8_t *byte = &b->pool->mem[(size_t)b->ids[k] * BUFSZ + 1];
+				*byte = *byte;
+			}
+	}
 	uint32_t sent = tx_batch(tx, b);
-	for (uint32_t k = sent; k < n; k++)      /* the other side is full: drop */
-		b->pool->free[b->pool->count++] = b->ids[k];
+	if (sent == n) {
+		b->count = 0;
+	} else {                                 /* keepFrom(sent) */
+		memmove(b->ids, b->ids + sent, (n - sent) * sizeof *b->ids);
+		memmove(b->lens, b->lens + sent, (n - sent) * sizeof *b->lens);
+		b->count = n - sent;
+	}
 	return sent;
 }
 
@@ -272,7 +326,7 @@ int main(int argc, char **argv)
 	struct pool pools[3];
 	struct rxq rx[2];
 	struct txq tx[2];
-	static struct batch b;
+	static struct batch b[2];                    /* one per direction, as forward() has */
 	struct stand_in nic[2] = { { 0, 0 }, { 0, 0 } };
 	for (int i = 0; i < 2; i++) {
 		pool_init(&pools[i]);
@@ -285,28 +339,24 @@ int main(int argc, char **argv)
 
 	uint64_t moved = 0, base = 0, seq = 0, t0 = now_ns(), tw = 0, cw = 0;
 	uint64_t end = t0 + (uint64_t)((warmup + seconds) * 1e9), warm = t0 + (uint64_t)(warmup * 1e9);
+	struct held held = { NULL, NULL };
 	if (generate) {
 		pool_init(&pools[2]);
 		for (uint32_t i = 0; i < NBUF; i++)
 			fill_frame(pools[2].mem + (size_t)i * BUFSZ);
+		held.frames = malloc(ring * sizeof *held.frames);
+		held.addrs = malloc(ring * sizeof *held.addrs);
+		for (uint32_t t = 0; t < ring; t++) {         /* TxQueue.holdBuffers() */
+			uint32_t id = pools[2].free[--pools[2].count];
+			held.frames[t] = pools[2].mem + (size_t)id * BUFSZ;
+			held.addrs[t] = pools[2].phys[id];
+		}
 	}
 	for (uint64_t it = 0;; it++) {
 		if (generate) {
 			if (stand_in)
 				stand_in_nic(&nic[0], &rx[0], &tx[0]);
-			b.count = pools[2].count < batch ? pools[2].count : batch;
-			b.pool = &pools[2];
-			for (uint32_t k = 0; k < b.count; k++) {
-				uint32_t id = pools[2].free[--pools[2].count];
-				uint32_t s = (uint32_t)(seq + k);
-				uint8_t *f = pools[2].mem + (size_t)id * BUFSZ;
-				f[42] = s >> 24; f[43] = s >> 16; f[44] = s >> 8; f[45] = s;
-				b.ids[k] = id;
-				b.lens[k] = 60;
-			}
-			uint32_t sent = tx_batch(&tx[0], &b);
-			for (uint32_t k = sent; k < b.count; k++)
-				pools[2].free[pools[2].count++] = b.ids[k];
+			uint32_t sent = tx_held(&tx[0], &held, batch, (uint32_t)seq, 60);
 			seq += sent;
 			moved += sent;
 		} else {
@@ -314,8 +364,8 @@ int main(int argc, char **argv)
 				stand_in_nic(&nic[0], &rx[0], &tx[0]);
 				stand_in_nic(&nic[1], &rx[1], &tx[1]);
 			}
-			moved += forward_batch(&rx[0], &tx[1], &b, batch, touch);
-			moved += forward_batch(&rx[1], &tx[0], &b, batch, touch);
+			moved += forward_batch(&rx[0], &tx[1], &b[0], batch, touch);
+			moved += forward_batch(&rx[1], &tx[0], &b[1], batch, touch);
 		}
 		if ((it & 1023) == 0) {
 			uint64_t t = now_ns();

@@ -6,7 +6,9 @@
 // (`c-forward --mode stand-in`, c-forward-init.h), and run.js gives the ratio of the two.
 //   node stand-in.js '{"batch":32,"warmup":1,"seconds":3,"ring":512}'  (add "mode":"generate"
 //   for the generator, as c-forward --mode stand-in-generate)
-// stdout: {"ready":true}, then one JSON line: { packets, seconds, mpps, nsPerPacket }.
+// stdout: {"ready":true}, then one JSON line: { packets, seconds, mpps, nsPerPacket,
+// cpuNsPerPacket } (CPU ns: the process's CPU time over the window, which the host's
+// other work does not move, as c-forward prints it).
 //
 // Two ports, each an RX and a TX queue on a register file in plain memory and a mempool
 // of its own, as `ixy forward` opens them (rings of `ring`, RX descriptors given back in
@@ -70,9 +72,57 @@ function measureGenerate(cfg) {
   gen.close();
 }
 
+// With "steps" in the configuration: a fixed number of steps instead of a time, for
+// counting instructions (bench/instructions.js): "warmSteps" first, in 20 calls (so that
+// the loop is optimised as a function, not only on stack replacement), then "steps" in
+// one; prints {"counting":true} before the latter and { packets } after it. Nothing
+// reads a clock.
+function countSteps(cfg) {
+  const ports = [openPort(ixgbeLayout, cfg.ring)];
+  let run;
+  if (cfg.mode === 'generate') {
+    const gen = new Generator();
+    const batch = new PacketBatch(cfg.batch);
+    run = (steps) => {
+      for (let i = 0; i < steps; i++) {
+        standInNic(ports[0], 60, 0);
+        gen.send(ports[0].tx, batch, cfg.batch);
+      }
+      return ports[0].tx.packets;
+    };
+  } else {
+    ports.push(openPort(ixgbeLayout, cfg.ring));
+    const [a, b] = ports;
+    const batches = [new PacketBatch(cfg.batch), new PacketBatch(cfg.batch)];
+    run = (steps) => {
+      for (let i = 0; i < steps; i++) {
+        standInNic(a);
+        standInNic(b);
+        forwardBatch(a.rx, b.tx, batches[0]);
+        forwardBatch(b.rx, a.tx, batches[1]);
+      }
+      return a.tx.packets + b.tx.packets;
+    };
+  }
+  // Empty calls first: the line after the loop records its feedback in the interpreter,
+  // or each optimised run() would deoptimise there and be compiled again, sometimes
+  // inside the counted call.
+  for (let k = 0; k < 100; k++) run(0);
+  for (let k = 0; k < 20; k++) run(Math.floor(cfg.warmSteps / 20));
+  const before = run(0);
+  process.stdout.write('{"counting":true}\n'); // what V8 traces after this line happened in the counted steps
+  process.stdout.write(`${JSON.stringify({ packets: run(cfg.steps) - before })}\n`);
+  ports.forEach(closeQueues); // queues first: a TX ring may hold the other port's buffers
+  for (const port of ports) port.pool.close();
+}
+
 function main() {
   tuneJit(); // as the ixy command does (bin/ixy.js)
   const cfg = JSON.parse(process.argv[2]);
+  if (cfg.steps !== undefined) {
+    countSteps(cfg);
+    return;
+  }
   if (cfg.mode === 'generate') {
     measureGenerate(cfg);
     return;
@@ -83,10 +133,12 @@ function main() {
   process.stdout.write('{"ready":true}\n');
   forwardFor(a, b, batches, cfg.warmup * 1000);
   const start = performance.now();
+  const cpu = process.cpuUsage();
   const packets = forwardFor(a, b, batches, cfg.seconds * 1000);
+  const { user, system } = process.cpuUsage(cpu);
   const seconds = (performance.now() - start) / 1000;
   const mpps = packets / seconds / 1e6;
-  process.stdout.write(`${JSON.stringify({ packets, seconds, mpps, nsPerPacket: 1000 / mpps })}\n`);
+  process.stdout.write(`${JSON.stringify({ packets, seconds, mpps, nsPerPacket: 1000 / mpps, cpuNsPerPacket: ((user + system) * 1000) / packets })}\n`);
   // Queues first: each TX ring holds the other port's buffers.
   closeQueues(a);
   closeQueues(b);

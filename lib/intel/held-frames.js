@@ -79,13 +79,14 @@ class HeldFrames {
     const lengthHalf = HALF[0];
     let t = tail;
     const end = (seq + n) | 0;
-    for (let s = seq; s !== end; s = (s + 1) | 0) { // s: the frame's number, an int32
-      const at = words[numbersAt + t];
+    // s: the frame's number; s and the offsets are int32s (`| 0`): no overflow checks.
+    for (let s = seq; s !== end; s = (s + 1) | 0) {
+      const at = words[(numbersAt + t) | 0] | 0;
       words32[at] = before | ((s >>> 24) << 16) | ((s >>> 16) << 24);
-      words32[at + 1] = ((s >>> 8) & 0xff) | ((s & 0xff) << 8) | after;
-      const d = ringAt + (t << 1);
-      ring[d] = doubles[addressesAt + t]; // the buffer's address
-      ring[d + 1] = lengthHalf;
+      words32[(at + 1) | 0] = ((s >>> 8) & 0xff) | ((s & 0xff) << 8) | after;
+      const d = (ringAt + (t << 1)) | 0;
+      ring[d] = doubles[(addressesAt + t) | 0]; // the buffer's address
+      ring[(d + 1) | 0] = lengthHalf;
       t = (t + 1) & mask;
     }
     return t;

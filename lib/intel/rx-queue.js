@@ -112,8 +112,8 @@ class RxQueue extends RingQueue {
     while (n < max) {
       status = ring[w];
       if ((status & good) !== DONE_AND_WHOLE) break;
-      n++;
-      w += 4;
+      n = (n + 1) | 0;
+      w = (w + 4) | 0;
     }
     // 2. A batch that keeps status words (PacketBatch's `status` option) gets them now,
     // before the loop below clears them, and this queue to decode them (checksumFlags);
@@ -133,27 +133,31 @@ class RxQueue extends RingQueue {
     // k below the top of the free stack (popIds). Offsets into the arena: bufferIds[first + k]
     // is words[idsAt + k], and so on.
     const idsAt = this.bufferIdsAt + first;
-    const physAt = pool.physAt;
+    const addresses = arena.doubles; // a local too: buffer id's address is addresses[addressesAt + id]
+    const addressesAt = pool.physAt >> 1;
+    const descriptors = rings.doubles; // likewise: descriptor word w's 64-bit half is descriptors[w >> 1]
     const outIdsAt = batch.idsAt;
     const outLengthsAt = batch.lengthsAt;
     const topAt = popIds(pool, n);
     let bytes = 0;
     w = at;
-    for (let k = 0; k < n; k++) {
-      const fresh = words[topAt - k];
-      const length = ring[w + 3] & 0xffff;
-      words[outIdsAt + k] = words[idsAt + k];
-      words[outLengthsAt + k] = length;
-      bytes += length;
-      words[idsAt + k] = fresh;
+    // Every offset is an int32 sum (`| 0`; all are below 2^24, bytes below 2^28): TurboFan
+    // then adds without an overflow check, and keeps fewer values alive for deoptimisation.
+    for (let k = 0; k < n; k = (k + 1) | 0) {
+      const fresh = words[(topAt - k) | 0] | 0;
+      const length = ring[(w + 3) | 0] & 0xffff;
+      words[(outIdsAt + k) | 0] = words[(idsAt + k) | 0];
+      words[(outLengthsAt + k) | 0] = length;
+      bytes = (bytes + length) | 0;
+      words[(idsAt + k) | 0] = fresh;
       // Back to the read format: the fresh buffer's address and DD clear (word 2). Word 3,
       // the upper half of the header buffer address, keeps the last write-back: with
       // one-buffer descriptors (SRRCTL.DESCTYPE) the NIC uses no header buffer (7.1.6).
-      const freshAt = physAt + (fresh << 1);
-      ring[w] = words[freshAt];
-      ring[w + 1] = words[freshAt + 1];
-      ring[w + 2] = 0;
-      w += 4;
+      // The address is copied as the double with its bits (held-frames.js says why that
+      // keeps every bit): one load and one store for words 0-1.
+      descriptors[w >> 1] = addresses[(addressesAt + fresh) | 0];
+      ring[(w + 2) | 0] = 0;
+      w = (w + 4) | 0;
     }
     batch.count = n;
     batch.pool = pool;

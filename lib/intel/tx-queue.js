@@ -148,7 +148,9 @@ class TxQueue extends RingQueue {
     const tag = this.tagOf(pool);
     // Offsets into the arena: batch.ids[k] is words[idsAt + k], and so on.
     const bufferIdsAt = this.bufferIdsAt;
-    const physAt = pool.physAt;
+    const addresses = arena.doubles; // buffer id's address is addresses[addressesAt + id]
+    const addressesAt = pool.physAt >> 1;
+    const descriptors = rings.doubles; // descriptor word w's 64-bit half is descriptors[w >> 1]
     const idsAt = batch.idsAt;
     const lengthsAt = batch.lengthsAt;
     const room = this.mask - ((this.tail - this.clean) & mask); // one slot stays empty
@@ -159,17 +161,18 @@ class TxQueue extends RingQueue {
     const command = this.command;
     let t = this.tail;
     let bytes = 0;
-    for (let k = 0; k < n; k++) {
-      const id = words[idsAt + k];
-      const length = words[lengthsAt + k];
-      const w = ringAt + (t << 2);
-      const addressAt = physAt + (id << 1);
-      ring[w] = words[addressAt];
-      ring[w + 1] = words[addressAt + 1];
-      ring[w + 2] = command | length;
-      ring[w + 3] = length << TXD_PAYLEN_SHIFT;
-      words[bufferIdsAt + t] = id | tag;
-      bytes += length;
+    // Offsets, ids and lengths are int32s (`| 0`; offsets below 2^24, ids below 2^20,
+    // bytes below 2^28): TurboFan then adds without overflow checks and keeps fewer values
+    // alive for deoptimisation.
+    for (let k = 0; k < n; k = (k + 1) | 0) {
+      const id = words[(idsAt + k) | 0] | 0;
+      const length = words[(lengthsAt + k) | 0] | 0;
+      const w = (ringAt + (t << 2)) | 0;
+      descriptors[w >> 1] = addresses[(addressesAt + id) | 0]; // words 0-1 in one copy (held-frames.js)
+      ring[(w + 2) | 0] = command | length;
+      ring[(w + 3) | 0] = length << TXD_PAYLEN_SHIFT;
+      words[(bufferIdsAt + t) | 0] = id | tag;
+      bytes = (bytes + length) | 0;
       t = (t + 1) & mask;
     }
     if (n > 0) {

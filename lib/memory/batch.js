@@ -73,18 +73,20 @@ class PacketBatch {
     const idsAt = this.idsAt; // ids[i] is words[idsAt + i]
     const bytes = this.pool.bytes; // the whole pool: buffer id k starts at k << shift
     const shift = this.pool.bufferShift;
+    // Offsets as int32 sums (`| 0`; all below 2^31): no overflow checks.
     let i = 0;
-    for (; i + 4 <= n; i += 4) {
-      const a = (words[idsAt + i] << shift) + at;
-      const b = (words[idsAt + i + 1] << shift) + at;
-      const c = (words[idsAt + i + 2] << shift) + at;
-      const d = (words[idsAt + i + 3] << shift) + at;
+    for (; i + 4 <= n; i = (i + 4) | 0) {
+      const j = (idsAt + i) | 0;
+      const a = ((words[j] << shift) + at) | 0;
+      const b = ((words[(j + 1) | 0] << shift) + at) | 0;
+      const c = ((words[(j + 2) | 0] << shift) + at) | 0;
+      const d = ((words[(j + 3) | 0] << shift) + at) | 0;
       bytes[a] |= 0;
       bytes[b] |= 0;
       bytes[c] |= 0;
       bytes[d] |= 0;
     }
-    for (; i < n; i++) bytes[(words[idsAt + i] << shift) + at] |= 0;
+    for (; i < n; i = (i + 1) | 0) bytes[((words[(idsAt + i) | 0] << shift) + at) | 0] |= 0;
   }
 
   // Keeps packets [from, count), moved to the front with their status words and hashes;

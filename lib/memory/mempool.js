@@ -13,7 +13,8 @@
 // integer), never an object; everything about buffer i is made once, here:
 //   buffers[i]   a Uint8Array view of its bytes
 //   phys[2i], phys[2i + 1]  its physical address as low and high 32-bit halves, ready for
-//                descriptors (side by side: the RX and TX loops keep one offset, not two)
+//                descriptors (side by side, 8-byte aligned: the RX and TX loops copy the
+//                pair as one 64-bit element)
 // Free buffers sit on a stack of ids (one array access per alloc or free), pushed and
 // popped only here: by Mempool's methods, and by popIds, pushIds, popId and pushId below
 // for the drivers' rings. phys and the free stack are spans of the index arena (arena.js).
@@ -95,7 +96,12 @@ class Mempool {
     this.bufferShift = Math.log2(bufferSize);
 
     this.buffers = new Array(entries);
-    this.phys = allocWords(2 * entries);
+    // phys starts at an even word, so that buffer id's address is also one 64-bit element,
+    // arena.doubles[physAt / 2 + id], which the rings copy into a descriptor with one load
+    // and one store. physSpan is the span itself (whoever keeps an offset keeps its view).
+    this.physSpan = allocWords(2 * entries + 1);
+    const skip = offsetOf(this.physSpan) % 2;
+    this.phys = this.physSpan.subarray(skip, skip + 2 * entries);
     this.freeIds = allocWords(entries);
     this.physAt = offsetOf(this.phys);
     this.freeAt = offsetOf(this.freeIds);
@@ -197,7 +203,7 @@ function popIds(pool, n) {
 // Pushes the n ids words[fromAt..fromAt + n).
 function pushIds(pool, fromAt, n) {
   const toAt = pool.freeAt + pool.freeCount;
-  for (let j = 0; j < n; j++) words[toAt + j] = words[fromAt + j];
+  for (let j = 0; j < n; j = (j + 1) | 0) words[(toAt + j) | 0] = words[(fromAt + j) | 0]; // int32 sums: no overflow checks
   pool.freeCount += n;
 }
 

@@ -44,15 +44,16 @@ function standInNic(port, length = 60, rxLimit = port.rx.size, holdTx = false) {
   const rdt = regs[rx.tailIndex];
   const ready = (rdt - head) & mask;
   const end = ready <= rxLimit ? rdt : (head + rxLimit) & mask;
+  // Offsets as int32 sums (`| 0`), as in the queues' loops: no overflow checks.
   for (; head !== end; head = (head + 1) & mask) {
-    ring[rxAt + (head << 2) + 3] = length;
-    ring[rxAt + (head << 2) + 2] = GOOD_FRAME;
+    ring[(rxAt + (head << 2) + 3) | 0] = length;
+    ring[(rxAt + (head << 2) + 2) | 0] = GOOD_FRAME;
   }
   port.rxHead = head;
   if (holdTx) return;
   head = port.txHead;
   const txAt = tx.ringAt;
-  for (const tdt = regs[tx.tailIndex]; head !== tdt; head = (head + 1) & mask) ring[txAt + (head << 2) + 3] = TXD_STAT_DD;
+  for (const tdt = regs[tx.tailIndex]; head !== tdt; head = (head + 1) & mask) ring[(txAt + (head << 2) + 3) | 0] = TXD_STAT_DD;
   port.txHead = head;
 }
 
