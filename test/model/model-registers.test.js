@@ -15,6 +15,15 @@ describe('device model: registers', function () {
   beforeEach(async () => { ({ model, dev, mem } = await d.startPort(0)); });
   afterEach(() => d.stopPort({ model, mem }));
 
+  // Ten frames received on a ready port, their counts published (within 0.5 ms).
+  async function tenFramesCounted() {
+    await d.readyRx(dev, mem);
+    await model.source(0, { count: 10 });
+    await model.waitFor(0, (x) => x.rxDelivered === 10);
+    await d.waitReg(dev, d.R.RDH, 0xffff, 10);
+    await d.sleep(5);
+  }
+
   it('creates the PCI device files', () => {
     const cfg = fs.readFileSync(path.join(dev.dir, 'config'));
     assert.strictEqual(cfg.length, 4096);
@@ -59,11 +68,7 @@ describe('device model: registers', function () {
   });
 
   it('statistics clear on read: a first read holds every count, a driver that only reads sees each frame once (clear-on-read emulation)', async () => {
-    await d.readyRx(dev, mem);
-    await model.source(0, { count: 10 });
-    await model.waitFor(0, (x) => x.rxDelivered === 10);
-    await d.waitReg(dev, d.R.RDH, 0xffff, 10);
-    await d.sleep(5); // the model publishes within 0.5 ms
+    await tenFramesCounted();
     assert.strictEqual(dev.read(d.R.GPRC), 10, 'the first read holds every frame since reset');
     await d.sleep(20); // the model sees the read (a watchpoint, native/model/watch.c) and answers it 10 ms later
     await model.source(0, { count: 10 });
@@ -101,11 +106,7 @@ describe('device model: registers', function () {
   });
 
   it('a driver that takes its counts and stops between its first read and its write of 0 loses nothing of the others', async () => {
-    await d.readyRx(dev, mem);
-    await model.source(0, { count: 10 });
-    await model.waitFor(0, (x) => x.rxDelivered === 10);
-    await d.waitReg(dev, d.R.RDH, 0xffff, 10);
-    await d.sleep(5); // the model publishes within 0.5 ms
+    await tenFramesCounted();
     assert.strictEqual(dev.read(d.R.GPRC), 10);
     // descheduled here: the model sees the GPRC read in its next publish, 0.5 ms at most
     const until = Date.now() + 2;
