@@ -28,6 +28,14 @@ function xdpMissing() {
   return null;
 }
 
+// In a mocha before(): skips the suite, saying why, where AF_XDP tests cannot run.
+function skipWithoutXdp(context) {
+  const missing = xdpMissing();
+  if (!missing) return;
+  console.log(`      skipped: ${missing}`);
+  context.skip();
+}
+
 function namespace(tag) {
   const ns = `ixyx-${process.pid}-${tag}-${counter++}`;
   ip('netns', 'add', ns);
@@ -95,4 +103,4 @@ function removeAll() {
   }
 }
 
-module.exports = { IXY, xdpMissing, namespace, vethPair, mac, xdpAttached, runIxyIn, runIn, spawnIn, until, removeAll, ip };
+module.exports = { IXY, xdpMissing, skipWithoutXdp, namespace, vethPair, mac, xdpAttached, runIxyIn, runIn, spawnIn, until, removeAll, ip };

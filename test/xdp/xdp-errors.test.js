@@ -15,11 +15,7 @@ describe('AF_XDP: every way out, and every error', function () {
   let ns1, ns2;
 
   before(function () {
-    const missing = veth.xdpMissing();
-    if (missing) {
-      console.log(`      skipped: ${missing}`);
-      this.skip();
-    }
+    veth.skipWithoutXdp(this);
     ns1 = veth.namespace('e1');
     ns2 = veth.namespace('e2');
     veth.vethPair(ns1, 'w1', ns2, 'w2', { addresses: { a: '10.79.0.1/24', b: '10.79.0.2/24' } });

@@ -17,11 +17,7 @@ describe('AF_XDP: ixy forward between two veth pairs, the kernel on both sides',
   let ns1, ns2, nsf, forwarder, run, tmp;
 
   before(async function () {
-    const missing = veth.xdpMissing();
-    if (missing) {
-      console.log(`      skipped: ${missing}`);
-      this.skip();
-    }
+    veth.skipWithoutXdp(this);
     ns1 = veth.namespace('c1');
     ns2 = veth.namespace('c2');
     nsf = veth.namespace('fw');

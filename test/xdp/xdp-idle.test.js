@@ -8,29 +8,23 @@ const assert = require('assert');
 const fs = require('fs');
 const os = require('os');
 const path = require('path');
-const { execFileSync } = require('child_process');
 const veth = require('../support/veth');
 const { readPcap } = require('../../lib/pcap-file');
+const { cpuShare } = require('../support/helpers');
 
 const sleep = (ms) => new Promise((r) => setTimeout(r, ms));
 const CHILD = path.join(__dirname, '..', 'support', 'xdp-idle-child.js');
 const BURST = 200; // frames sent back to back: fewer than veth's ring (256) holds
 // An idle loop of 'interrupt' wakes once a second; 'backoff' wakes every few ms and 'spin'
-// never sleeps (ixy pcap idle here, on a busy machine: 0.0%, 3-10% and a whole CPU). A
-// generous bound: a twentieth of a core.
+// never sleeps. A bound between them, generous for 'interrupt': a twentieth of a core.
 const IDLE_CPU = 0.05;
 
 describe('AF_XDP: idle \'interrupt\' sleeps on the sockets', function () {
   this.timeout(90000);
   let ns1, ns2, ns3, ns4, tmp;
-  const ticks = Number(execFileSync('getconf', ['CLK_TCK'], { encoding: 'utf8' }));
 
   before(function () {
-    const missing = veth.xdpMissing();
-    if (missing) {
-      console.log(`      skipped: ${missing}`);
-      this.skip();
-    }
+    veth.skipWithoutXdp(this);
     ns1 = veth.namespace('i1');
     ns2 = veth.namespace('i2');
     veth.vethPair(ns1, 'i1', ns2, 'i2', { addresses: { a: '10.79.0.1/24', b: '10.79.0.2/24' } });
@@ -46,22 +40,6 @@ describe('AF_XDP: idle \'interrupt\' sleeps on the sockets', function () {
     veth.removeAll();
     if (tmp) fs.rmSync(tmp, { recursive: true, force: true });
   });
-
-  // The CPU time (user and system, s) process `pid` has used: /proc/<pid>/stat's utime and
-  // stime, after the command name (which may hold spaces).
-  function cpuSeconds(pid) {
-    const stat = fs.readFileSync(`/proc/${pid}/stat`, 'utf8');
-    const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
-    return (Number(fields[11]) + Number(fields[12])) / ticks;
-  }
-
-  // The share of a CPU `pid` uses over the next `ms`.
-  async function cpuShare(pid, ms = 1000) {
-    const before = cpuSeconds(pid);
-    const start = Date.now();
-    await sleep(ms);
-    return (cpuSeconds(pid) - before) / ((Date.now() - start) / 1000);
-  }
 
   // BURST UDP datagrams to port 7000 as fast as the kernel takes them, numbered from
   // `first` (the payload's first four bytes), from `sockets` sockets (their flows spread
@@ -79,11 +57,11 @@ describe('AF_XDP: idle \'interrupt\' sleeps on the sockets', function () {
     try {
       await veth.until(() => veth.xdpAttached(ns2, 'i2'), 20000, 'ixy pcap\'s XDP program');
       await sleep(1500); // warm-up polling, then idle
-      const shares = [await cpuShare(capture.pid)];
+      const shares = [await cpuShare(() => sleep(1000), capture.pid)];
       for (let b = 0; b < 3; b++) {
         await burst(ns1, '10.79.0.2', b * BURST);
         await sleep(1500);
-        if (b === 0) shares.push(await cpuShare(capture.pid));
+        if (b === 0) shares.push(await cpuShare(() => sleep(1000), capture.pid));
       }
       const r = await run;
       assert.strictEqual(r.code, 0, r.stderr);
@@ -110,11 +88,11 @@ describe('AF_XDP: idle \'interrupt\' sleeps on the sockets', function () {
       assert.strictEqual(ready.lines.length, rxQueues, out);
       assert.deepStrictEqual(ready.lines, ready.sockets, 'each RX queue\'s line is its socket\'s fd');
       await sleep(1500);
-      const shares = [await cpuShare(child.pid)];
+      const shares = [await cpuShare(() => sleep(1000), child.pid)];
       for (let b = 0; b * BURST < want; b++) {
         await send(b);
         await sleep(1500);
-        if (b === 0) shares.push(await cpuShare(child.pid));
+        if (b === 0) shares.push(await cpuShare(() => sleep(1000), child.pid));
       }
       const r = await run;
       assert.strictEqual(r.code, 0, r.stdout + r.stderr);

@@ -17,11 +17,7 @@ describe('AF_XDP: generate and pcap against tcpdump on the far end of a veth', f
   let ns1, ns2, tmp;
 
   before(function () {
-    const missing = veth.xdpMissing();
-    if (missing) {
-      console.log(`      skipped: ${missing}`);
-      this.skip();
-    }
+    veth.skipWithoutXdp(this);
     ns1 = veth.namespace('g1');
     ns2 = veth.namespace('g2');
     veth.vethPair(ns1, 'p1', ns2, 'p2', { addresses: { a: '10.78.0.1/24', b: '10.78.0.2/24' } });

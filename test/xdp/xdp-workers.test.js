@@ -18,11 +18,7 @@ describe('AF_XDP: --workers 2, one socket per queue per worker', function () {
   let ns1, ns2, nsf, tmp;
 
   before(function () {
-    const missing = veth.xdpMissing();
-    if (missing) {
-      console.log(`      skipped: ${missing}`);
-      this.skip();
-    }
+    veth.skipWithoutXdp(this);
     ns1 = veth.namespace('k1');
     ns2 = veth.namespace('k2');
     nsf = veth.namespace('kf');
