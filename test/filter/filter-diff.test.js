@@ -130,8 +130,9 @@ describe('capture filters against tcpdump: random expressions and frames, and ea
 
 describe('capture filters: expression size', function () {
   this.timeout(60000);
+  // CPU time, not wall time: a busy machine stretches the one and not the other.
   const timed = (expression) => {
-    const start = process.hrtime.bigint();
+    const start = process.cpuUsage();
     let outcome = 'compiled';
     try {
       compileFilter(expression)(Buffer.alloc(64), 64);
@@ -139,11 +140,12 @@ describe('capture filters: expression size', function () {
       assert.strictEqual(err.code, 'EFILTER', err.stack); // never a RangeError
       outcome = err.message.replace(/^filter '.*', /s, '');
     }
-    return { ms: Number(process.hrtime.bigint() - start) / 1e6, outcome };
+    const used = process.cpuUsage(start);
+    return { ms: (used.user + used.system) / 1000, outcome };
   };
   const hosts = (n) => Array.from({ length: n }, (_, i) => `host 10.${(i >> 16) & 255}.${(i >> 8) & 255}.${i & 255}`).join(' or ');
 
-  it('100,000 or-joined hosts and 10,000 nested parentheses: EFILTER within 1 s', function () {
+  it('100,000 or-joined hosts and 10,000 nested parentheses: EFILTER within 1 s of CPU', function () {
     for (const e of [hosts(100000), `${'('.repeat(10000)}tcp${')'.repeat(10000)}`, `${'not '.repeat(2000)}tcp`]) {
       const r = timed(e);
       assert.match(r.outcome, /at most 65536 characters|nests more than 500 levels/);
