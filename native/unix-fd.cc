@@ -5,7 +5,11 @@
 //   sendFdLine(path, line, fd)  connect to the UNIX stream socket at `path`, send `line`
 //                      (ending in a newline) with `fd` attached (SCM_RIGHTS), and return the
 //                      one line the peer answers, without its newline (fd -1: no fd)
-// The exchange blocks: the model answers within a millisecond or two.
+// The exchange blocks: the model answers within a millisecond or two. And waiting on fds
+// without the event loop:
+//   waitReadable(fds, ms)     sleeps in ppoll() until one of the fds in `fds` (an Int32Array,
+//                      at most 64) is readable, at most `ms` (fractions kept); returns how
+//                      many are (0: the time ran out, or a signal came)
 
 #include <napi.h>
 
@@ -14,6 +18,7 @@
 #include <string>
 
 #include <fcntl.h>
+#include <poll.h>
 #include <sys/eventfd.h>
 #include <sys/socket.h>
 #include <sys/un.h>
@@ -97,6 +102,30 @@ Napi::Value SendFdLine(const Napi::CallbackInfo& info) {
   return Napi::String::New(env, reply.substr(0, reply.find('\n')));
 }
 
+// A loop polling AF_XDP rings sleeps here between polls that find nothing, with its
+// thread's CPU left to the kernel's NAPI poll that fills them (lib/device/idle.js).
+Napi::Value WaitReadable(const Napi::CallbackInfo& info) {
+  Napi::Env env = info.Env();
+  Napi::Int32Array fds = info[0].As<Napi::Int32Array>();
+  const double ms = info[1].As<Napi::Number>().DoubleValue();
+  constexpr size_t kMaxFds = 64;
+  if (fds.ElementLength() > kMaxFds) {
+    ThrowErrno(env, "waitReadable: more than 64 fds", EINVAL);
+    return env.Undefined();
+  }
+  pollfd p[kMaxFds];
+  const size_t n = fds.ElementLength();
+  for (size_t i = 0; i < n; i++) p[i] = {fds[i], POLLIN, 0};
+  const int64_t ns = ms > 0 ? static_cast<int64_t>(ms * 1e6) : 0;
+  const timespec timeout = {static_cast<time_t>(ns / 1000000000), static_cast<long>(ns % 1000000000)};
+  const int ready = ppoll(p, n, &timeout, nullptr);
+  if (ready < 0 && errno != EINTR) {
+    ThrowErrno(env, "cannot wait for readable fds (ppoll)", errno);
+    return env.Undefined();
+  }
+  return Napi::Number::New(env, ready < 0 ? 0 : ready);
+}
+
 }  // namespace
 
 namespace ixy {
@@ -104,6 +133,7 @@ namespace ixy {
 void InitUnixFd(Napi::Env env, Napi::Object exports) {
   exports.Set("eventFd", Napi::Function::New(env, EventFd));
   exports.Set("sendFdLine", Napi::Function::New(env, SendFdLine));
+  exports.Set("waitReadable", Napi::Function::New(env, WaitReadable));
 }
 
 }  // namespace ixy

@@ -63,6 +63,9 @@ class Device extends EventEmitter {
     this.closed = false;
     this.txMinLength = 14; // the shortest frame txBatch() takes: an Ethernet header
     this.interruptCapable = false; // the driver programs receive interrupts (setupInterrupts)
+    // The kernel fills the RX rings, on this machine's CPUs (AF_XDP), not a NIC by DMA: a
+    // loop polling an empty ring takes CPU from the work that would fill it (lib/device/idle.js).
+    this.kernelFillsRings = false;
     this.rxPacketBufferBytes = 0; // where frames wait while the RX ring is full (lib/device/idle-bound.js)
   }
 

@@ -18,9 +18,14 @@
 //               model's (lib/host/model-irq.js), have interrupts, and AF_XDP devices a line
 //               per RX queue (its socket, readable once the kernel has put frames on its
 //               RX ring): others refuse the mode (EUNSUPPORTED, Device.interrupts()).
+//               Where the kernel fills the rings (AF_XDP: Device.kernelFillsRings), the
+//               kernel's NAPI poll may need the loop's CPU, so even a busy loop does not
+//               poll an empty ring again: it sleeps in ppoll() on the sockets until frames
+//               come or its slice ends (waitForFrames()), as tcpdump sleeps in poll().
 // A longer sleep costs less CPU when idle and loses more of traffic that starts faster
 // than the bound's rate (bench/idle.js measures both).
 const { IxyError, shown } = require('../host/errors');
+const { native } = require('../host/native');
 const { longestSleepMs, DEFAULT_START_RATE } = require('./idle-bound');
 
 const IDLE_MODES = ['spin', 'backoff', 'interrupt'];
@@ -98,6 +103,10 @@ class Idler {
         }
       }
     }
+    // The lines' fds, which waitForFrames() sleeps on, where the kernel fills every
+    // device's rings; null where a NIC does (an empty poll is then polled again).
+    this.readableFds = this.lines !== null && this.lines.length > 0 && devices.every((d) => d.kernelFillsRings)
+      ? Int32Array.from(this.lines, (line) => line.fd) : null;
     this.workedAt = performance.now();
     this.endSleep = null; // ends the sleep in progress at once
     this.armed = false; // the devices' interrupts are unmasked
@@ -138,6 +147,12 @@ class Idler {
   disarm() {
     this.armed = false;
     for (const d of this.devices) if (!d.closed) d.disarmInterrupt(); // a closed device's registers are unmapped
+  }
+
+  // After a poll that found nothing, where readableFds is not null: sleeps in the kernel
+  // until a socket has frames, at most `ms` (what is left of the loop's slice).
+  waitForFrames(ms) {
+    if (ms > 0) native().waitReadable(this.readableFds, ms);
   }
 
   // True once nothing has come for IDLE_AFTER_MS.

@@ -41,7 +41,8 @@
 // instead of once per turn: an idle loop then sleeps in the event
 // loop. The first batch returns it to full polling. `idle: 'spin'` polls without pause.
 // `idle: 'interrupt'` (VFIO, the device model, AF_XDP) sleeps until the NIC's receive
-// interrupt (an AF_XDP socket: until the kernel puts frames on its RX ring) instead.
+// interrupt (an AF_XDP socket: until the kernel puts frames on its RX ring) instead; on
+// AF_XDP an empty poll also sleeps on the socket until the slice ends.
 const { setImmediate: yieldToEventLoop } = require('timers/promises');
 const { PacketBatch } = require('../memory/batch');
 const { IxyError, shown } = require('../host/errors');
@@ -74,6 +75,7 @@ class ReceiveIterator {
     this.sliceMs = sliceMs;
     this.sliceEnd = 0; // yield first: the caller's code after the loop setup runs first
     this.idler = mode === 'spin' ? null : new Idler(mode, [dev], queue); // EUNSUPPORTED: 'interrupt' without a line
+    this.waits = this.idler !== null && this.idler.readableFds !== null; // an empty poll sleeps on the socket
     this.finished = false;
     // An abort marks the iterator finished (next() checks that after every await already,
     // so a signal costs the loop nothing) and ends an idle sleep at once: a backoff timer
@@ -123,6 +125,8 @@ class ReceiveIterator {
         if (this.sliceEnd === 0) this.wokeUp();
         else if (this.idler !== null) this.idler.worked(now);
         if (this.ready > 0) return this.handOut();
+      } else if (this.waits) {
+        this.idler.waitForFrames(this.sliceEnd - performance.now()); // AF_XDP: see lib/device/idle.js
       }
     }
   }

@@ -100,6 +100,7 @@ class XdpDevice extends Device {
     this.program = null;
     this.txMinLength = 14;
     this.interruptCapable = true; // each RX queue's socket is a line (interrupts())
+    this.kernelFillsRings = true; // in its NAPI poll, maybe on this thread's CPU
   }
 
   // The interface's queues this device binds: queue (xdp:if@N), or 0..n-1 for the larger of
@@ -191,8 +192,8 @@ class XdpDevice extends Device {
 
   // Sockets to sleep on: the default idle is 'interrupt' (bestIdle()) for a device that
   // receives here, in this thread. An idle loop then costs no CPU (backoff's timers cost a
-  // few %) and wakes with the first frame; under load both poll alike (bench/PERFORMANCE.md,
-  // AF_XDP).
+  // few %) and wakes with the first frame; under load an empty poll waits on the sockets
+  // rather than polling again (Idler.waitForFrames(); bench/PERFORMANCE.md, AF_XDP).
   hasInterrupts() {
     return !this.closed && !this.options.workers && this.rxQueues.length > 0;
   }

@@ -18,6 +18,9 @@ const BURST = 200; // frames sent back to back: fewer than veth's ring (256) hol
 // An idle loop of 'interrupt' wakes once a second; 'backoff' wakes every few ms and 'spin'
 // never sleeps. A bound between them, generous for 'interrupt': a twentieth of a core.
 const IDLE_CPU = 0.05;
+// A loop that polls a ring again and again takes a core (half of one, were another busy
+// process on its CPU); one that sleeps between the frames of a thousand a second, a few %.
+const STEADY_CPU = 0.3;
 
 describe('AF_XDP: idle \'interrupt\' sleeps on the sockets', function () {
   this.timeout(90000);
@@ -69,6 +72,33 @@ describe('AF_XDP: idle \'interrupt\' sleeps on the sockets', function () {
       assert.deepStrictEqual(seqs, Array.from({ length: 3 * BURST }, (_, i) => i));
       for (const share of shares) assert.ok(share < IDLE_CPU, `idle ixy pcap used ${(share * 100).toFixed(1)}% of a CPU`);
       console.log(`      idle CPU: ${shares.map((s) => `${(s * 100).toFixed(1)}%`).join(', ')}`);
+    } finally {
+      if (capture && capture.exitCode === null) capture.kill('SIGKILL');
+    }
+  });
+
+  // A frame every millisecond never leaves the loop idle for IDLE_AFTER_MS: a loop that
+  // polled again after each empty poll would take a whole core (and the kernel's NAPI poll,
+  // which fills the ring, would wait for it where they share one).
+  it('ixy pcap under steady traffic sleeps on the socket between frames: every frame, on a fraction of a core', async () => {
+    const file = path.join(tmp, 'steady.pcap');
+    const frames = 2500;
+    const send = `import socket, time\ns = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)\nfor i in range(${frames}):\n    s.sendto(i.to_bytes(4, 'big') + b'x' * 60, ('10.79.0.2', 7001))\n    time.sleep(0.001)\n`;
+    let capture;
+    const run = veth.runIxyIn(ns2, ['pcap', 'xdp:i2', file, String(frames), 'udp dst port 7001'], { onStart: (c) => { capture = c; } });
+    try {
+      await veth.until(() => veth.xdpAttached(ns2, 'i2'), 20000, 'ixy pcap\'s XDP program');
+      await sleep(1000);
+      const sender = veth.runIn(ns1, 'python3', ['-c', send]);
+      await sleep(300);
+      const share = await cpuShare(() => sleep(1000), capture.pid);
+      assert.strictEqual((await sender).code, 0);
+      const r = await run;
+      assert.strictEqual(r.code, 0, r.stderr);
+      const seqs = readPcap(fs.readFileSync(file)).frames.map((f) => f.data.readUInt32BE(42));
+      assert.deepStrictEqual(seqs, Array.from({ length: frames }, (_, i) => i));
+      assert.ok(share < STEADY_CPU, `ixy pcap used ${(share * 100).toFixed(1)}% of a CPU for a frame a millisecond`);
+      console.log(`      CPU under a frame a millisecond: ${(share * 100).toFixed(1)}%`);
     } finally {
       if (capture && capture.exitCode === null) capture.kill('SIGKILL');
     }
