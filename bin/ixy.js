@@ -67,7 +67,7 @@ function deviceOptions(opts, more = {}) {
 
 // --workers: one worker thread per queue (pair), RSS spreading the flows over them.
 function workersOption(description) {
-  return new Option('-w, --workers <n>', `${description}, RSS over n RX queues (ixgbe, igb; 1..16)`).argParser(integer('--workers', 1, 16));
+  return new Option('-w, --workers <n>', `${description}, RSS over n RX queues (ixgbe, igb; AF_XDP: the interface's queues 0..n-1; 1..16)`).argParser(integer('--workers', 1, 16));
 }
 
 function jsonOption(description = 'report as JSON, one object per line (start, rates each second, events, totals, end)') {
