@@ -25,11 +25,13 @@
 // sent, so with the source on CPU 0 a capture's kernel half took the source's CPU: the
 // source slowed to what source and capture together managed (about 0.7 Mpps on one core)
 // and every capture kept up with it (ratio 1.00). For captures s2 therefore polls in a
-// NAPI thread of its own (GRO on, /sys/class/net/s2/threaded), pinned to the capture's
-// CPU: the source's CPU only sends, and each capture pays for its whole path, kernel and
-// user space, on CPU 1. (The kernel's pktgen would be a faster source still, where the
+// NAPI thread of its own (GRO on, /sys/class/net/s2/threaded, and s1's TSO off: see
+// withSource()), pinned to the capture's CPU: the source's CPU only sends, and each capture
+// pays for its whole path, kernel and user space, on CPU 1. The table shows the kernel's
+// part: the NAPI thread's CPU per frame captured. (The kernel's pktgen would be a faster source still, where the
 // kernel has it; CONFIG_NET_PKTGEN is often off, as it is on the machine this was written on.)
 const { execFileSync, spawn } = require('child_process');
+const fs = require('fs');
 const path = require('path');
 const { eachOption } = require('./args');
 const { spread, machine, writeResults } = require('./summary');
@@ -127,17 +129,31 @@ function napiThreadOn(ns, dev, cpu) {
   return mine[0];
 }
 
+// A thread's CPU seconds so far (user and system; /proc/PID/stat fields 14 and 15, in
+// clock ticks of 1/100 s, as Linux reports them on x86).
+function cpuSecondsOf(pid) {
+  const fields = fs.readFileSync(`/proc/${pid}/stat`, 'utf8').split(') ')[1].split(' ');
+  return (Number(fields[11]) + Number(fields[12])) / 100;
+}
+
 // One run: the source on s1, then `measure(ns)` (a promise of { packets, seconds }). For a
-// capture, s2's receive work runs on the capture's CPU (napiThreadOn()).
+// capture, s2's receive work runs on the capture's CPU (napiThreadOn()), and what that
+// work cost is kernelNs: the NAPI thread's CPU over the run per frame captured.
 async function withSource(o, cBinary, tag, measure, { capture = false } = {}) {
   const ns = setUp(tag);
   try {
-    if (capture) napiThreadOn(ns[1], 's2', 1);
+    // veth hands a frame to its peer's NAPI only if the sender cannot make TSO frames (or
+    // they come from a UDP socket): attaching XDP to s2 turns s1's TSO off, nothing does
+    // for tcpdump, whose frames then took the backlog of the source's CPU. Off for all.
+    if (capture) sh('ip', ['netns', 'exec', ns[0], 'ethtool', '-K', 's1', 'tso', 'off']);
+    const napi = capture ? napiThreadOn(ns[1], 's2', 1) : null;
     const source = runIn(ns[0], cBinary, ['generate', 's1', String(o.seconds + 4), String(o.batch)], 0);
     await sleep(1000);
+    const napiBefore = napi === null ? 0 : cpuSecondsOf(napi);
     const r = await measure(ns);
+    const kernelNs = napi === null ? null : ((cpuSecondsOf(napi) - napiBefore) * 1e9) / r.packets;
     const offered = JSON.parse((await source).stdout);
-    return { mpps: r.packets / r.seconds / 1e6, packets: r.packets, seconds: r.seconds, offeredMpps: offered.mpps, kept: r.kept };
+    return { mpps: r.packets / r.seconds / 1e6, packets: r.packets, seconds: r.seconds, offeredMpps: offered.mpps, kept: r.kept, kernelNs };
   } finally {
     tearDown(ns);
   }
@@ -205,7 +221,10 @@ async function pair(o, c, [nameA, a], [nameB, b], options = {}) {
     ratios.push(ra.mpps / rb.mpps);
     process.stdout.write(`  run ${i + 1}: ${nameA} ${ra.mpps.toFixed(4)} Mpps (offered ${ra.offeredMpps.toFixed(4)}), ${nameB} ${rb.mpps.toFixed(4)} Mpps (offered ${rb.offeredMpps.toFixed(4)})\n`);
   }
-  const summary = (list) => ({ mpps: spread(list.map((r) => r.mpps)), offeredMpps: spread(list.map((r) => r.offeredMpps)), kept: spread(list.map((r) => r.kept)), runs: list });
+  const summary = (list) => ({
+    mpps: spread(list.map((r) => r.mpps)), offeredMpps: spread(list.map((r) => r.offeredMpps)), kept: spread(list.map((r) => r.kept)),
+    kernelNs: list[0].kernelNs === null ? null : spread(list.map((r) => r.kernelNs)), runs: list,
+  });
   return { [nameA]: summary(runs[nameA]), [nameB]: summary(runs[nameB]), ratio: spread(ratios) };
 }
 
@@ -233,8 +252,10 @@ async function main(argv) {
   // kept: of the frames that reached the capture, the share it kept (ixy: rxMissed, the
   // kernel's count of frames a socket had no room for; tcpdump: "received by filter").
   const k = (s) => (s && s.kept ? `${(100 * s.kept.median).toFixed(1)} %` : '-');
-  process.stdout.write(`\n| what | median Mpps [min..max] | source's Mpps over its whole run | kept |\n| --- | --- | --- | --- |\n`);
-  const row = (what, s) => process.stdout.write(`| ${what} | ${f(s.mpps)} | ${f(s.offeredMpps)} | ${k(s)} |\n`);
+  // kernel: the NAPI thread's CPU ns per frame captured (captures only; see withSource()).
+  const kn = (s) => (s.kernelNs ? s.kernelNs.median.toFixed(0) : '-');
+  process.stdout.write(`\n| what | median Mpps [min..max] | source's Mpps over its whole run | kept | kernel ns/frame |\n| --- | --- | --- | --- | --- |\n`);
+  const row = (what, s) => process.stdout.write(`| ${what} | ${f(s.mpps)} | ${f(s.offeredMpps)} | ${k(s)} | ${kn(s)} |\n`);
   row('forward, ixy (JS)', forward.js);
   row('forward, C', forward.c);
   row('capture, ixy pcap', capture.js);
