@@ -19,6 +19,7 @@ const path = require('path');
 const { IxyError, shown } = require('./host/errors');
 const { checkOptionNames } = require('./host/option-names');
 const { sleepSync } = require('./host/register-access');
+const { native } = require('./host/native');
 
 const MAGIC_MICROSECONDS = 0xa1b2c3d4;
 const MAGIC_NANOSECONDS = 0xa1b23c4d;
@@ -27,6 +28,7 @@ const FILE_HEADER = 24;
 const RECORD_HEADER = 16;
 const DEFAULT_SNAPLEN = 65535;
 const DEFAULT_BUFFER = 1 << 20;
+const PLAN_FRAMES = 256; // frames writeBatch() copies per native call, at most
 
 class PcapWriter {
   // target: a file name (created or truncated) or an open file descriptor (e.g. 1, stdout).
@@ -44,6 +46,8 @@ class PcapWriter {
     this.nanoseconds = nanoseconds;
     this.snaplen = snaplen;
     this.buffer = Buffer.allocUnsafe(bufferSize);
+    this.view = new DataView(this.buffer.buffer, this.buffer.byteOffset, bufferSize); // records' fields, unaligned
+    this.plan = new Uint32Array(3 * PLAN_FRAMES); // writeBatch()'s copies: from, to, length
     this.used = 0;
     this.frames = 0;
     this.bytes = 0; // file bytes written or buffered, header included
@@ -82,16 +86,17 @@ class PcapWriter {
   }
 
   // Appends one frame: bytes[0..length) (cut to snaplen) with a timestamp of `sec` seconds
-  // and `nsec` nanoseconds since 1970 (UTC). Copies into the buffer; allocates nothing.
+  // and `nsec` nanoseconds since 1970 (UTC). Copies into the buffer (through a view of the
+  // frame's captured bytes when they are fewer than `bytes` holds).
   write(bytes, length, sec, nsec) {
     const captured = length < this.snaplen ? length : this.snaplen;
     if (this.used + RECORD_HEADER + captured > this.buffer.length) this.flush();
     const b = this.buffer;
     const at = this.used;
-    b.writeUInt32LE(sec >>> 0, at);
-    b.writeUInt32LE(this.nanoseconds ? nsec : Math.floor(nsec / 1000), at + 4);
-    b.writeUInt32LE(captured, at + 8);
-    b.writeUInt32LE(length, at + 12);
+    this.view.setUint32(at, sec, true);
+    this.view.setUint32(at + 4, this.nanoseconds ? nsec : Math.floor(nsec / 1000), true);
+    this.view.setUint32(at + 8, captured, true);
+    this.view.setUint32(at + 12, length, true);
     b.set(captured === bytes.length ? bytes : bytes.subarray(0, captured), at + RECORD_HEADER);
     this.used = at + RECORD_HEADER + captured;
     this.frames++;
@@ -99,12 +104,44 @@ class PcapWriter {
   }
 
   // Appends batch's frames [from, count), all with the same timestamp (one clock read per
-  // batch: the frames of a batch were taken from the ring in the same poll).
+  // batch: the frames of a batch were taken from the ring in the same poll). The records'
+  // headers are written here; their frames are copied by one native call per batch (per
+  // PLAN_FRAMES), as the plan lists them: a copy per frame through TypedArray.set() would
+  // need a view of each frame's length, an allocation per frame.
   writeBatch(batch, sec, nsec, from = 0) {
-    const buffers = batch.pool.buffers;
+    const pool = batch.pool;
+    const buffers = pool.buffers;
+    const base = pool.bytes.byteOffset; // a frame's offset in pool.bytes: its view's, less this
     const ids = batch.ids;
     const lengths = batch.lengths;
-    for (let i = from; i < batch.count; i++) this.write(buffers[ids[i]], lengths[i], sec, nsec);
+    const b = this.buffer;
+    const view = this.view;
+    const plan = this.plan;
+    const fraction = this.nanoseconds ? nsec : Math.floor(nsec / 1000);
+    let planned = 0;
+    for (let i = from; i < batch.count; i++) {
+      const length = lengths[i];
+      const captured = length < this.snaplen ? length : this.snaplen;
+      const full = this.used + RECORD_HEADER + captured > b.length;
+      if (full || planned === PLAN_FRAMES) {
+        native().copyFrames(pool.bytes, b, plan, planned);
+        planned = 0;
+        if (full) this.flush();
+      }
+      const at = this.used;
+      view.setUint32(at, sec, true);
+      view.setUint32(at + 4, fraction, true);
+      view.setUint32(at + 8, captured, true);
+      view.setUint32(at + 12, length, true);
+      plan[3 * planned] = buffers[ids[i]].byteOffset - base;
+      plan[3 * planned + 1] = at + RECORD_HEADER;
+      plan[3 * planned + 2] = captured;
+      planned++;
+      this.used = at + RECORD_HEADER + captured;
+      this.frames++;
+      this.bytes += RECORD_HEADER + captured;
+    }
+    if (planned > 0) native().copyFrames(pool.bytes, b, plan, planned);
   }
 
   // Writes what is buffered to the file. Throws an IxyError with the system's code (ENOSPC,

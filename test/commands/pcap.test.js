@@ -10,6 +10,8 @@ const path = require('path');
 const { execFileSync, spawnSync } = require('child_process');
 const { PcapWriter, CaptureClock, readPcap, MAGIC_NANOSECONDS, MAGIC_MICROSECONDS } = require('../../lib/pcap-file');
 const packet = require('../../lib/packet');
+const { Mempool } = require('../../lib/memory/mempool');
+const { PacketBatch } = require('../../lib/memory/batch');
 const { IXY, runIxy, tsharkFields, suiteTmpDir } = require('../support/helpers');
 
 // tshark exits non-zero (and says why on stderr) for a truncated or corrupt file.
@@ -79,6 +81,41 @@ describe('pcap files', function () {
       assert.strictEqual(frames[7].data.readUInt32BE(packet.SEQ_OFFSET), 7);
     });
   }
+
+  it('writeBatch(): a batch of more frames than one native copy takes, across flushes and the snaplen, byte for byte', function () {
+    const file = path.join(tmpDir(), 'batch.pcap');
+    const pool = new Mempool({ entries: 512, bufferSize: 2048 });
+    const batch = new PacketBatch(300, pool);
+    try {
+      assert.strictEqual(pool.allocMany(batch.ids, 300), 300);
+      batch.count = 300;
+      for (let i = 0; i < 300; i++) {
+        batch.lengths[i] = 60 + ((i * 37) % 1455); // 60..1514
+        packet.writeUdpFrame(pool.buffers[batch.ids[i]], { size: batch.lengths[i] });
+        packet.writeSeq(pool.buffers[batch.ids[i]], i);
+      }
+      // A buffer with room for about 70 records of 1 KiB flushes within the batch, more than
+      // once; the default one holds the whole batch, copied in two native calls.
+      for (const bufferSize of [70000, undefined]) {
+        const writer = new PcapWriter(file, { bufferSize, snaplen: 1000 });
+        writer.writeBatch(batch, 1700000000, 123456789, 10);
+        writer.close();
+        const { frames } = readPcap(file);
+        assert.strictEqual(frames.length, 290);
+        frames.forEach((f, k) => {
+          const i = k + 10;
+          const length = batch.lengths[i];
+          assert.strictEqual(f.length, length, `frame ${i}: length on the wire`);
+          assert.deepStrictEqual(f.data, Buffer.from(pool.buffers[batch.ids[i]].subarray(0, Math.min(length, 1000))), `frame ${i}: its bytes`);
+          assert.deepStrictEqual([f.sec, f.nsec], [1700000000, 123456789]);
+        });
+        assert.strictEqual(tsharkCount(file), 290);
+      }
+    } finally {
+      batch.release();
+      pool.close();
+    }
+  });
 
   it('cuts frames to the snaplen and keeps the length on the wire', function () {
     const file = path.join(tmpDir(), 'snap.pcap');
