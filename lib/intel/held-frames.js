@@ -32,6 +32,16 @@ const LITTLE_ENDIAN = new Uint8Array(new Uint32Array([1]).buffer)[0] === 1;
 const HALF = new Float64Array(1);
 const HALF_WORDS = new Uint32Array(HALF.buffer);
 
+// The held buffers' memory as 32-bit words, a property set once on this module's object:
+// TurboFan then compiles write()'s view as a constant, with no map check or length and
+// data-pointer loads per frame (rings.js says the same of `rings.words`). Held frames of
+// another pool's memory set it again; it is then an ordinary property (slower, still correct).
+const memory = {}; // memory.words32, once a pool's buffers are held
+
+// Each slot's entry in the table of SLOT_WORDS words: its buffer's address in words 0-1
+// (one double of arena.doubles), the word offset of its number in `memory.words32` in word 2.
+const SLOT_WORDS = 4;
+
 // What a TX queue in held mode keeps (TxQueue.holdBuffers() makes it, TxQueue.sendHeld()
 // and freeRing() use it): slot t's buffer of `pool`, each holding the same frame with its
 // sequence number at byte seqAt. Only the queue writes its own fields; this writes
@@ -42,54 +52,68 @@ class HeldFrames {
     if (seqAt % 4 !== 2 || seqAt + 6 > pool.bufferSize) throw new IxyError('EINVAL', `a held frame's sequence number must sit at a byte offset 2 mod 4 inside the buffer, got ${seqAt}`);
     if (pool.freeCount < size) throw new IxyError('EINVAL', `holding a buffer in each of ${size} TX descriptors needs that many free in the pool, it has ${pool.freeCount}`);
     this.pool = pool;
+    this.size = size;
     this.ids = new Uint32Array(size); // slot t's buffer, for free()
-    const numbers = arena.allocWords(size);
-    const addresses = arena.allocWords(2 * size + 1);
-    const skip = arena.offsetOf(addresses) % 2; // so that the table starts at an even word
+    const table = arena.allocWords(SLOT_WORDS * size + 1);
+    const skip = arena.offsetOf(table) % 2; // so that the addresses sit at even words
     for (let t = 0; t < size; t++) {
       const id = pool.alloc();
       const address = pool.physOf(id);
+      const e = skip + SLOT_WORDS * t;
       this.ids[t] = id;
-      numbers[t] = (id * pool.bufferSize + seqAt - 2) / 4;
-      addresses[skip + 2 * t] = address % TWO_32;
-      addresses[skip + 2 * t + 1] = Math.floor(address / TWO_32);
+      table[e] = address % TWO_32;
+      table[e + 1] = Math.floor(address / TWO_32);
+      table[e + 2] = (id * pool.bufferSize + seqAt - 2) / 4;
     }
     const frame = pool.buffers[this.ids[0]];
-    const memory = pool.memory.buffer;
-    this.addresses = addresses; // slot t's buffer address: arena.doubles[addressesAt + t]
-    this.addressesAt = (arena.offsetOf(addresses) + skip) / 2;
-    this.words32 = new Uint32Array(memory, 0, memory.byteLength / 4); // the pool's buffers
-    this.numbers = numbers; // slot t's number is in words32[m] and words32[m + 1], m = words[numbersAt + t]
-    this.numbersAt = arena.offsetOf(numbers);
+    const buffer = pool.memory.buffer;
+    if (memory.words32 === undefined || memory.words32.buffer !== buffer) memory.words32 = new Uint32Array(buffer, 0, buffer.byteLength / 4);
+    this.table = table; // slot t's entry starts at arena.words[tableAt + SLOT_WORDS * t]
+    this.tableAt = arena.offsetOf(table) + skip;
     this.before = frame[seqAt - 2] | (frame[seqAt - 1] << 8);
     this.after = (frame[seqAt + 4] << 16) | (frame[seqAt + 5] << 24);
   }
 
-  // Writes the descriptors of n slots from `tail` on (ring: rings.doubles from descriptor
-  // 0 of the queue's ring at ringAt, in doubles; `mask`: the ring's), each sending its held
+  // Writes the descriptors of n slots from `tail` on (n at most the ring's size; the
+  // queue's ring starts at ringAt, in doubles of rings.doubles), each sending its held
   // buffer as a frame of `length` bytes with command bits `command`, the k-th numbered
   // seq + k (mod 2^32). Returns the slot after the last: the queue's new tail.
-  write(ringAt, tail, mask, n, command, length, seq) {
-    const words = arena.words; // locals, so TurboFan folds them (lib/memory/arena.js)
-    const doubles = arena.doubles;
-    const ring = rings.doubles; // descriptor t is ring[ringAt + 2t], ring[ringAt + 2t + 1]
-    const { words32, numbersAt, before, after, addressesAt } = this;
+  write(ringAt, tail, n, command, length, seq) {
     HALF_WORDS[0] = command | length; // 7.2.3.2.4: length and command, then PAYLEN
     HALF_WORDS[1] = length << TXD_PAYLEN_SHIFT;
     const lengthHalf = HALF[0];
-    let t = tail;
+    // Two runs of slots that do not wrap: to the end of the ring, then from slot 0.
+    const toEnd = this.size - tail;
+    if (n < toEnd) {
+      this.writeRun(ringAt, tail, n, lengthHalf, seq);
+      return tail + n;
+    }
+    this.writeRun(ringAt, tail, toEnd, lengthHalf, seq);
+    this.writeRun(ringAt, 0, n - toEnd, lengthHalf, (seq + toEnd) | 0);
+    return n - toEnd;
+  }
+
+  // write() of slots t .. t + n - 1, none past the end of the ring.
+  writeRun(ringAt, t, n, lengthHalf, seq) {
+    const words = arena.words; // locals, so TurboFan folds them (lib/memory/arena.js)
+    const doubles = arena.doubles;
+    const ring = rings.doubles; // descriptor t is ring[ringAt + 2t], ring[ringAt + 2t + 1]
+    const words32 = memory.words32;
+    const before = this.before;
+    const after = this.after;
+    let e = (this.tableAt + SLOT_WORDS * t) | 0; // slot t's entry
+    let d = (ringAt + 2 * t) | 0; // and its descriptor
     const end = (seq + n) | 0;
     // s: the frame's number; s and the offsets are int32s (`| 0`): no overflow checks.
     for (let s = seq; s !== end; s = (s + 1) | 0) {
-      const at = words[(numbersAt + t) | 0] | 0;
+      const at = words[(e + 2) | 0] | 0;
       words32[at] = before | ((s >>> 24) << 16) | ((s >>> 16) << 24);
       words32[(at + 1) | 0] = ((s >>> 8) & 0xff) | ((s & 0xff) << 8) | after;
-      const d = (ringAt + (t << 1)) | 0;
-      ring[d] = doubles[(addressesAt + t) | 0]; // the buffer's address
+      ring[d] = doubles[e >> 1]; // the buffer's address
       ring[(d + 1) | 0] = lengthHalf;
-      t = (t + 1) & mask;
+      e = (e + SLOT_WORDS) | 0;
+      d = (d + 2) | 0;
     }
-    return t;
   }
 
   // Gives every held buffer back to its pool (the queue stopped or never started).

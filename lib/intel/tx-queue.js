@@ -221,7 +221,7 @@ class TxQueue extends RingQueue {
     const room = this.room();
     const n = want < room ? want : room;
     if (n > 0) {
-      this.tail = this.held.write(this.ringAt / 2, this.tail, this.mask, n, this.command, length, seq);
+      this.tail = this.held.write(this.ringAt / 2, this.tail, n, this.command, length, seq);
       writeTail(this.regs, this.tailIndex, this.tail); // after the descriptors and frames, seen after them
       const totals = this.totals;
       totals[PACKETS] += n;
