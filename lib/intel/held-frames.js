@@ -15,12 +15,14 @@ const { IxyError } = require('../host/errors');
 const TWO_32 = 2 ** 32;
 const { TXD_PAYLEN_SHIFT } = rings;
 
-// The sequence number is written as two aligned 32-bit words, two stores instead of four
-// byte stores: it sits at a byte offset seqAt that is 2 mod 4 (behind the 14-byte Ethernet
-// header and whole 4-byte IPv4 and UDP or TCP words), so bytes seqAt - 2 .. seqAt + 5 are
-// two words of the buffer. The two bytes either side of the number are the frame's own
-// and never change (`before`, `after`, as they sit in those words). Typed arrays use the
-// host's byte order: little-endian here (x64, arm64), checked when buffers are held.
+// The sequence number is written as one aligned 32-bit word, one store instead of four
+// byte stores: it sits at a byte offset seqAt that is 2 mod 4 in the frame (behind the
+// 14-byte Ethernet header and whole 4-byte IPv4 and UDP or TCP words), so a held frame
+// starts FRAME_AT = 2 bytes into its buffer (the descriptor gets that address; the NIC
+// reads a TX buffer from any byte, 82599 7.2.3.2.4), which puts the number at a multiple
+// of 4. Typed arrays use the host's byte order: little-endian here (x64, arm64), checked
+// when buffers are held; the number is swapped to big-endian as it is written.
+const FRAME_AT = 2;
 const LITTLE_ENDIAN = new Uint8Array(new Uint32Array([1]).buffer)[0] === 1;
 
 // A descriptor is written as two 64-bit halves, two stores instead of four, as C does:
@@ -38,7 +40,7 @@ const HALF_WORDS = new Uint32Array(HALF.buffer);
 // another pool's memory set it again; it is then an ordinary property (slower, still correct).
 const memory = {}; // memory.words32, once a pool's buffers are held
 
-// Each slot's entry in the table of SLOT_WORDS words: its buffer's address in words 0-1
+// Each slot's entry in the table of SLOT_WORDS words: its frame's address in words 0-1
 // (one double of arena.doubles), the word offset of its number in `memory.words32` in word 2.
 const SLOT_WORDS = 4;
 
@@ -49,29 +51,28 @@ const SLOT_WORDS = 4;
 class HeldFrames {
   constructor(pool, seqAt, size) {
     if (!LITTLE_ENDIAN) throw new IxyError('EUNSUPPORTED', 'held frames need a little-endian host');
-    if (seqAt % 4 !== 2 || seqAt + 6 > pool.bufferSize) throw new IxyError('EINVAL', `a held frame's sequence number must sit at a byte offset 2 mod 4 inside the buffer, got ${seqAt}`);
+    if (seqAt % 4 !== 2 || FRAME_AT + seqAt + 4 > pool.bufferSize) throw new IxyError('EINVAL', `a held frame's sequence number must sit at a byte offset 2 mod 4 inside the buffer, got ${seqAt}`);
     if (pool.freeCount < size) throw new IxyError('EINVAL', `holding a buffer in each of ${size} TX descriptors needs that many free in the pool, it has ${pool.freeCount}`);
     this.pool = pool;
     this.size = size;
+    this.maxLength = pool.bufferSize - FRAME_AT; // the longest frame a held buffer takes
     this.ids = new Uint32Array(size); // slot t's buffer, for free()
     const table = arena.allocWords(SLOT_WORDS * size + 1);
     const skip = arena.offsetOf(table) % 2; // so that the addresses sit at even words
     for (let t = 0; t < size; t++) {
       const id = pool.alloc();
-      const address = pool.physOf(id);
+      const address = pool.physOf(id) + FRAME_AT;
       const e = skip + SLOT_WORDS * t;
       this.ids[t] = id;
+      pool.buffers[id].copyWithin(FRAME_AT, 0, this.maxLength); // the frame moves to FRAME_AT (free() moves it back)
       table[e] = address % TWO_32;
       table[e + 1] = Math.floor(address / TWO_32);
-      table[e + 2] = (id * pool.bufferSize + seqAt - 2) / 4;
+      table[e + 2] = (id * pool.bufferSize + FRAME_AT + seqAt) / 4;
     }
-    const frame = pool.buffers[this.ids[0]];
     const buffer = pool.memory.buffer;
     if (memory.words32 === undefined || memory.words32.buffer !== buffer) memory.words32 = new Uint32Array(buffer, 0, buffer.byteLength / 4);
     this.table = table; // slot t's entry starts at arena.words[tableAt + SLOT_WORDS * t]
     this.tableAt = arena.offsetOf(table) + skip;
-    this.before = frame[seqAt - 2] | (frame[seqAt - 1] << 8);
-    this.after = (frame[seqAt + 4] << 16) | (frame[seqAt + 5] << 24);
   }
 
   // Writes the descriptors of n slots from `tail` on (n at most the ring's size; the
@@ -79,6 +80,7 @@ class HeldFrames {
   // buffer as a frame of `length` bytes with command bits `command`, the k-th numbered
   // seq + k (mod 2^32). Returns the slot after the last: the queue's new tail.
   write(ringAt, tail, n, command, length, seq) {
+    if (length > this.maxLength) throw new IxyError('EINVAL', `a held frame takes at most ${this.maxLength} bytes, got ${length}`);
     HALF_WORDS[0] = command | length; // 7.2.3.2.4: length and command, then PAYLEN
     HALF_WORDS[1] = length << TXD_PAYLEN_SHIFT;
     const lengthHalf = HALF[0];
@@ -99,17 +101,13 @@ class HeldFrames {
     const doubles = arena.doubles;
     const ring = rings.doubles; // descriptor t is ring[ringAt + 2t], ring[ringAt + 2t + 1]
     const words32 = memory.words32;
-    const before = this.before;
-    const after = this.after;
     let e = (this.tableAt + SLOT_WORDS * t) | 0; // slot t's entry
     let d = (ringAt + 2 * t) | 0; // and its descriptor
     const end = (seq + n) | 0;
     // s: the frame's number; s and the offsets are int32s (`| 0`): no overflow checks.
     for (let s = seq; s !== end; s = (s + 1) | 0) {
-      const at = words[(e + 2) | 0] | 0;
-      words32[at] = before | ((s >>> 24) << 16) | ((s >>> 16) << 24);
-      words32[(at + 1) | 0] = ((s >>> 8) & 0xff) | ((s & 0xff) << 8) | after;
-      ring[d] = doubles[e >> 1]; // the buffer's address
+      words32[words[(e + 2) | 0]] = (s >>> 24) | ((s >>> 8) & 0xff00) | ((s & 0xff00) << 8) | (s << 24); // big-endian
+      ring[d] = doubles[e >> 1]; // the frame's address
       ring[(d + 1) | 0] = lengthHalf;
       e = (e + SLOT_WORDS) | 0;
       d = (d + 2) | 0;
@@ -118,7 +116,10 @@ class HeldFrames {
 
   // Gives every held buffer back to its pool (the queue stopped or never started).
   free() {
-    for (const id of this.ids) this.pool.free(id);
+    for (const id of this.ids) {
+      this.pool.buffers[id].copyWithin(0, FRAME_AT); // the frame back at the buffer's start
+      this.pool.free(id);
+    }
   }
 }
 
