@@ -17,6 +17,7 @@
 // descriptor up to TDT done. Each step forwards one batch each way with the app's own
 // forwardBatch(), touch included. The stand-in's own work is part of the figure, in both
 // languages alike.
+const os = require('os');
 const { openPort, standInNic, closeQueues } = require('../lib/warm-up/stand-in');
 const { PacketBatch } = require('../lib/memory/batch');
 const { forwardBatch } = require('../lib/apps/forward');
@@ -76,7 +77,8 @@ function measureGenerate(cfg) {
 // counting instructions (bench/instructions.js): "warmSteps" first, in 20 calls (so that
 // the loop is optimised as a function, not only on stack replacement), then "steps" in
 // one; prints {"counting":true} before the latter and { packets } after it. Nothing
-// reads a clock.
+// reads a clock. The counted call stands between two calls of os.loadavg(), which nothing
+// else here makes: callgrind's --dump-before=uv_loadavg then counts it on its own.
 function countSteps(cfg) {
   const ports = [openPort(ixgbeLayout, cfg.ring)];
   let run;
@@ -111,7 +113,10 @@ function countSteps(cfg) {
   for (let k = 0; k < 20; k++) run(Math.floor(cfg.warmSteps / 20));
   const before = run(0);
   process.stdout.write('{"counting":true}\n'); // what V8 traces after this line happened in the counted steps
-  process.stdout.write(`${JSON.stringify({ packets: run(cfg.steps) - before })}\n`);
+  os.loadavg(); // the markers (above)
+  const after = run(cfg.steps);
+  os.loadavg();
+  process.stdout.write(`${JSON.stringify({ packets: after - before })}\n`);
   ports.forEach(closeQueues); // queues first: a TX ring may hold the other port's buffers
   for (const port of ports) port.pool.close();
 }
