@@ -53,17 +53,25 @@ function forwardFor(a, b, step, ms) {
   return a.tx.packets + b.tx.packets - before;
 }
 
-// generate against the stand-in: the generator's send() of a batch per step, the stand-in
-// completing every TX descriptor between steps (c-forward --mode stand-in-generate).
-function generateFor(port, gen, batch, ms) {
+// One step of `ixy generate` at full speed on `port`, made as generate()'s fullSpeedStep()
+// makes it (lib/apps/generate.js): a closure over the generator, the queue and the batch;
+// and the stand-in NIC's turn, completing every TX descriptor (c-forward --mode
+// stand-in-generate).
+function generateStep(port, gen, batch) {
+  const tx = port.tx;
+  const n = batch.capacity;
+  return () => {
+    standInNic(port, 60, 0);
+    gen.send(tx, batch, n);
+  };
+}
+
+// Generates for about `ms` milliseconds with step() (generateStep()); returns the packets sent.
+function generateFor(port, step, ms) {
   const before = port.tx.packets;
   const end = performance.now() + ms;
-  const n = batch.capacity;
   do {
-    for (let i = 0; i < 1024; i++) {
-      standInNic(port, 60, 0);
-      gen.send(port.tx, batch, n);
-    }
+    for (let i = 0; i < 1024; i++) step();
   } while (performance.now() < end);
   return port.tx.packets - before;
 }
@@ -71,12 +79,12 @@ function generateFor(port, gen, batch, ms) {
 function measureGenerate(cfg) {
   const port = openPort(ixgbeLayout, cfg.ring);
   const gen = new Generator();
-  const batch = new PacketBatch(cfg.batch);
+  const step = generateStep(port, gen, new PacketBatch(cfg.batch));
   process.stdout.write('{"ready":true}\n');
-  generateFor(port, gen, batch, cfg.warmup * 1000);
+  generateFor(port, step, cfg.warmup * 1000);
   const start = performance.now();
   const cpu = process.cpuUsage();
-  const packets = generateFor(port, gen, batch, cfg.seconds * 1000);
+  const packets = generateFor(port, step, cfg.seconds * 1000);
   const { user, system } = process.cpuUsage(cpu);
   const seconds = (performance.now() - start) / 1000;
   const mpps = packets / seconds / 1e6;
@@ -96,14 +104,12 @@ function countSteps(cfg) {
   const ports = [openPort(ixgbeLayout, cfg.ring)];
   let run;
   if (cfg.mode === 'generate') {
+    const [port] = ports;
     const gen = new Generator();
-    const batch = new PacketBatch(cfg.batch);
+    const step = generateStep(port, gen, new PacketBatch(cfg.batch));
     run = (steps) => {
-      for (let i = 0; i < steps; i++) {
-        standInNic(ports[0], 60, 0);
-        gen.send(ports[0].tx, batch, cfg.batch);
-      }
-      return ports[0].tx.packets;
+      for (let i = 0; i < steps; i++) step();
+      return port.tx.packets;
     };
   } else {
     ports.push(openPort(ixgbeLayout, cfg.ring));
