@@ -135,29 +135,28 @@ class RxQueue extends RingQueue {
     const idsAt = this.bufferIdsAt + first;
     const addresses = arena.doubles; // a local too: buffer id's address is addresses[addressesAt + id]
     const addressesAt = pool.physAt >> 1;
-    const descriptors = rings.doubles; // likewise: descriptor word w's 64-bit half is descriptors[w >> 1]
+    const descriptors = rings.doubles; // likewise: ring[2d] and ring[2d + 1] as one 64-bit element, descriptors[d]
     const outIdsAt = batch.idsAt;
     const outLengthsAt = batch.lengthsAt;
     const topAt = popIds(pool, n);
     let bytes = 0;
-    w = at;
+    let d = at >> 1; // descriptor first + k's halves: descriptors[d], descriptors[d + 1]
     // Every offset is an int32 sum (`| 0`; all are below 2^24, bytes below 2^28): TurboFan
     // then adds without an overflow check, and keeps fewer values alive for deoptimisation.
     for (let k = 0; k < n; k = (k + 1) | 0) {
       const fresh = words[(topAt - k) | 0] | 0;
-      const length = ring[(w + 3) | 0] & 0xffff;
+      const length = ring[((d << 1) + 3) | 0] & 0xffff;
       words[(outIdsAt + k) | 0] = words[(idsAt + k) | 0];
       words[(outLengthsAt + k) | 0] = length;
       bytes = (bytes + length) | 0;
       words[(idsAt + k) | 0] = fresh;
-      // Back to the read format: the fresh buffer's address and DD clear (word 2). Word 3,
-      // the upper half of the header buffer address, keeps the last write-back: with
-      // one-buffer descriptors (SRRCTL.DESCTYPE) the NIC uses no header buffer (7.1.6).
-      // The address is copied as the double with its bits (held-frames.js says why that
-      // keeps every bit): one load and one store for words 0-1.
-      descriptors[w >> 1] = addresses[(addressesAt + fresh) | 0];
-      ring[(w + 2) | 0] = 0;
-      w = (w + 4) | 0;
+      // Back to the read format: the fresh buffer's address (words 0-1), and no header
+      // buffer with DD clear (words 2-3, 0: SRRCTL.DESCTYPE is one-buffer, 7.1.6). Each
+      // half is one 64-bit store, as C's; the address is copied as the double with its
+      // bits (held-frames.js says why that keeps every bit), and 0.0 is all zero bits.
+      descriptors[d] = addresses[(addressesAt + fresh) | 0];
+      descriptors[(d + 1) | 0] = 0;
+      d = (d + 2) | 0;
     }
     batch.count = n;
     batch.pool = pool;
