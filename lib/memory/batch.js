@@ -76,7 +76,7 @@ class PacketBatch {
     // Offsets as int32 sums (`| 0`; all below 2^31): no overflow checks; Math.imul: one
     // multiply, where a shift by a variable count needs its count moved to a register first.
     let i = 0;
-    for (; i + 4 <= n; i = (i + 4) | 0) {
+    for (; ((i + 4) | 0) <= n; i = (i + 4) | 0) {
       const j = (idsAt + i) | 0;
       const a = (Math.imul(words[j], size) + at) | 0;
       const b = (Math.imul(words[(j + 1) | 0], size) + at) | 0;

@@ -206,7 +206,7 @@ function pushIds(pool, fromAt, n) {
   // Four ids per trip: one loop test and stack check per four copies. Int32 sums: no
   // overflow checks.
   let j = 0;
-  for (; j + 4 <= n; j = (j + 4) | 0) {
+  for (; ((j + 4) | 0) <= n; j = (j + 4) | 0) {
     const from = (fromAt + j) | 0;
     const to = (toAt + j) | 0;
     words[to] = words[from];
