@@ -106,15 +106,15 @@ class RxQueue extends RingQueue {
     const at = this.ringAt + (first << 2); // descriptor first + k is ring[at + 4k ...]
     // 1. Count the good frames the NIC has completed: a loop of loads only, so that the
     // lines the NIC has just written come over together, not one between each store below.
-    let n = 0;
     let w = at + 2; // the status word (7.1.6.2)
+    const end = (w + (max << 2)) | 0; // w steps alone: one add per descriptor, not two
     let status = 0; // of the descriptor that stopped the count, if one did
-    while (n < max) {
+    while (w !== end) {
       status = ring[w];
       if ((status & good) !== DONE_AND_WHOLE) break;
-      n = (n + 1) | 0;
       w = (w + 4) | 0;
     }
+    const n = (w - at - 2) >> 2;
     // 2. A batch that keeps status words (PacketBatch's `status` option) gets them now,
     // before the loop below clears them, and this queue to decode them (checksumFlags);
     // other batches pay one compare per call.
