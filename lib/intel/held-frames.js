@@ -108,19 +108,18 @@ class HeldFrames {
     const words32 = memory.words32;
     let e = (this.tableAt + SLOT_WORDS * t) | 0; // slot t's entry
     let d = (ringAt + 2 * t) | 0; // and its descriptor
-    const end = (seq + n) | 0;
-    // s: the frame's number; be: the word that holds it big-endian, made from the last
-    // one by adding 2^24 (s's low byte is be's high byte) unless that byte carries, once
-    // in 256 frames: a byte swap is one instruction in C and a dozen here. s, be and the
-    // offsets are int32s (`| 0`): no overflow checks.
+    const end = (e + SLOT_WORDS * n) | 0;
+    // be: the word that holds the frame's number big-endian, made from the last one by
+    // adding 2^24 (the number's low byte is be's high byte) unless that byte carries (is
+    // 0xff), once in 256 frames: a byte swap is one instruction in C and a dozen here. be
+    // and the offsets are int32s (`| 0`): no overflow checks.
     let be = bigEndian(seq);
-    for (let s = seq; s !== end; s = (s + 1) | 0) {
+    for (; e !== end; e = (e + SLOT_WORDS) | 0) {
       words32[words[(e + 2) | 0]] = be;
       ring[d] = doubles[e >> 1]; // the frame's address
       ring[(d + 1) | 0] = lengthHalf;
-      e = (e + SLOT_WORDS) | 0;
       d = (d + 2) | 0;
-      be = (s & 0xff) === 0xff ? bigEndian((s + 1) | 0) : (be + 0x1000000) | 0;
+      be = (be >>> 0) >= 0xff000000 ? bigEndian((bigEndian(be) + 1) | 0) : (be + 0x1000000) | 0;
     }
   }
 
