@@ -43,6 +43,7 @@ const memory = {}; // memory.words32, once a pool's buffers are held
 // Each slot's entry in the table of SLOT_WORDS words: its frame's address in words 0-1
 // (one double of arena.doubles), the word offset of its number in `memory.words32` in word 2.
 const SLOT_WORDS = 4;
+const SLOT_DOUBLES = SLOT_WORDS / 2;
 
 // The 32-bit word whose bytes in memory (little-endian) are s big-endian.
 function bigEndian(s) {
@@ -106,17 +107,19 @@ class HeldFrames {
     const doubles = arena.doubles;
     const ring = rings.doubles; // descriptor t is ring[ringAt + 2t], ring[ringAt + 2t + 1]
     const words32 = memory.words32;
-    let e = (this.tableAt + SLOT_WORDS * t) | 0; // slot t's entry
+    // Slot t's entry, counted in doubles (its address is doubles[e], its number's offset
+    // words[2e + 2]): the address then needs no shift to reach it.
+    let e = ((this.tableAt + SLOT_WORDS * t) / 2) | 0;
     let d = (ringAt + 2 * t) | 0; // and its descriptor
-    const end = (e + SLOT_WORDS * n) | 0;
+    const end = (e + SLOT_DOUBLES * n) | 0;
     // be: the word that holds the frame's number big-endian, made from the last one by
     // adding 2^24 (the number's low byte is be's high byte) unless that byte carries (is
     // 0xff), once in 256 frames: a byte swap is one instruction in C and a dozen here. be
     // and the offsets are int32s (`| 0`): no overflow checks.
     let be = bigEndian(seq);
-    for (; e !== end; e = (e + SLOT_WORDS) | 0) {
-      words32[words[(e + 2) | 0]] = be;
-      ring[d] = doubles[e >> 1]; // the frame's address
+    for (; e !== end; e = (e + SLOT_DOUBLES) | 0) {
+      words32[words[((e << 1) + 2) | 0]] = be;
+      ring[d] = doubles[e]; // the frame's address
       ring[(d + 1) | 0] = lengthHalf;
       d = (d + 2) | 0;
       be = (be >>> 0) >= 0xff000000 ? bigEndian((bigEndian(be) + 1) | 0) : (be + 0x1000000) | 0;
