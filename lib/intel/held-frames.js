@@ -37,8 +37,9 @@ const HALF_WORDS = new Uint32Array(HALF.buffer);
 // The held buffers' memory as 32-bit words, a property set once on this module's object:
 // TurboFan then compiles write()'s view as a constant, with no map check or length and
 // data-pointer loads per frame (rings.js says the same of `rings.words`). Held frames of
-// another pool's memory set it again; it is then an ordinary property (slower, still correct).
-const memory = {}; // memory.words32, once a pool's buffers are held
+// another pool's memory set it to their own view as they write; it is then an ordinary
+// property (slower, still correct).
+const memory = {}; // memory.words32: the view of the last held frames that wrote
 
 // Each slot's entry in the table of SLOT_WORDS words: its frame's address in words 0-1
 // (one double of arena.doubles), the word offset of its number in `memory.words32` in word 2.
@@ -76,7 +77,9 @@ class HeldFrames {
       table[e + 2] = (id * pool.bufferSize + FRAME_AT + seqAt) / 4;
     }
     const buffer = pool.memory.buffer;
-    if (memory.words32 === undefined || memory.words32.buffer !== buffer) memory.words32 = new Uint32Array(buffer, 0, buffer.byteLength / 4);
+    const view = memory.words32;
+    this.words32 = view !== undefined && view.buffer === buffer ? view : new Uint32Array(buffer, 0, buffer.byteLength / 4);
+    if (view === undefined) memory.words32 = this.words32;
     this.table = table; // slot t's entry starts at arena.words[tableAt + SLOT_WORDS * t]
     this.tableAt = arena.offsetOf(table) + skip;
   }
@@ -90,6 +93,7 @@ class HeldFrames {
     HALF_WORDS[0] = command | length; // 7.2.3.2.4: length and command, then PAYLEN
     HALF_WORDS[1] = length << TXD_PAYLEN_SHIFT;
     const lengthHalf = HALF[0];
+    if (memory.words32 !== this.words32) memory.words32 = this.words32; // another pool's held frames wrote last
     // Two runs of slots that do not wrap: to the end of the ring, then from slot 0.
     const toEnd = this.size - tail;
     if (n < toEnd) {

@@ -191,6 +191,31 @@ describe('Generator.send() of the default frames: they stay on the TX ring', fun
     }
   });
 
+  it('two generators at once, each holding its own pool on its own queue: each frame carries its own numbers', function () {
+    const ports = [openPort(layout, 64, { entries: 256 }), openPort(layout, 64, { entries: 256 })];
+    const gens = [new Generator({ entries: 256 }), new Generator({ entries: 256 })];
+    const batch = new PacketBatch(32);
+    try {
+      gens[1].seq = 1000000;
+      const seqAt = gens[0].recipe.seqAt;
+      for (let round = 0; round < 4; round++) {
+        for (const k of [0, 1]) {
+          const first = ports[k].tx.tail;
+          const from = gens[k].seq;
+          const n = gens[k].send(ports[k].tx, batch, 10);
+          assert.strictEqual(n, 10);
+          const numbers = framesOn(ports[k], gens[k], first, n).map(({ bytes }) => bytes.subarray(seqAt, seqAt + 4).reduce((v, b) => v * 256 + b, 0));
+          assert.deepStrictEqual(numbers, Array.from({ length: n }, (_, j) => from + j), `generator ${k}, round ${round}`);
+          standInNic(ports[k], 60, 0);
+        }
+      }
+    } finally {
+      ports.forEach(closeQueues);
+      for (const port of ports) port.pool.close();
+      gens.forEach((g) => g.close());
+    }
+  });
+
   it('reset() (after a hang) gives the held buffers back, and the next send() holds them again', function () {
     const port = openPort(layout, 64, { entries: 256 });
     const gen = new Generator({ entries: 256 });
