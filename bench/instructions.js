@@ -51,7 +51,9 @@ function countJs(argv, dir) {
   if (counting >= 0 && lines.slice(counting, result).some((l) => /^\[(completed compiling|bailout)/.test(l))) {
     throw new Error('V8 compiled or deoptimised during the counted steps, which would count too: run again');
   }
-  const dump = fs.readFileSync(`${out}.2`, 'utf8'); // the second marker's: from the first to it
+  // The second marker's dump: from the first marker to it. None without node's symbols.
+  if (!fs.existsSync(`${out}.2`)) throw new Error(`callgrind made no dump at uv_loadavg: is ${argv[0]} stripped of its symbols?`);
+  const dump = fs.readFileSync(`${out}.2`, 'utf8');
   const summary = /^summary: (\d+)$/m.exec(dump);
   if (summary === null) throw new Error(`no summary in callgrind's dump ${out}.2`);
   for (const f of fs.readdirSync(dir)) fs.rmSync(path.join(dir, f));
