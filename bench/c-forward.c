@@ -216,11 +216,13 @@ static uint32_t tx_batch(struct txq *q, struct batch *b)
 }
 
 /* Held frames, as generate's (lib/intel/held-frames.js): each TX slot t keeps one
- * buffer of the generator's pool for good (frames[t], its address addrs[t]); a send
+ * buffer of the generator's pool for good, its frame FRAME_AT bytes into it (frames[t],
+ * the frame's address addrs[t]: the number then sits at a multiple of 4); a send
  * writes the next sequence numbers into the buffers of the next free slots and their
  * descriptors, one TDT write.  No buffer id moves: a slot is free again once the NIC
  * reports its descriptor done, so the reclaim only moves `clean` (in groups of 32, at
  * 3/4 of the ring in flight, as TxQueue.room() and reclaim() do in held mode). */
+#define FRAME_AT 2
 struct held { uint8_t **frames; uint64_t *addrs; };
 
 static uint32_t tx_held(struct txq *q, const struct held *h, uint32_t want, uint32_t seq, uint32_t len)
@@ -343,13 +345,13 @@ int main(int argc, char **argv)
 	if (generate) {
 		pool_init(&pools[2]);
 		for (uint32_t i = 0; i < NBUF; i++)
-			fill_frame(pools[2].mem + (size_t)i * BUFSZ);
+			fill_frame(pools[2].mem + (size_t)i * BUFSZ + FRAME_AT);
 		held.frames = malloc(ring * sizeof *held.frames);
 		held.addrs = malloc(ring * sizeof *held.addrs);
 		for (uint32_t t = 0; t < ring; t++) {         /* TxQueue.holdBuffers() */
 			uint32_t id = pools[2].free[--pools[2].count];
-			held.frames[t] = pools[2].mem + (size_t)id * BUFSZ;
-			held.addrs[t] = pools[2].phys[id];
+			held.frames[t] = pools[2].mem + (size_t)id * BUFSZ + FRAME_AT;
+			held.addrs[t] = pools[2].phys[id] + FRAME_AT;
 		}
 	}
 	for (uint64_t it = 0;; it++) {

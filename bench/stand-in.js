@@ -17,6 +17,7 @@
 // descriptor up to TDT done. Each step forwards one batch each way with the app's own
 // forwardBatch(), touch included. The stand-in's own work is part of the figure, in both
 // languages alike.
+const os = require('os');
 const { openPort, standInNic, closeQueues } = require('../lib/warm-up/stand-in');
 const { PacketBatch } = require('../lib/memory/batch');
 const { forwardBatch } = require('../lib/apps/forward');
@@ -24,32 +25,53 @@ const { Generator } = require('../lib/traffic/generator');
 const { tuneJit } = require('../lib/host/jit');
 const ixgbeLayout = require('../lib/intel/ixgbe/registers');
 
-// Forwards for about `ms` milliseconds; returns the packets sent.
-function forwardFor(a, b, batches, ms) {
+// One step of `ixy forward` between ports a and b, as forward() makes it (lib/apps/forward.js):
+// a closure over the queues and the two batches, one per direction, so that TurboFan
+// sees them as the constants it sees in forward()'s step; and the stand-in NIC's turn.
+function forwardStep(a, b, batchSize) {
+  const rxA = a.rx;
+  const txA = a.tx;
+  const rxB = b.rx;
+  const txB = b.tx;
+  const towardB = new PacketBatch(batchSize);
+  const towardA = new PacketBatch(batchSize);
+  return () => {
+    standInNic(a);
+    standInNic(b);
+    forwardBatch(rxA, txB, towardB);
+    forwardBatch(rxB, txA, towardA);
+  };
+}
+
+// Forwards for about `ms` milliseconds with step() (forwardStep()); returns the packets sent.
+function forwardFor(a, b, step, ms) {
   const before = a.tx.packets + b.tx.packets;
   const end = performance.now() + ms;
   do {
-    for (let i = 0; i < 1024; i++) {
-      standInNic(a);
-      standInNic(b);
-      forwardBatch(a.rx, b.tx, batches[0]);
-      forwardBatch(b.rx, a.tx, batches[1]);
-    }
+    for (let i = 0; i < 1024; i++) step();
   } while (performance.now() < end);
   return a.tx.packets + b.tx.packets - before;
 }
 
-// generate against the stand-in: the generator's send() of a batch per step, the stand-in
-// completing every TX descriptor between steps (c-forward --mode stand-in-generate).
-function generateFor(port, gen, batch, ms) {
+// One step of `ixy generate` at full speed on `port`, made as generate()'s fullSpeedStep()
+// makes it (lib/apps/generate.js): a closure over the generator, the queue and the batch;
+// and the stand-in NIC's turn, completing every TX descriptor (c-forward --mode
+// stand-in-generate).
+function generateStep(port, gen, batch) {
+  const tx = port.tx;
+  const n = batch.capacity;
+  return () => {
+    standInNic(port, 60, 0);
+    gen.send(tx, batch, n);
+  };
+}
+
+// Generates for about `ms` milliseconds with step() (generateStep()); returns the packets sent.
+function generateFor(port, step, ms) {
   const before = port.tx.packets;
   const end = performance.now() + ms;
-  const n = batch.capacity;
   do {
-    for (let i = 0; i < 1024; i++) {
-      standInNic(port, 60, 0);
-      gen.send(port.tx, batch, n);
-    }
+    for (let i = 0; i < 1024; i++) step();
   } while (performance.now() < end);
   return port.tx.packets - before;
 }
@@ -57,12 +79,12 @@ function generateFor(port, gen, batch, ms) {
 function measureGenerate(cfg) {
   const port = openPort(ixgbeLayout, cfg.ring);
   const gen = new Generator();
-  const batch = new PacketBatch(cfg.batch);
+  const step = generateStep(port, gen, new PacketBatch(cfg.batch));
   process.stdout.write('{"ready":true}\n');
-  generateFor(port, gen, batch, cfg.warmup * 1000);
+  generateFor(port, step, cfg.warmup * 1000);
   const start = performance.now();
   const cpu = process.cpuUsage();
-  const packets = generateFor(port, gen, batch, cfg.seconds * 1000);
+  const packets = generateFor(port, step, cfg.seconds * 1000);
   const { user, system } = process.cpuUsage(cpu);
   const seconds = (performance.now() - start) / 1000;
   const mpps = packets / seconds / 1e6;
@@ -76,31 +98,25 @@ function measureGenerate(cfg) {
 // counting instructions (bench/instructions.js): "warmSteps" first, in 20 calls (so that
 // the loop is optimised as a function, not only on stack replacement), then "steps" in
 // one; prints {"counting":true} before the latter and { packets } after it. Nothing
-// reads a clock.
+// reads a clock. The counted call stands between two calls of os.loadavg(), which nothing
+// else here makes: callgrind's --dump-before=uv_loadavg then counts it on its own.
 function countSteps(cfg) {
   const ports = [openPort(ixgbeLayout, cfg.ring)];
   let run;
   if (cfg.mode === 'generate') {
+    const [port] = ports;
     const gen = new Generator();
-    const batch = new PacketBatch(cfg.batch);
+    const step = generateStep(port, gen, new PacketBatch(cfg.batch));
     run = (steps) => {
-      for (let i = 0; i < steps; i++) {
-        standInNic(ports[0], 60, 0);
-        gen.send(ports[0].tx, batch, cfg.batch);
-      }
-      return ports[0].tx.packets;
+      for (let i = 0; i < steps; i++) step();
+      return port.tx.packets;
     };
   } else {
     ports.push(openPort(ixgbeLayout, cfg.ring));
     const [a, b] = ports;
-    const batches = [new PacketBatch(cfg.batch), new PacketBatch(cfg.batch)];
+    const step = forwardStep(a, b, cfg.batch);
     run = (steps) => {
-      for (let i = 0; i < steps; i++) {
-        standInNic(a);
-        standInNic(b);
-        forwardBatch(a.rx, b.tx, batches[0]);
-        forwardBatch(b.rx, a.tx, batches[1]);
-      }
+      for (let i = 0; i < steps; i++) step();
       return a.tx.packets + b.tx.packets;
     };
   }
@@ -111,7 +127,10 @@ function countSteps(cfg) {
   for (let k = 0; k < 20; k++) run(Math.floor(cfg.warmSteps / 20));
   const before = run(0);
   process.stdout.write('{"counting":true}\n'); // what V8 traces after this line happened in the counted steps
-  process.stdout.write(`${JSON.stringify({ packets: run(cfg.steps) - before })}\n`);
+  os.loadavg(); // the markers (above)
+  const after = run(cfg.steps);
+  os.loadavg();
+  process.stdout.write(`${JSON.stringify({ packets: after - before })}\n`);
   ports.forEach(closeQueues); // queues first: a TX ring may hold the other port's buffers
   for (const port of ports) port.pool.close();
 }
@@ -129,12 +148,12 @@ function main() {
   }
   const a = openPort(ixgbeLayout, cfg.ring);
   const b = openPort(ixgbeLayout, cfg.ring);
-  const batches = [new PacketBatch(cfg.batch), new PacketBatch(cfg.batch)]; // one per direction
+  const step = forwardStep(a, b, cfg.batch);
   process.stdout.write('{"ready":true}\n');
-  forwardFor(a, b, batches, cfg.warmup * 1000);
+  forwardFor(a, b, step, cfg.warmup * 1000);
   const start = performance.now();
   const cpu = process.cpuUsage();
-  const packets = forwardFor(a, b, batches, cfg.seconds * 1000);
+  const packets = forwardFor(a, b, step, cfg.seconds * 1000);
   const { user, system } = process.cpuUsage(cpu);
   const seconds = (performance.now() - start) / 1000;
   const mpps = packets / seconds / 1e6;

@@ -106,15 +106,15 @@ class RxQueue extends RingQueue {
     const at = this.ringAt + (first << 2); // descriptor first + k is ring[at + 4k ...]
     // 1. Count the good frames the NIC has completed: a loop of loads only, so that the
     // lines the NIC has just written come over together, not one between each store below.
-    let n = 0;
     let w = at + 2; // the status word (7.1.6.2)
+    const end = (w + (max << 2)) | 0; // w steps alone: one add per descriptor, not two
     let status = 0; // of the descriptor that stopped the count, if one did
-    while (n < max) {
+    while (w !== end) {
       status = ring[w];
       if ((status & good) !== DONE_AND_WHOLE) break;
-      n = (n + 1) | 0;
       w = (w + 4) | 0;
     }
+    const n = (w - at - 2) >> 2;
     // 2. A batch that keeps status words (PacketBatch's `status` option) gets them now,
     // before the loop below clears them, and this queue to decode them (checksumFlags);
     // other batches pay one compare per call.
@@ -135,29 +135,28 @@ class RxQueue extends RingQueue {
     const idsAt = this.bufferIdsAt + first;
     const addresses = arena.doubles; // a local too: buffer id's address is addresses[addressesAt + id]
     const addressesAt = pool.physAt >> 1;
-    const descriptors = rings.doubles; // likewise: descriptor word w's 64-bit half is descriptors[w >> 1]
+    const descriptors = rings.doubles; // likewise: ring[2d] and ring[2d + 1] as one 64-bit element, descriptors[d]
     const outIdsAt = batch.idsAt;
     const outLengthsAt = batch.lengthsAt;
     const topAt = popIds(pool, n);
     let bytes = 0;
-    w = at;
+    let d = at >> 1; // descriptor first + k's halves: descriptors[d], descriptors[d + 1]
     // Every offset is an int32 sum (`| 0`; all are below 2^24, bytes below 2^28): TurboFan
     // then adds without an overflow check, and keeps fewer values alive for deoptimisation.
     for (let k = 0; k < n; k = (k + 1) | 0) {
       const fresh = words[(topAt - k) | 0] | 0;
-      const length = ring[(w + 3) | 0] & 0xffff;
+      const length = ring[((d << 1) + 3) | 0] & 0xffff;
       words[(outIdsAt + k) | 0] = words[(idsAt + k) | 0];
       words[(outLengthsAt + k) | 0] = length;
       bytes = (bytes + length) | 0;
       words[(idsAt + k) | 0] = fresh;
-      // Back to the read format: the fresh buffer's address and DD clear (word 2). Word 3,
-      // the upper half of the header buffer address, keeps the last write-back: with
-      // one-buffer descriptors (SRRCTL.DESCTYPE) the NIC uses no header buffer (7.1.6).
-      // The address is copied as the double with its bits (held-frames.js says why that
-      // keeps every bit): one load and one store for words 0-1.
-      descriptors[w >> 1] = addresses[(addressesAt + fresh) | 0];
-      ring[(w + 2) | 0] = 0;
-      w = (w + 4) | 0;
+      // Back to the read format: the fresh buffer's address (words 0-1), and no header
+      // buffer with DD clear (words 2-3, 0: SRRCTL.DESCTYPE is one-buffer, 7.1.6). Each
+      // half is one 64-bit store, as C's; the address is copied as the double with its
+      // bits (held-frames.js says why that keeps every bit), and 0.0 is all zero bits.
+      descriptors[d] = addresses[(addressesAt + fresh) | 0];
+      descriptors[(d + 1) | 0] = 0;
+      d = (d + 2) | 0;
     }
     batch.count = n;
     batch.pool = pool;

@@ -150,7 +150,7 @@ class TxQueue extends RingQueue {
     const bufferIdsAt = this.bufferIdsAt;
     const addresses = arena.doubles; // buffer id's address is addresses[addressesAt + id]
     const addressesAt = pool.physAt >> 1;
-    const descriptors = rings.doubles; // descriptor word w's 64-bit half is descriptors[w >> 1]
+    const descriptors = rings.doubles; // ring[2d] and ring[2d + 1] as one 64-bit element, descriptors[d]
     const idsAt = batch.idsAt;
     const lengthsAt = batch.lengthsAt;
     const room = this.mask - ((this.tail - this.clean) & mask); // one slot stays empty
@@ -164,13 +164,14 @@ class TxQueue extends RingQueue {
     // Offsets, ids and lengths are int32s (`| 0`; offsets below 2^24, ids below 2^20,
     // bytes below 2^28): TurboFan then adds without overflow checks and keeps fewer values
     // alive for deoptimisation.
+    const halvesAt = ringAt >> 1; // descriptor t's first 64-bit half is descriptors[halvesAt + 2t]
     for (let k = 0; k < n; k = (k + 1) | 0) {
       const id = words[(idsAt + k) | 0] | 0;
       const length = words[(lengthsAt + k) | 0] | 0;
-      const w = (ringAt + (t << 2)) | 0;
-      descriptors[w >> 1] = addresses[(addressesAt + id) | 0]; // words 0-1 in one copy (held-frames.js)
-      ring[(w + 2) | 0] = command | length;
-      ring[(w + 3) | 0] = length << TXD_PAYLEN_SHIFT;
+      const d = (halvesAt + (t << 1)) | 0; // its words are ring[2d ...]
+      descriptors[d] = addresses[(addressesAt + id) | 0]; // words 0-1 in one copy (held-frames.js)
+      ring[((d << 1) + 2) | 0] = command | length;
+      ring[((d << 1) + 3) | 0] = length << TXD_PAYLEN_SHIFT;
       words[(bufferIdsAt + t) | 0] = id | tag;
       bytes = (bytes + length) | 0;
       t = (t + 1) & mask;
@@ -221,7 +222,7 @@ class TxQueue extends RingQueue {
     const room = this.room();
     const n = want < room ? want : room;
     if (n > 0) {
-      this.tail = this.held.write(this.ringAt / 2, this.tail, this.mask, n, this.command, length, seq);
+      this.tail = this.held.write(this.ringAt / 2, this.tail, n, this.command, length, seq);
       writeTail(this.regs, this.tailIndex, this.tail); // after the descriptors and frames, seen after them
       const totals = this.totals;
       totals[PACKETS] += n;

@@ -71,22 +71,23 @@ class PacketBatch {
   touchFrames(n, at) {
     const words = arena.words; // a local, so TurboFan folds it (see arena.js)
     const idsAt = this.idsAt; // ids[i] is words[idsAt + i]
-    const bytes = this.pool.bytes; // the whole pool: buffer id k starts at k << shift
-    const shift = this.pool.bufferShift;
-    // Offsets as int32 sums (`| 0`; all below 2^31): no overflow checks.
+    const bytes = this.pool.bytes; // the whole pool: buffer id k starts at k * size
+    const size = this.pool.bufferSize;
+    // Offsets as int32 sums (`| 0`; all below 2^31): no overflow checks; Math.imul: one
+    // multiply, where a shift by a variable count needs its count moved to a register first.
     let i = 0;
-    for (; i + 4 <= n; i = (i + 4) | 0) {
+    for (; ((i + 4) | 0) <= n; i = (i + 4) | 0) {
       const j = (idsAt + i) | 0;
-      const a = ((words[j] << shift) + at) | 0;
-      const b = ((words[(j + 1) | 0] << shift) + at) | 0;
-      const c = ((words[(j + 2) | 0] << shift) + at) | 0;
-      const d = ((words[(j + 3) | 0] << shift) + at) | 0;
+      const a = (Math.imul(words[j], size) + at) | 0;
+      const b = (Math.imul(words[(j + 1) | 0], size) + at) | 0;
+      const c = (Math.imul(words[(j + 2) | 0], size) + at) | 0;
+      const d = (Math.imul(words[(j + 3) | 0], size) + at) | 0;
       bytes[a] |= 0;
       bytes[b] |= 0;
       bytes[c] |= 0;
       bytes[d] |= 0;
     }
-    for (; i < n; i = (i + 1) | 0) bytes[((words[(idsAt + i) | 0] << shift) + at) | 0] |= 0;
+    for (; i < n; i = (i + 1) | 0) bytes[(Math.imul(words[(idsAt + i) | 0], size) + at) | 0] |= 0;
   }
 
   // Keeps packets [from, count), moved to the front with their status words and hashes;

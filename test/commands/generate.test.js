@@ -100,21 +100,26 @@ describe('Generator.send() of the default frames: they stay on the TX ring', fun
   const { openPort, standInNic, closeQueues } = require('../../lib/warm-up/stand-in');
   const layout = require('../../lib/intel/ixgbe/registers');
 
-  // The frame each descriptor of slots [first, first + n) points at: its buffer's bytes.
+  // The frame each descriptor of slots [first, first + n) points at: its bytes, in its
+  // buffer (a held frame starts 2 bytes into it, held-frames.js).
   function framesOn(port, gen, first, n) {
     const tx = port.tx;
+    const size = gen.pool.bufferSize;
     const byAddress = new Map();
     for (let id = 0; id < gen.pool.entries; id++) byAddress.set(gen.pool.physOf(id), id);
     const frames = [];
     for (let k = 0; k < n; k++) {
       const t = (first + k) & tx.mask;
       const d = tx.ring.subarray(t * 4, t * 4 + 4);
-      const id = byAddress.get(d[0] + d[1] * 2 ** 32);
+      const address = d[0] + d[1] * 2 ** 32;
+      const at = address % size;
+      const id = byAddress.get(address - at);
       assert.strictEqual(id, tx.bufferIds[t], `slot ${t} sends its own buffer`);
+      assert.strictEqual(at, 2, 'the frame starts 2 bytes into the buffer');
       const length = d[2] & 0xffff;
       assert.strictEqual(d[3] >>> 14, length, 'PAYLEN');
       assert.strictEqual(d[2], tx.command | length, 'DTALEN and the command bits');
-      frames.push({ id, bytes: gen.pool.buffers[id].subarray(0, length) });
+      frames.push({ id, bytes: gen.pool.buffers[id].subarray(at, at + length) });
     }
     return frames;
   }
@@ -156,6 +161,10 @@ describe('Generator.send() of the default frames: they stay on the TX ring', fun
       other.freeFrom(0);
       closeQueues(port);
       assert.strictEqual(gen.pool.freeCount, 256, 'closing the queue gives every held buffer back');
+      for (const id of seen.values()) {
+        const bytes = gen.pool.buffers[id].subarray(0, 100);
+        assert.deepStrictEqual(bytes.subarray(0, seqAt), template.subarray(0, seqAt), `buffer ${id}: its frame back at its start`);
+      }
     } finally {
       closeQueues(port);
       port.pool.close();
@@ -179,6 +188,31 @@ describe('Generator.send() of the default frames: they stay on the TX ring', fun
       closeQueues(port);
       port.pool.close();
       gen.close();
+    }
+  });
+
+  it('two generators at once, each holding its own pool on its own queue: each frame carries its own numbers', function () {
+    const ports = [openPort(layout, 64, { entries: 256 }), openPort(layout, 64, { entries: 256 })];
+    const gens = [new Generator({ entries: 256 }), new Generator({ entries: 256 })];
+    const batch = new PacketBatch(32);
+    try {
+      gens[1].seq = 1000000;
+      const seqAt = gens[0].recipe.seqAt;
+      for (let round = 0; round < 4; round++) {
+        for (const k of [0, 1]) {
+          const first = ports[k].tx.tail;
+          const from = gens[k].seq;
+          const n = gens[k].send(ports[k].tx, batch, 10);
+          assert.strictEqual(n, 10);
+          const numbers = framesOn(ports[k], gens[k], first, n).map(({ bytes }) => bytes.subarray(seqAt, seqAt + 4).reduce((v, b) => v * 256 + b, 0));
+          assert.deepStrictEqual(numbers, Array.from({ length: n }, (_, j) => from + j), `generator ${k}, round ${round}`);
+          standInNic(ports[k], 60, 0);
+        }
+      }
+    } finally {
+      ports.forEach(closeQueues);
+      for (const port of ports) port.pool.close();
+      gens.forEach((g) => g.close());
     }
   });
 
