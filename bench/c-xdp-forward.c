@@ -12,9 +12,13 @@
  *    only when a ring's flags ask for it.
  *  - generate: 60-byte UDP frames from the free stack to the TX ring of A, as fast as the
  *    kernel takes them (the traffic source of the bench).
+ *  - receive: take each batch from A's RX ring and give its chunks back, sleeping in poll()
+ *    when the ring is empty: a capture that does nothing with its frames, the ceiling of
+ *    any AF_XDP capture on these rings (bench/xdp.js sets `ixy pcap` beside it).
  * Build: gcc -O2 -o build/c-xdp-forward bench/c-xdp-forward.c   (bench/c-build.js)
  * Usage: c-xdp-forward forward IF_A IF_B SECONDS [BATCH] | generate IF_A SECONDS [BATCH]
- * Prints one JSON line: { "packets": forwarded or sent, "seconds": ..., "mpps": ... }.
+ *                     | receive IF_A SECONDS [BATCH]
+ * Prints one JSON line: { "packets": forwarded, sent or received, "seconds": ..., "mpps": ... }.
  */
 #define _GNU_SOURCE
 #include <errno.h>
@@ -22,6 +26,7 @@
 #include <linux/if_link.h>
 #include <linux/if_xdp.h>
 #include <net/if.h>
+#include <poll.h>
 #include <stddef.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -237,12 +242,14 @@ static uint64_t forward_step(struct port *rx, struct port *tx, struct way *w, ui
 
 int main(int argc, char **argv) {
   if (argc < 4) {
-    fprintf(stderr, "usage: c-xdp-forward forward IF_A IF_B SECONDS [BATCH] | generate IF_A SECONDS [BATCH]\n");
+    fprintf(stderr, "usage: c-xdp-forward forward IF_A IF_B SECONDS [BATCH] | generate IF_A SECONDS [BATCH] | receive IF_A SECONDS [BATCH]\n");
     return 2;
   }
   int gen = strcmp(argv[1], "generate") == 0;
-  double seconds = atof(argv[gen ? 3 : 4]);
-  uint32_t batch = argc > (gen ? 4 : 5) ? (uint32_t)atoi(argv[gen ? 4 : 5]) : 32;
+  int rcv = strcmp(argv[1], "receive") == 0;
+  int one = gen || rcv; /* one interface */
+  double seconds = atof(argv[one ? 3 : 4]);
+  uint32_t batch = argc > (one ? 4 : 5) ? (uint32_t)atoi(argv[one ? 4 : 5]) : 32;
   if (batch < 1 || batch > 256) batch = 32;
   size_t bytes = (size_t)FRAMES * CHUNK;
   umem = mmap(NULL, bytes, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_HUGETLB | MAP_POPULATE, -1, 0);
@@ -276,6 +283,15 @@ int main(int argc, char **argv) {
       uint32_t sent = send_batch(&a, ids, lens, n);
       for (uint32_t i = sent; i < n; i++) free_ids[free_count++] = ids[i];
       packets += sent;
+    }
+  } else if (rcv) {
+    uint32_t ids[256], lens[256];
+    struct pollfd pfd = {a.fd, POLLIN, 0};
+    while (now() < end) {
+      uint32_t n = receive(&a, ids, lens, batch);
+      for (uint32_t i = 0; i < n; i++) free_ids[free_count++] = ids[i];
+      packets += n;
+      if (n == 0) poll(&pfd, 1, 1);
     }
   } else {
     open_port(&b, argv[3], a.fd);

@@ -2,7 +2,7 @@
 
 // AF_XDP on veth pairs (issue 45): `ixy forward xdp:s2 xdp:d2` against the C AF_XDP
 // forwarder (c-xdp-forward.c, the same rings and scheme in C), and `ixy pcap xdp:s2`
-// against tcpdump on the same interface.
+// against tcpdump on the same interface and against the C receiver on the same rings.
 //
 //   npm run bench -- --xdp [--seconds S] [--runs N] [--batch N] [--results DIR]
 //
@@ -199,6 +199,12 @@ const MEASURES = {
     if (r.code !== 0) throw new Error(`cap: ${r.signal ? `killed by ${r.signal}: ` : `exit ${r.code}: `}${r.stderr.trim()}`);
     return JSON.parse(r.stdout);
   },
+  // The C receiver: what an AF_XDP capture that does nothing with its frames reaches.
+  cReceive: (o, c) => async (ns) => {
+    const r = await runIn(ns[1], c, ['receive', 's2', String(o.seconds), String(o.batch)]);
+    if (r.code !== 0) throw new Error(`c-xdp-forward receive: ${r.stderr.trim()}`);
+    return JSON.parse(r.stdout);
+  },
   tcpdump: (o) => async (ns) => {
     const r = await runIn(ns[1], 'timeout', ['-s', 'INT', String(o.seconds), 'tcpdump', '-i', 's2', '-w', '/dev/null', '-B', '65536', '-n']);
     const m = /^(\d+) packets? captured/m.exec(r.stderr);
@@ -237,6 +243,8 @@ async function main(argv) {
   const forward = await pair(o, c, ['js', MEASURES.jsForward(o)], ['c', MEASURES.cForward(o, c)]);
   process.stdout.write('capture (ixy pcap xdp:s2 /dev/null against tcpdump -i s2 -w /dev/null):\n');
   const capture = await pair(o, c, ['js', MEASURES.jsCapture(o)], ['tcpdump', MEASURES.tcpdump(o)], { capture: true });
+  process.stdout.write('capture (ixy pcap xdp:s2 against c-xdp-forward receive on the same rings, which keeps nothing):\n');
+  const floor = await pair(o, c, ['js', MEASURES.jsCapture(o)], ['c', MEASURES.cReceive(o, c)], { capture: true });
   let cap = null;
   let capFailed = capInstalled() ? null : 'not installed (IXY_CAP_DIR)';
   if (capFailed === null) {
@@ -260,12 +268,14 @@ async function main(argv) {
   row('forward, C', forward.c);
   row('capture, ixy pcap', capture.js);
   row('capture, tcpdump', capture.tcpdump);
+  row('capture, ixy pcap (beside C)', floor.js);
+  row('receive only, C AF_XDP', floor.c);
   if (cap) row('capture, cap (npm)', cap.cap);
-  process.stdout.write(`forward JS/C ${forward.ratio.median.toFixed(2)} (median of pairs), capture ixy/tcpdump ${capture.ratio.median.toFixed(2)}` +
+  process.stdout.write(`forward JS/C ${forward.ratio.median.toFixed(2)} (median of pairs), capture ixy/tcpdump ${capture.ratio.median.toFixed(2)}, ixy pcap / C receive ${floor.ratio.median.toFixed(2)}` +
     `${cap ? `, ixy/cap ${cap.ratio.median.toFixed(2)}` : `; cap (npm libpcap binding) not measured: ${capFailed}`}\n`);
   const limited = [['ixy pcap', capture.js], ['tcpdump', capture.tcpdump], ...(cap ? [['cap', cap.cap]] : [])].filter(([, r]) => sourceBound(r));
   if (limited.length) process.stdout.write(`source-bound: ${limited.map(([what]) => what).join(', ')} captured what the source offered (the source, not the capture, was the limit there)\n`);
-  const file = writeResults(o.results, 'xdp-', date, { date: date.toISOString(), machine: machine(), options: o, forward, capture, cap, capFailed });
+  const file = writeResults(o.results, 'xdp-', date, { date: date.toISOString(), machine: machine(), options: o, forward, capture, floor, cap, capFailed });
   process.stdout.write(`results: ${file}\n`);
 }
 
