@@ -93,14 +93,20 @@ class PcapWriter {
     if (this.used + RECORD_HEADER + captured > this.buffer.length) this.flush();
     const b = this.buffer;
     const at = this.used;
-    this.view.setUint32(at, sec, true);
-    this.view.setUint32(at + 4, this.nanoseconds ? nsec : Math.floor(nsec / 1000), true);
-    this.view.setUint32(at + 8, captured, true);
-    this.view.setUint32(at + 12, length, true);
+    this.recordHeader(at, sec, this.nanoseconds ? nsec : Math.floor(nsec / 1000), captured, length);
     b.set(captured === bytes.length ? bytes : bytes.subarray(0, captured), at + RECORD_HEADER);
     this.used = at + RECORD_HEADER + captured;
     this.frames++;
     this.bytes += RECORD_HEADER + captured;
+  }
+
+  // The 16-byte record header at byte `at` of the buffer (little-endian, unaligned).
+  recordHeader(at, sec, fraction, captured, length) {
+    const view = this.view;
+    view.setUint32(at, sec, true);
+    view.setUint32(at + 4, fraction, true);
+    view.setUint32(at + 8, captured, true);
+    view.setUint32(at + 12, length, true);
   }
 
   // Appends batch's frames [from, count), all with the same timestamp (one clock read per
@@ -115,7 +121,6 @@ class PcapWriter {
     const ids = batch.ids;
     const lengths = batch.lengths;
     const b = this.buffer;
-    const view = this.view;
     const plan = this.plan;
     const fraction = this.nanoseconds ? nsec : Math.floor(nsec / 1000);
     let planned = 0;
@@ -129,10 +134,7 @@ class PcapWriter {
         if (full) this.flush();
       }
       const at = this.used;
-      view.setUint32(at, sec, true);
-      view.setUint32(at + 4, fraction, true);
-      view.setUint32(at + 8, captured, true);
-      view.setUint32(at + 12, length, true);
+      this.recordHeader(at, sec, fraction, captured, length);
       plan[3 * planned] = buffers[ids[i]].byteOffset - base;
       plan[3 * planned + 1] = at + RECORD_HEADER;
       plan[3 * planned + 2] = captured;
