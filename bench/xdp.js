@@ -31,11 +31,11 @@
 // part: the NAPI thread's CPU per frame captured. (The kernel's pktgen would be a faster source still, where the
 // kernel has it; CONFIG_NET_PKTGEN is often off, as it is on the machine this was written on.)
 const { execFileSync, spawn } = require('child_process');
-const fs = require('fs');
 const path = require('path');
 const { eachOption } = require('./args');
 const { spread, machine, writeResults } = require('./summary');
 const { buildCXdpForward } = require('./c-build');
+const { cpuSeconds } = require('./host');
 
 const IXY = path.join(__dirname, '..', 'bin', 'ixy.js');
 const USAGE = `usage: npm run bench -- --xdp [options]
@@ -129,29 +129,22 @@ function napiThreadOn(ns, dev, cpu) {
   return mine[0];
 }
 
-// A thread's CPU seconds so far (user and system; /proc/PID/stat fields 14 and 15, in
-// clock ticks of 1/100 s, as Linux reports them on x86).
-function cpuSecondsOf(pid) {
-  const fields = fs.readFileSync(`/proc/${pid}/stat`, 'utf8').split(') ')[1].split(' ');
-  return (Number(fields[11]) + Number(fields[12])) / 100;
-}
-
 // One run: the source on s1, then `measure(ns)` (a promise of { packets, seconds }). For a
 // capture, s2's receive work runs on the capture's CPU (napiThreadOn()), and what that
 // work cost is kernelNs: the NAPI thread's CPU over the run per frame captured.
 async function withSource(o, cBinary, tag, measure, { capture = false } = {}) {
   const ns = setUp(tag);
   try {
-    // veth hands a frame to its peer's NAPI only if the sender cannot make TSO frames (or
-    // they come from a UDP socket): attaching XDP to s2 turns s1's TSO off, nothing does
-    // for tcpdump, whose frames then took the backlog of the source's CPU. Off for all.
+    // veth hands a frame to its peer's NAPI poll only when the sender makes no TSO frames
+    // (else to the backlog of the sending CPU, the source's). Attaching XDP to s2 turns
+    // s1's TSO off by itself; off here, every capture's kernel work is s2's NAPI thread's.
     if (capture) sh('ip', ['netns', 'exec', ns[0], 'ethtool', '-K', 's1', 'tso', 'off']);
     const napi = capture ? napiThreadOn(ns[1], 's2', 1) : null;
     const source = runIn(ns[0], cBinary, ['generate', 's1', String(o.seconds + 4), String(o.batch)], 0);
     await sleep(1000);
-    const napiBefore = napi === null ? 0 : cpuSecondsOf(napi);
+    const napiBefore = napi === null ? 0 : cpuSeconds(napi);
     const r = await measure(ns);
-    const kernelNs = napi === null ? null : ((cpuSecondsOf(napi) - napiBefore) * 1e9) / r.packets;
+    const kernelNs = napi === null ? null : ((cpuSeconds(napi) - napiBefore) * 1e9) / r.packets;
     const offered = JSON.parse((await source).stdout);
     return { mpps: r.packets / r.seconds / 1e6, packets: r.packets, seconds: r.seconds, offeredMpps: offered.mpps, kept: r.kept, kernelNs };
   } finally {
