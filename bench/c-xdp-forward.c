@@ -6,19 +6,25 @@
  *    shared by the sockets of both interfaces (XDP_SHARED_UMEM), a stack of free chunks;
  *  - per interface: the XDP program redirecting rx_queue_index through an XSKMAP (XDP_PASS
  *    otherwise), attached by a BPF link, native XDP where the driver has it, else generic;
- *    one socket on queue 0 with 2048-entry rings and need_wakeup;
+ *    one socket on queue 0 with 2048-entry rings (receive: RING, as ixy pcap's --ring) and
+ *    need_wakeup;
  *  - forward: receive a batch on A, touch byte 1 of each frame, send it on B, and back;
  *    reclaim completions into the free stack; refill the fill ring; sendto()/recvfrom()
  *    only when a ring's flags ask for it.
  *  - generate: 60-byte UDP frames from the free stack to the TX ring of A, as fast as the
  *    kernel takes them (the traffic source of the bench).
  *  - receive: take each batch from A's RX ring and give its chunks back, sleeping in poll()
- *    when the ring is empty: a capture that does nothing with its frames, the ceiling of
- *    any AF_XDP capture on these rings (bench/xdp.js sets `ixy pcap` beside it).
+ *    when the ring is empty: a capture that does nothing with its frames (bench/xdp.js
+ *    sets `ixy pcap` beside it).
+ *  - redirect: no socket. An XDP program that redirects every frame to A, run by the kernel
+ *    on the generate frame over and over (BPF_PROG_TEST_RUN with live frames, Linux 5.18+):
+ *    A sends page-pool frames with XDP headroom, as a NIC with native XDP hands frames to
+ *    its program, and a veth passes them to its peer as XDP frames, never as skbs.
  * Build: gcc -O2 -o build/c-xdp-forward bench/c-xdp-forward.c   (bench/c-build.js)
  * Usage: c-xdp-forward forward IF_A IF_B SECONDS [BATCH] | generate IF_A SECONDS [BATCH]
- *                     | receive IF_A SECONDS [BATCH]
- * Prints one JSON line: { "packets": forwarded, sent or received, "seconds": ..., "mpps": ... }.
+ *                     | receive IF_A SECONDS [BATCH [RING]] | redirect IF_A SECONDS
+ * Prints one JSON line: { "packets": forwarded, sent, received or redirected (frames the
+ * program ran on: A drops what its peer has no room for), "seconds": ..., "mpps": ... }.
  */
 #define _GNU_SOURCE
 #include <errno.h>
@@ -45,10 +51,11 @@
 #define AF_XDP 44
 #endif
 
-#define RING 2048
+static uint32_t ring_size = 2048; /* entries of every ring; receive mode may ask for more */
 #define CHUNK 2048
-#define FRAMES 16384
+#define FRAMES 32768 /* a full RX ring and a full fill ring at the largest ring */
 #define HEADROOM 256 /* XDP_PACKET_HEADROOM: where the kernel puts a received frame */
+#define RUNS_PER_CALL 65536 /* frames per BPF_PROG_TEST_RUN: a few ms, so the clock is read often */
 
 struct ring {
   uint32_t *producer, *consumer, *flags;
@@ -113,7 +120,7 @@ static void attach(int ifindex, int *map_fd) {
 }
 
 static void map_ring(int fd, struct ring *r, struct xdp_ring_offset *off, size_t desc_bytes, off_t pgoff) {
-  uint8_t *m = mmap(NULL, off->desc + RING * desc_bytes, PROT_READ | PROT_WRITE, MAP_SHARED | MAP_POPULATE, fd, pgoff);
+  uint8_t *m = mmap(NULL, off->desc + ring_size * desc_bytes, PROT_READ | PROT_WRITE, MAP_SHARED | MAP_POPULATE, fd, pgoff);
   if (m == MAP_FAILED) die("mmap ring");
   r->producer = (uint32_t *)(m + off->producer);
   r->consumer = (uint32_t *)(m + off->consumer);
@@ -133,7 +140,7 @@ static void open_port(struct port *p, const char *name, int shared_fd) {
     struct xdp_umem_reg reg = {(uint64_t)(uintptr_t)umem, (uint64_t)FRAMES * CHUNK, CHUNK, 0, 0};
     if (setsockopt(p->fd, SOL_XDP, XDP_UMEM_REG, &reg, sizeof(reg))) die("XDP_UMEM_REG");
   }
-  int size = RING;
+  int size = ring_size;
   int opts[] = {XDP_RX_RING, XDP_TX_RING, XDP_UMEM_FILL_RING, XDP_UMEM_COMPLETION_RING};
   for (int i = 0; i < 4; i++)
     if (setsockopt(p->fd, SOL_XDP, opts[i], &size, sizeof(size))) die("ring size");
@@ -164,11 +171,11 @@ static void open_port(struct port *p, const char *name, int shared_fd) {
 /* Up to want free chunks onto the fill ring, as far as it has room. */
 static void refill(struct port *p, uint32_t want) {
   uint32_t cons = __atomic_load_n(p->fill.consumer, __ATOMIC_ACQUIRE);
-  uint32_t room = RING - (p->fill.cached - cons);
+  uint32_t room = ring_size - (p->fill.cached - cons);
   uint32_t n = want < room ? want : room;
   if (n > free_count) n = free_count;
   uint64_t *d = p->fill.desc;
-  for (uint32_t i = 0; i < n; i++) d[(p->fill.cached + i) & (RING - 1)] = (uint64_t)free_ids[--free_count] * CHUNK;
+  for (uint32_t i = 0; i < n; i++) d[(p->fill.cached + i) & (ring_size - 1)] = (uint64_t)free_ids[--free_count] * CHUNK;
   p->fill.cached += n;
   __atomic_store_n(p->fill.producer, p->fill.cached, __ATOMIC_RELEASE);
   if (*p->fill.flags & XDP_RING_NEED_WAKEUP) recvfrom(p->fd, NULL, 0, MSG_DONTWAIT, NULL, NULL);
@@ -177,7 +184,7 @@ static void refill(struct port *p, uint32_t want) {
 static void reclaim(struct port *p) {
   uint32_t prod = __atomic_load_n(p->comp.producer, __ATOMIC_ACQUIRE);
   uint64_t *d = p->comp.desc;
-  for (; p->comp.cached != prod; p->comp.cached++) free_ids[free_count++] = d[p->comp.cached & (RING - 1)] / CHUNK;
+  for (; p->comp.cached != prod; p->comp.cached++) free_ids[free_count++] = d[p->comp.cached & (ring_size - 1)] / CHUNK;
   p->in_flight = p->tx.cached - p->comp.cached;
   __atomic_store_n(p->comp.consumer, p->comp.cached, __ATOMIC_RELEASE);
 }
@@ -185,11 +192,11 @@ static void reclaim(struct port *p) {
 /* Sends ids[0..n) (lengths lens) on p; returns how many went; the rest stay the caller's. */
 static uint32_t send_batch(struct port *p, uint32_t *ids, uint32_t *lens, uint32_t n) {
   reclaim(p);
-  uint32_t room = RING - p->in_flight;
+  uint32_t room = ring_size - p->in_flight;
   if (n > room) n = room;
   struct xdp_desc *d = p->tx.desc;
   for (uint32_t i = 0; i < n; i++) {
-    struct xdp_desc *x = &d[(p->tx.cached + i) & (RING - 1)];
+    struct xdp_desc *x = &d[(p->tx.cached + i) & (ring_size - 1)];
     x->addr = (uint64_t)ids[i] * CHUNK + HEADROOM;
     x->len = lens[i];
     x->options = 0;
@@ -207,7 +214,7 @@ static uint32_t receive(struct port *p, uint32_t *ids, uint32_t *lens, uint32_t 
   if (n > max) n = max;
   struct xdp_desc *d = p->rx.desc;
   for (uint32_t i = 0; i < n; i++) {
-    struct xdp_desc *x = &d[(p->rx.cached + i) & (RING - 1)];
+    struct xdp_desc *x = &d[(p->rx.cached + i) & (ring_size - 1)];
     ids[i] = x->addr / CHUNK;
     lens[i] = x->len;
   }
@@ -215,6 +222,18 @@ static uint32_t receive(struct port *p, uint32_t *ids, uint32_t *lens, uint32_t 
   __atomic_store_n(p->rx.consumer, p->rx.cached, __ATOMIC_RELEASE);
   refill(p, n > 32 ? n : 32);
   return n;
+}
+
+/* The source's frame: 60 bytes of UDP to a MAC nobody has, 10.0.0.1:1024 -> 10.1.0.1:5000. */
+static uint8_t frame[60] = {2, 0, 0, 0, 0, 2, 2, 0, 0, 0, 0, 1, 8, 0, 0x45, 0, 0, 46, 0, 0, 0, 0, 64, 17, 0, 0,
+                            10, 0, 0, 1, 10, 1, 0, 1, 4, 0, 0x13, 0x88, 0, 26, 0, 0};
+
+static void checksum_frame(void) {
+  uint32_t sum = 0; /* the IPv4 header checksum; UDP's is 0 (none) */
+  for (int i = 14; i < 34; i += 2) sum += (frame[i] << 8) | frame[i + 1];
+  while (sum >> 16) sum = (sum & 0xffff) + (sum >> 16);
+  frame[24] = (uint8_t)(~sum >> 8);
+  frame[25] = (uint8_t)~sum;
 }
 
 static double now(void) {
@@ -240,10 +259,50 @@ static uint64_t forward_step(struct port *rx, struct port *tx, struct way *w, ui
   return sent;
 }
 
+/* redirect mode: the frames the kernel ran the redirecting program on until `end`. */
+static uint64_t redirect_until(const char *name, double end) {
+  int ifindex = if_nametoindex(name);
+  if (ifindex == 0) die(name);
+  struct bpf_insn prog[] = {
+      {BPF_ALU64 | BPF_MOV | BPF_K, BPF_REG_1, 0, 0, ifindex}, /* bpf_redirect(ifindex, 0) */
+      {BPF_ALU64 | BPF_MOV | BPF_K, BPF_REG_2, 0, 0, 0},
+      {BPF_JMP | BPF_CALL, 0, 0, 0, BPF_FUNC_redirect},
+      {BPF_JMP | BPF_EXIT, 0, 0, 0, 0},
+  };
+  union bpf_attr a;
+  memset(&a, 0, sizeof(a));
+  a.prog_type = BPF_PROG_TYPE_XDP;
+  a.insns = (uint64_t)(uintptr_t)prog;
+  a.insn_cnt = sizeof(prog) / sizeof(prog[0]);
+  a.license = (uint64_t)(uintptr_t)"GPL";
+  int fd = bpf(BPF_PROG_LOAD, &a);
+  if (fd < 0) die("BPF_PROG_LOAD");
+  uint64_t runs = 0;
+  while (now() < end) {
+    memset(&a, 0, sizeof(a));
+    a.test.prog_fd = fd;
+    a.test.data_in = (uint64_t)(uintptr_t)frame;
+    a.test.data_size_in = sizeof(frame);
+    a.test.repeat = RUNS_PER_CALL;
+    a.test.flags = BPF_F_TEST_XDP_LIVE_FRAMES;
+    if (bpf(BPF_PROG_TEST_RUN, &a)) die("BPF_PROG_TEST_RUN (live frames)");
+    runs += RUNS_PER_CALL;
+  }
+  return runs;
+}
+
 int main(int argc, char **argv) {
   if (argc < 4) {
-    fprintf(stderr, "usage: c-xdp-forward forward IF_A IF_B SECONDS [BATCH] | generate IF_A SECONDS [BATCH] | receive IF_A SECONDS [BATCH]\n");
+    fprintf(stderr, "usage: c-xdp-forward forward IF_A IF_B SECONDS [BATCH] | generate IF_A SECONDS [BATCH] | receive IF_A SECONDS [BATCH [RING]] | redirect IF_A SECONDS\n");
     return 2;
+  }
+  checksum_frame();
+  if (strcmp(argv[1], "redirect") == 0) {
+    double start = now();
+    uint64_t runs = redirect_until(argv[2], start + atof(argv[3]));
+    double took = now() - start;
+    printf("{\"packets\":%llu,\"seconds\":%.3f,\"mpps\":%.4f}\n", (unsigned long long)runs, took, runs / took / 1e6);
+    return 0;
   }
   int gen = strcmp(argv[1], "generate") == 0;
   int rcv = strcmp(argv[1], "receive") == 0;
@@ -251,6 +310,8 @@ int main(int argc, char **argv) {
   double seconds = atof(argv[one ? 3 : 4]);
   uint32_t batch = argc > (one ? 4 : 5) ? (uint32_t)atoi(argv[one ? 4 : 5]) : 32;
   if (batch < 1 || batch > 256) batch = 32;
+  if (rcv && argc > 5) ring_size = (uint32_t)atoi(argv[5]);
+  if (ring_size < 64 || ring_size > 16384 || (ring_size & (ring_size - 1))) ring_size = 2048;
   size_t bytes = (size_t)FRAMES * CHUNK;
   umem = mmap(NULL, bytes, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_HUGETLB | MAP_POPULATE, -1, 0);
   if (umem == MAP_FAILED) umem = mmap(NULL, bytes, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_POPULATE, -1, 0);
@@ -258,18 +319,10 @@ int main(int argc, char **argv) {
   for (uint32_t i = 0; i < FRAMES; i++) free_ids[free_count++] = FRAMES - 1 - i;
   struct port a, b;
   open_port(&a, argv[2], -1);
-  refill(&a, RING);
+  refill(&a, ring_size);
   uint64_t packets = 0;
   double start = now(), end = start + seconds;
   if (gen) {
-    /* 60-byte UDP frames to a MAC nobody has, 10.0.0.1:1024 -> 10.1.0.1:5000. */
-    static uint8_t frame[60] = {2, 0, 0, 0, 0, 2, 2, 0, 0, 0, 0, 1, 8, 0, 0x45, 0, 0, 46, 0, 0, 0, 0, 64, 17, 0, 0,
-                                10, 0, 0, 1, 10, 1, 0, 1, 4, 0, 0x13, 0x88, 0, 26, 0, 0};
-    uint32_t sum = 0; /* the IPv4 header checksum; UDP's is 0 (none) */
-    for (int i = 14; i < 34; i += 2) sum += (frame[i] << 8) | frame[i + 1];
-    while (sum >> 16) sum = (sum & 0xffff) + (sum >> 16);
-    frame[24] = (uint8_t)(~sum >> 8);
-    frame[25] = (uint8_t)~sum;
     uint32_t ids[256], lens[256];
     for (uint32_t i = 0; i < FRAMES; i++) memcpy(umem + (size_t)i * CHUNK + HEADROOM, frame, sizeof(frame));
     uint32_t k = 0;
@@ -295,7 +348,7 @@ int main(int argc, char **argv) {
     }
   } else {
     open_port(&b, argv[3], a.fd);
-    refill(&b, RING);
+    refill(&b, ring_size);
     static struct way ab, ba;
     uint32_t k = 0;
     while ((++k & 1023) || now() < end) {

@@ -2,23 +2,25 @@
 
 // AF_XDP on veth pairs (issue 45): `ixy forward xdp:s2 xdp:d2` against the C AF_XDP
 // forwarder (c-xdp-forward.c, the same rings and scheme in C), and `ixy pcap xdp:s2`
-// against tcpdump on the same interface and against the C receiver on the same rings.
+// against tcpdump on the same interface, the C receiver on the same rings and the npm
+// libpcap bindings `cap` and `pcap`.
 //
 //   npm run bench -- --xdp [--seconds S] [--runs N] [--batch N] [--results DIR]
 //
 // Set-up, made fresh for each run in namespaces of this process and deleted after it:
 //   [src] s1 ==veth== s2 [fwd] d2 ==veth== d1 [dst]
-// The source is c-xdp-forward in generate mode on s1, on CPU 0 (what is measured runs on
-// CPU 1): 60-byte UDP frames as fast as the kernel takes them, to a MAC nobody has (the
-// kernel behind d1 drops them early). A run
-// starts the source, then the forwarder (or the capture) for S seconds; what it forwarded
-// (captured) over S is its rate. C and JavaScript alternate run by run and the ratio is the
-// median of each pair's ratio: the machine's speed drifts, and on a shared machine it
-// drifts a lot. Both captures get deep buffers: ixy pcap --ring 8192 (RX and fill ring),
-// tcpdump -B 65536 (64 MiB). ixy pcap runs with its default idle, as a user's would: on
-// AF_XDP 'interrupt', which sleeps in the event loop on the socket's fd as tcpdump sleeps in
-// poll() (the forwarders spin: they measure the ceiling). The npm `cap` package (libpcap through Node) is measured too
-// where bench/cap-child.js finds it (IXY_CAP_DIR: a folder where `npm install cap` ran).
+// The source (c-xdp-forward, on CPU 0; what is measured runs on CPU 1) sends 60-byte UDP
+// frames into s1 as fast as the kernel takes them, to a MAC nobody has (the kernel behind
+// d1 drops them early); it sends in one of two ways, below. A run starts the source, then
+// the forwarder (or the capture) for S seconds; what it forwarded (captured) over S is its
+// rate. C and JavaScript alternate run by run and the ratio is the median of each pair's
+// ratio: the machine's speed drifts, and on a shared machine it drifts a lot. Every
+// capture gets a deep buffer: ixy pcap and the C receiver 8192-entry RX and fill rings,
+// tcpdump -B 65536 (64 MiB), the libpcap packages 64 MiB. ixy pcap runs with its default
+// idle, as a user's would: on AF_XDP 'interrupt', which sleeps in the event loop on the
+// socket's fd as tcpdump sleeps in poll() (the forwarders spin: they measure the ceiling).
+// The npm packages `cap` and `pcap` (libpcap through Node) are measured where
+// bench/libpcap-child.js finds them (IXY_CAP_DIR: a folder where `npm install cap pcap` ran).
 //
 // Captures: a veth's receive work (its XDP program and the copy into the UMEM, or the
 // kernel's stack and AF_PACKET's copy for libpcap) runs in the NAPI poll of the CPU that
@@ -28,8 +30,18 @@
 // NAPI thread of its own (GRO on, /sys/class/net/s2/threaded, and s1's TSO off: see
 // withSource()), pinned to the capture's CPU: the source's CPU only sends, and each capture
 // pays for its whole path, kernel and user space, on CPU 1. The table shows the kernel's
-// part: the NAPI thread's CPU per frame captured. (The kernel's pktgen would be a faster source still, where the
-// kernel has it; CONFIG_NET_PKTGEN is often off, as it is on the machine this was written on.)
+// part: the NAPI thread's CPU per frame captured.
+//
+// Forwarding is measured with the source `generate`, captures with both, because veth
+// receives in two ways:
+//   generate  c-xdp-forward sends through an AF_XDP socket on s1 (copy mode): s2 receives
+//             skbs. To run an XDP program on one, veth first copies it into a page with
+//             XDP's headroom (skb_pp_cow_data), a cost no NIC has and only AF_XDP pays.
+//   redirect  the kernel runs an XDP program that redirects one frame to s1 over and over
+//             (c-xdp-forward redirect: BPF_PROG_TEST_RUN with live frames): s2 receives XDP
+//             frames in pages with headroom. Its XDP program runs on them as on a
+//             native-XDP NIC's receive buffers, and for tcpdump the kernel builds an skb
+//             around each, as such a NIC's driver does for XDP_PASS.
 const { execFileSync, spawn } = require('child_process');
 const path = require('path');
 const { eachOption } = require('./args');
@@ -38,6 +50,7 @@ const { buildCXdpForward } = require('./c-build');
 const { cpuSeconds } = require('./host');
 
 const IXY = path.join(__dirname, '..', 'bin', 'ixy.js');
+const CAPTURE_RING = 8192; // RX and fill ring entries of the AF_XDP captures, ixy's and C's
 const USAGE = `usage: npm run bench -- --xdp [options]
   --seconds S     measured seconds per run (default 3)
   --runs N        run pairs per measurement (default 3)
@@ -97,10 +110,10 @@ function runIn(ns, file, args, cpu = 1) {
 
 const sleep = (ms) => new Promise((r) => setTimeout(r, ms));
 
-// Whether bench/cap-child.js finds the npm cap package (IXY_CAP_DIR).
-function capInstalled() {
+// Whether bench/libpcap-child.js finds the npm package `name` (IXY_CAP_DIR).
+function libpcapInstalled(name) {
   try {
-    require.resolve('cap', { paths: [process.env.IXY_CAP_DIR || process.cwd(), __dirname] });
+    require.resolve(name, { paths: [process.env.IXY_CAP_DIR || process.cwd(), __dirname] });
     return true;
   } catch {
     return false;
@@ -131,8 +144,10 @@ function napiThreadOn(ns, dev, cpu) {
 
 // One run: the source on s1, then `measure(ns)` (a promise of { packets, seconds }). For a
 // capture, s2's receive work runs on the capture's CPU (napiThreadOn()), and what that
-// work cost is kernelNs: the NAPI thread's CPU over the run per frame captured.
-async function withSource(o, cBinary, tag, measure, { capture = false } = {}) {
+// work cost is kernelNs: the NAPI thread's CPU over the run per frame captured. The source
+// sends through an AF_XDP socket on s1 (generate: s2 gets skbs), or with `redirect` has an
+// XDP program redirect frames to s1 (s2 gets XDP frames; see the top).
+async function withSource(o, cBinary, tag, measure, { capture = false, redirect = false } = {}) {
   const ns = setUp(tag);
   try {
     // veth hands a frame to its peer's NAPI poll only when the sender makes no TSO frames
@@ -140,7 +155,8 @@ async function withSource(o, cBinary, tag, measure, { capture = false } = {}) {
     // s1's TSO off by itself; off here, every capture's kernel work is s2's NAPI thread's.
     if (capture) sh('ip', ['netns', 'exec', ns[0], 'ethtool', '-K', 's1', 'tso', 'off']);
     const napi = capture ? napiThreadOn(ns[1], 's2', 1) : null;
-    const source = runIn(ns[0], cBinary, ['generate', 's1', String(o.seconds + 4), String(o.batch)], 0);
+    const seconds = String(o.seconds + 4);
+    const source = runIn(ns[0], cBinary, redirect ? ['redirect', 's1', seconds] : ['generate', 's1', seconds, String(o.batch)], 0);
     await sleep(1000);
     const napiBefore = napi === null ? 0 : cpuSeconds(napi);
     const r = await measure(ns);
@@ -158,9 +174,9 @@ function sourceBound(r) {
   return r.mpps.median >= 0.95 * r.offeredMpps.median && !(r.kept && r.kept.median < 0.99);
 }
 
-// What the npm cap package's failure said, in one line: a crash (a signal, glibc's
+// What a libpcap package's failure said, in one line: a crash (a signal, glibc's
 // "malloc(): corrupted ...") is named as one.
-function capFailure(err) {
+function libpcapFailure(err) {
   const last = err.message.split('\n').map((l) => l.trim()).filter(Boolean).slice(-1)[0] || err.message;
   return /signal|corrupt|abort|double free|SIGSEGV|SIGABRT/i.test(err.message) ? `crashed (${last})` : `failed (${last})`;
 }
@@ -182,19 +198,19 @@ const MEASURES = {
     return { packets: totalsOf(r.stdout).reduce((sum, t) => sum + t.txPackets, 0), seconds: o.seconds };
   },
   jsCapture: (o) => async (ns) => {
-    const r = await runIn(ns[1], process.execPath, [IXY, 'pcap', '--ring', '8192', '--batch', String(o.batch), '--seconds', String(o.seconds), '--json', 'xdp:s2', '/dev/null']);
+    const r = await runIn(ns[1], process.execPath, [IXY, 'pcap', '--ring', String(CAPTURE_RING), '--batch', String(o.batch), '--seconds', String(o.seconds), '--json', 'xdp:s2', '/dev/null']);
     if (r.code !== 0) throw new Error(`ixy pcap: ${r.stderr.trim()}`);
     const [t] = totalsOf(r.stdout);
     return { packets: t.rxPackets, seconds: o.seconds, kept: t.rxPackets / (t.rxPackets + t.rxMissed) };
   },
-  cap: (o) => async (ns) => {
-    const r = await runIn(ns[1], process.execPath, [path.join(__dirname, 'cap-child.js'), 's2', String(o.seconds)]);
-    if (r.code !== 0) throw new Error(`cap: ${r.signal ? `killed by ${r.signal}: ` : `exit ${r.code}: `}${r.stderr.trim()}`);
+  libpcap: (o, name) => async (ns) => {
+    const r = await runIn(ns[1], process.execPath, [path.join(__dirname, 'libpcap-child.js'), name, 's2', String(o.seconds)]);
+    if (r.code !== 0) throw new Error(`${name}: ${r.signal ? `killed by ${r.signal}: ` : `exit ${r.code}: `}${r.stderr.trim()}`);
     return JSON.parse(r.stdout);
   },
   // The C receiver: what an AF_XDP capture that does nothing with its frames reaches.
   cReceive: (o, c) => async (ns) => {
-    const r = await runIn(ns[1], c, ['receive', 's2', String(o.seconds), String(o.batch)]);
+    const r = await runIn(ns[1], c, ['receive', 's2', String(o.seconds), String(o.batch), String(CAPTURE_RING)]);
     if (r.code !== 0) throw new Error(`c-xdp-forward receive: ${r.stderr.trim()}`);
     return JSON.parse(r.stdout);
   },
@@ -227,48 +243,83 @@ async function pair(o, c, [nameA, a], [nameB, b], options = {}) {
   return { [nameA]: summary(runs[nameA]), [nameB]: summary(runs[nameB]), ratio: spread(ratios) };
 }
 
-async function main(argv) {
-  const o = parseArgs(argv);
-  const c = buildCXdpForward();
-  const date = new Date();
-  process.stdout.write(`AF_XDP on veth pairs: 60-byte frames from c-xdp-forward generate, ${o.runs} run pairs of ${o.seconds} s, batch ${o.batch}\n`);
-  process.stdout.write('forward (ixy forward xdp:s2 xdp:d2 against c-xdp-forward):\n');
-  const forward = await pair(o, c, ['js', MEASURES.jsForward(o)], ['c', MEASURES.cForward(o, c)]);
-  process.stdout.write('capture (ixy pcap xdp:s2 /dev/null against tcpdump -i s2 -w /dev/null):\n');
-  const capture = await pair(o, c, ['js', MEASURES.jsCapture(o)], ['tcpdump', MEASURES.tcpdump(o)], { capture: true });
-  process.stdout.write('capture (ixy pcap xdp:s2 against c-xdp-forward receive on the same rings, which keeps nothing):\n');
-  const floor = await pair(o, c, ['js', MEASURES.jsCapture(o)], ['c', MEASURES.cReceive(o, c)], { capture: true });
-  let cap = null;
-  let capFailed = capInstalled() ? null : 'not installed (IXY_CAP_DIR)';
-  if (capFailed === null) {
-    process.stdout.write('capture (ixy pcap xdp:s2 against the npm cap package, libpcap, counting its packet events):\n');
-    try {
-      cap = await pair(o, c, ['js', MEASURES.jsCapture(o)], ['cap', MEASURES.cap(o)], { capture: true });
-    } catch (err) {
-      capFailed = capFailure(err);
-      process.stdout.write(`  cap: ${capFailed}\n`);
+// What ixy pcap is set beside: [name, what it is, its measure]. The libpcap packages are
+// measured where found; the second list names those that are not.
+function capturePeers(o, c) {
+  const peers = [
+    ['tcpdump', 'tcpdump -i s2 -w /dev/null', MEASURES.tcpdump(o)],
+    ['c', 'c-xdp-forward receive on the same rings, which keeps nothing', MEASURES.cReceive(o, c)],
+  ];
+  const missing = [];
+  for (const name of ['cap', 'pcap']) {
+    if (libpcapInstalled(name)) peers.push([name, `the npm ${name} package (libpcap), counting its packet events`, MEASURES.libpcap(o, name)]);
+    else missing.push(name);
+  }
+  return { peers, missing };
+}
+
+// Every capture pair with both sources (see the top): captures[source][peer] is a pair()
+// or, for a libpcap package that crashed or failed, { failed }.
+async function measureCaptures(o, c, peers) {
+  const captures = {};
+  for (const source of ['generate', 'redirect']) {
+    captures[source] = {};
+    for (const [name, what, measure] of peers) {
+      process.stdout.write(`capture, source ${source}: ixy pcap xdp:s2 /dev/null against ${what}:\n`);
+      try {
+        captures[source][name] = await pair(o, c, ['js', MEASURES.jsCapture(o)], [name, measure], { capture: true, redirect: source === 'redirect' });
+      } catch (err) {
+        if (name !== 'cap' && name !== 'pcap') throw err;
+        captures[source][name] = { failed: libpcapFailure(err) };
+        process.stdout.write(`  ${name}: ${captures[source][name].failed}\n`);
+      }
     }
   }
+  return captures;
+}
+
+function printTable(forward, captures, missing) {
   const f = (s) => `${s.median.toFixed(4)} [${s.min.toFixed(4)}..${s.max.toFixed(4)}]`;
   // kept: of the frames that reached the capture, the share it kept (ixy: rxMissed, the
   // kernel's count of frames a socket had no room for; tcpdump: "received by filter").
   const k = (s) => (s && s.kept ? `${(100 * s.kept.median).toFixed(1)} %` : '-');
   // kernel: the NAPI thread's CPU ns per frame captured (captures only; see withSource()).
   const kn = (s) => (s.kernelNs ? s.kernelNs.median.toFixed(0) : '-');
-  process.stdout.write(`\n| what | median Mpps [min..max] | source's Mpps over its whole run | kept | kernel ns/frame |\n| --- | --- | --- | --- | --- |\n`);
-  const row = (what, s) => process.stdout.write(`| ${what} | ${f(s.mpps)} | ${f(s.offeredMpps)} | ${k(s)} | ${kn(s)} |\n`);
+  const out = (text) => process.stdout.write(text);
+  out('\n| what | median Mpps [min..max] | source\'s Mpps over its whole run | kept | kernel ns/frame |\n| --- | --- | --- | --- | --- |\n');
+  const row = (what, s) => out(`| ${what} | ${f(s.mpps)} | ${f(s.offeredMpps)} | ${k(s)} | ${kn(s)} |\n`);
   row('forward, ixy (JS)', forward.js);
   row('forward, C', forward.c);
-  row('capture, ixy pcap', capture.js);
-  row('capture, tcpdump', capture.tcpdump);
-  row('capture, ixy pcap (beside C)', floor.js);
-  row('receive only, C AF_XDP', floor.c);
-  if (cap) row('capture, cap (npm)', cap.cap);
-  process.stdout.write(`forward JS/C ${forward.ratio.median.toFixed(2)} (median of pairs), capture ixy/tcpdump ${capture.ratio.median.toFixed(2)}, ixy pcap / C receive ${floor.ratio.median.toFixed(2)}` +
-    `${cap ? `, ixy/cap ${cap.ratio.median.toFixed(2)}` : `; cap (npm libpcap binding) not measured: ${capFailed}`}\n`);
-  const limited = [['ixy pcap', capture.js], ['tcpdump', capture.tcpdump], ...(cap ? [['cap', cap.cap]] : [])].filter(([, r]) => sourceBound(r));
-  if (limited.length) process.stdout.write(`source-bound: ${limited.map(([what]) => what).join(', ')} captured what the source offered (the source, not the capture, was the limit there)\n`);
-  const file = writeResults(o.results, 'xdp-', date, { date: date.toISOString(), machine: machine(), options: o, forward, capture, floor, cap, capFailed });
+  const ratios = [`forward JS/C ${forward.ratio.median.toFixed(2)}`];
+  const limited = [];
+  for (const [source, peers] of Object.entries(captures)) {
+    for (const [name, p] of Object.entries(peers)) {
+      if (p.failed) {
+        ratios.push(`${source}: ${name} ${p.failed}`);
+        continue;
+      }
+      row(`capture (${source}), ixy pcap beside ${name}`, p.js);
+      row(`capture (${source}), ${name}`, p[name]);
+      ratios.push(`${source}: ixy/${name} ${p.ratio.median.toFixed(2)}`);
+      for (const [what, r] of [['ixy pcap', p.js], [name, p[name]]]) if (name !== 'c' && sourceBound(r)) limited.push(`${what} (${source})`);
+    }
+  }
+  out(`${ratios.join(', ')} (medians of pairs)\n`);
+  if (missing.length) out(`not measured, not installed (IXY_CAP_DIR): ${missing.join(', ')}\n`);
+  if (limited.length) out(`source-bound: ${limited.join(', ')} captured what the source offered (the source, not the capture, was the limit there)\n`);
+}
+
+async function main(argv) {
+  const o = parseArgs(argv);
+  const c = buildCXdpForward();
+  const date = new Date();
+  process.stdout.write(`AF_XDP on veth pairs: 60-byte frames, ${o.runs} run pairs of ${o.seconds} s, batch ${o.batch}\n`);
+  process.stdout.write('forward, source generate: ixy forward xdp:s2 xdp:d2 against c-xdp-forward forward:\n');
+  const forward = await pair(o, c, ['js', MEASURES.jsForward(o)], ['c', MEASURES.cForward(o, c)]);
+  const { peers, missing } = capturePeers(o, c);
+  const captures = await measureCaptures(o, c, peers);
+  printTable(forward, captures, missing);
+  const file = writeResults(o.results, 'xdp-', date, { date: date.toISOString(), machine: machine(), options: o, forward, captures, missing });
   process.stdout.write(`results: ${file}\n`);
 }
 
