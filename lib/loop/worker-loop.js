@@ -22,17 +22,17 @@
 //              readable once the kernel has put frames on its RX ring), for at most
 //              WAIT_SLICE_MS; a worker that moves frames never sleeps. As the single thread
 //              does on AF_XDP (lib/device/idle.js, waitForFrames()): the kernel's NAPI poll
-//              that fills the rings may need the CPU a polling worker would take. TX needs
-//              no more than it did: send() asks the kernel to send (need_wakeup) whenever it
-//              queues frames or has some in flight, and the ppoll() does as well (the
-//              kernel's xsk_poll() drives a copy-mode TX ring, wakes a zero-copy driver).
+//              that fills the rings may need the CPU a polling worker would take. TX is kicked
+//              as before: each send() with frames queued or in flight makes the sendto()
+//              the TX ring asks for (need_wakeup), and the ppoll() does too (the kernel's
+//              xsk_poll() drives a copy-mode TX ring, wakes a zero-copy driver).
 //              On devices ixy drives itself it would need an MSI-X vector per queue pair,
 //              and workerIdle() refuses it (EUNSUPPORTED).
 const { IxyError, shown } = require('../host/errors');
 const { DEFAULT_START_RATE, SLEEP_SHARE } = require('../device/idle-bound');
 const { native } = require('../host/native');
 
-const STEPS_PER_LOOK = 64; // steps between two reads of the stop flag and the clock
+const STEPS_PER_LOOK = 64; // steps between two reads of the clock and of the stop flag (read after every sleep too)
 const LOOK_MS = 1000; // how often the pairs are checked
 const COALESCE_BATCHES = 2;
 const SLEEP_RAMP = 8;
