@@ -18,6 +18,8 @@ const STEADY_CPU = 0.3;
 
 // 64 flows (source ports 20000..20063) of 10 datagrams each to 10.80.0.2:7000.
 const FLOWS = "import socket\nfor p in range(64):\n    s = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)\n    s.bind(('10.80.0.1', 20000 + p))\n    for i in range(10):\n        s.sendto(b'x' * 100, ('10.80.0.2', 7000))\n";
+// Counts the datagrams that reach 10.80.0.2:7000 until none has come for a second.
+const SINK = "import socket\ns = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)\ns.setsockopt(socket.SOL_SOCKET, socket.SO_RCVBUF, 1 << 22)\ns.bind(('10.80.0.2', 7000))\nprint('ready', flush=True)\ns.settimeout(5)\nn = 0\ntry:\n    while True:\n        s.recv(2048)\n        n += 1\n        s.settimeout(1)\nexcept socket.timeout:\n    pass\nprint(n)\n";
 
 describe('AF_XDP: --workers 2, one socket per queue per worker', function () {
   this.timeout(60000);
@@ -38,7 +40,7 @@ describe('AF_XDP: --workers 2, one socket per queue per worker', function () {
     if (tmp) fs.rmSync(tmp, { recursive: true, force: true });
   });
 
-  it('ixy forward --workers 2 xdp:a2 xdp:b2: ping answers, and both workers forward flows', async () => {
+  it('ixy forward --workers 2 xdp:a2 xdp:b2: ping answers, and both workers forward flows, every datagram sent on', async () => {
     let child;
     const run = veth.runIxyIn(nsf, ['forward', '--workers', '2', 'xdp:a2', 'xdp:b2'], { onStart: (c) => { child = c; } });
     try {
@@ -46,9 +48,15 @@ describe('AF_XDP: --workers 2, one socket per queue per worker', function () {
       await new Promise((r) => setTimeout(r, 1000)); // the workers bind their sockets
       const ping = await veth.runIn(ns1, 'ping', ['-c', '3', '-i', '0.2', '-W', '2', '10.80.0.2']);
       assert.match(ping.stdout, /3 packets transmitted, 3 received/, ping.stdout);
+      let sinkOut = '';
+      const sink = veth.runIn(ns2, 'python3', ['-c', SINK], { onStart: (c) => c.stdout.on('data', (d) => { sinkOut += d; }) });
+      await veth.until(() => sinkOut.includes('ready'), 10000, 'the UDP sink');
       const sent = await veth.runIn(ns1, 'python3', ['-c', FLOWS]);
       assert.strictEqual(sent.code, 0, sent.stderr);
-      await new Promise((r) => setTimeout(r, 500));
+      // The workers' TX reached the far side: each send() kicks the TX ring where it asks
+      // (need_wakeup), and so does each sleep on the sockets.
+      const received = await sink;
+      assert.strictEqual(received.stdout.trim().split('\n').pop(), '640', received.stdout + received.stderr);
       child.kill('SIGINT');
       const r = await run;
       assert.strictEqual(r.code, 0, r.stderr);
