@@ -67,7 +67,7 @@ function deviceOptions(opts, more = {}) {
 
 // --workers: one worker thread per queue (pair), RSS spreading the flows over them.
 function workersOption(description) {
-  return new Option('-w, --workers <n>', `${description}, RSS over n RX queues (ixgbe, igb; AF_XDP: the interface's queues 0..n-1; 1..16)`).argParser(integer('--workers', 1, 16));
+  return new Option('-w, --workers <n>', `${description}, RSS over n RX queues (ixgbe, igb; AF_XDP: the interface's queues 0..n-1; 1..16); workers idle in interrupt on AF_XDP, else in backoff: see --idle`).argParser(integer('--workers', 1, 16));
 }
 
 function jsonOption(description = 'report as JSON, one object per line (start, rates each second, events, totals, end)') {
@@ -76,7 +76,7 @@ function jsonOption(description = 'report as JSON, one object per line (start, r
 
 // --idle: what a loop does while no frames come (lib/device/idle.js).
 function idleOption() {
-  return new Option('--idle <mode>', "what to do while no frames come: 'interrupt' sleeps until the NIC interrupts (VFIO, the model, AF_XDP), 'backoff' sleeps on timers, 'spin' polls without pause (a whole core); default: interrupt where there is one, else backoff")
+  return new Option('--idle <mode>', "what to do while no frames come: 'interrupt' sleeps until the NIC interrupts (VFIO, the model, AF_XDP), 'backoff' sleeps on timers, 'spin' polls without pause (a whole core); default: interrupt where there is one, else backoff; --workers: interrupt only on AF_XDP (their default there: each worker sleeps on its own sockets), elsewhere backoff (the default) or spin")
     .choices(['backoff', 'spin', 'interrupt']);
 }
 

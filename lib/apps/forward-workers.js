@@ -9,7 +9,7 @@
 // rate line per port (Device.stats() totals what the workers counted), link changes, and a
 // removed port ends the command with EDEVICELOST after the totals. Each worker checks its
 // own pairs (lib/loop/worker-loop.js: a hung TX queue is reset there, by its owner) and
-// sends what it found here to be told. Idle: the workers' 'backoff' or 'spin'. On
+// sends what it found here to be told. Idle: the workers' (lib/loop/worker-loop.js). On
 // SIGINT/SIGTERM, after --seconds, when a worker fails or a port is gone, this thread stops
 // the workers first and then closes the ports. Nothing per packet crosses threads.
 const { Worker, isMainThread, workerData, parentPort } = require('worker_threads');
@@ -19,6 +19,7 @@ const { Report } = require('../loop/report');
 const { Watch } = require('../loop/watch');
 const { afterMs } = require('../loop');
 const { runWorkerLoop, workerIdle } = require('../loop/worker-loop');
+const { isXdpName } = require('../xdp/iface');
 
 const STOP = 0; // word of the flags: set to stop the workers
 
@@ -27,7 +28,7 @@ const STOP = 0; // word of the flags: set to stop the workers
 async function forwardWorkers(addressA, addressB, { workers, batchSize = 32, seconds = 0, out = process.stdout, deviceOptions = {}, idle, stop: stopSignal } = {}) {
   if (addressA === addressB) throw new IxyError('EINVAL', 'forward needs two different ports');
   checkInteger('workers', workers, 1, 16);
-  const idleAs = workerIdle(idle === undefined ? deviceOptions.idle : idle);
+  const idleAs = workerIdle(idle === undefined ? deviceOptions.idle : idle, isXdpName(addressA) && isXdpName(addressB));
   const { open } = require('../open');
   // Whether a worker's full RX queue drops or holds its frames is the driver's default for
   // worker queues (lib/intel/nic-options.js: they hold), unless deviceOptions say.

@@ -29,6 +29,7 @@ const { SharedPcapAppender, sharedState, framesTaken } = require('./shared-pcap'
 const { ProgressBar } = require('./progress');
 const { checkBatchSize } = require('../memory/batch');
 const { runWorkerLoop, workerIdle } = require('../loop/worker-loop');
+const { isXdpName } = require('../xdp/iface');
 
 // Per worker: RX packets, RX bytes, frames written, their bytes in the file, buffers not
 // back in its pool after close (Float64, written by that worker only).
@@ -49,7 +50,7 @@ async function pcapWorkers(address, file, {
   const { compileFilter } = require('../filter');
   checkBatchSize(batchSize); // EBATCH and EFILTER before the device is touched
   if (filter !== '') compileFilter(filter);
-  const idleAs = workerIdle(idle); // EUNSUPPORTED for 'interrupt' (lib/loop/worker-loop.js)
+  const idleAs = workerIdle(idle, isXdpName(address)); // 'interrupt' only on AF_XDP (lib/loop/worker-loop.js)
   const report = new Report({ out: err });
   const interrupted = (before) => {
     const stats = noTraffic();

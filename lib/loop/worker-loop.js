@@ -16,26 +16,49 @@
 //              worker's queues have no packet buffer behind them. The naps give the CPU
 //              back between bursts, to the other workers and to whatever makes the
 //              traffic on the same cores.
-// 'interrupt' needs a vector per queue pair and is not offered to workers (workerIdle()).
+//   'interrupt' where the kernel fills the rings (AF_XDP, Device.kernelFillsRings), and the
+//              default there: a step that moved no frame is followed by a sleep in ppoll()
+//              on the sockets of the queue pairs the worker owns (each pair's readableFd(),
+//              readable once the kernel has put frames on its RX ring), for at most
+//              WAIT_SLICE_MS; a worker that moves frames never sleeps. As the single thread
+//              does on AF_XDP (lib/device/idle.js, waitForFrames()): the kernel's NAPI poll
+//              that fills the rings may need the CPU a polling worker would take. TX is kicked
+//              as before: each send() with frames queued or in flight makes the sendto()
+//              the TX ring asks for (need_wakeup), and the ppoll() does too (the kernel's
+//              xsk_poll() drives a copy-mode TX ring, wakes a zero-copy driver).
+//              On devices ixy drives itself it would need an MSI-X vector per queue pair,
+//              and workerIdle() refuses it (EUNSUPPORTED).
 const { IxyError, shown } = require('../host/errors');
 const { DEFAULT_START_RATE, SLEEP_SHARE } = require('../device/idle-bound');
+const { native } = require('../host/native');
 
-const STEPS_PER_LOOK = 64; // steps between two reads of the stop flag and the clock
+const STEPS_PER_LOOK = 64; // steps between two reads of the clock and of the stop flag (read after every sleep too)
 const LOOK_MS = 1000; // how often the pairs are checked
 const COALESCE_BATCHES = 2;
 const SLEEP_RAMP = 8;
 const RATE_WINDOW_MS = 10;
 const MIN_NAP_MS = 0.01; // shorter naps are not worth a futex call
+// The longest sleep on the sockets: the stop flag is read between two, and ppoll() does not
+// see it, so a stop waits this long at most.
+const WAIT_SLICE_MS = 2;
 
-// The idle mode of workers: 'backoff' (the default) or 'spin'; EUNSUPPORTED for
-// 'interrupt', EINVAL for anything else. `idle` undefined or null: the default.
-function workerIdle(idle) {
-  if (idle === undefined || idle === null || idle === 'backoff') return 'backoff';
-  if (idle === 'spin') return 'spin';
+// The idle mode of workers. kernelFillsRings: every device of the command is one whose RX
+// rings the kernel fills (Device.kernelFillsRings: AF_XDP, whose names say so before it is
+// opened, isXdpName()). 'interrupt' there, the default, else EUNSUPPORTED; 'backoff' (the
+// default elsewhere) or 'spin' anywhere; EINVAL for anything else. `idle` undefined or
+// null: the default.
+function workerIdle(idle, kernelFillsRings = false) {
+  if (idle === undefined || idle === null) return kernelFillsRings ? 'interrupt' : 'backoff';
+  if (idle === 'spin' || idle === 'backoff') return idle;
   if (idle === 'interrupt') {
-    throw new IxyError('EUNSUPPORTED', "idle 'interrupt' is not offered with workers (each would need a vector of its own): use 'backoff', their default, or 'spin'");
+    if (kernelFillsRings) return idle;
+    throw noWorkerInterrupts();
   }
   throw new IxyError('EINVAL', `idle must be 'spin', 'backoff' or 'interrupt', got ${shown(idle)}`);
+}
+
+function noWorkerInterrupts() {
+  return new IxyError('EUNSUPPORTED', "idle 'interrupt' is not offered with workers on devices ixy drives itself (each worker would need an interrupt vector of its own; AF_XDP's, xdp:<interface>, sleep on their sockets): use 'backoff', their default, or 'spin'");
 }
 
 // The naps of a 'backoff' worker (see the top of this file).
@@ -74,18 +97,67 @@ class Napper {
   }
 }
 
-// Runs step() (returns the frames it received) until flags[stopAt] is set. pairs: the
-// QueuePairs to check; onEvent(pairIndex, event) for what a check found.
-function runWorkerLoop({ step, flags, stopAt = 0, pairs, idle, batchSize, onEvent }) {
+// The sleeps of an 'interrupt' worker (see the top of this file) on the sockets of its
+// pairs: after a step in which none of them received or sent a frame (their own counts, as
+// the single thread's packetsMoved()), one ppoll() on their RX fds.
+class SocketWaiter {
+  constructor(pairs) {
+    this.pairs = pairs;
+    const withRx = pairs.filter((p) => p.rx !== null);
+    if (withRx.some((p) => typeof p.readableFd !== 'function')) throw noWorkerInterrupts();
+    this.fds = Int32Array.from(withRx, (p) => p.readableFd());
+    this.moved = this.framesMoved();
+  }
+
+  framesMoved() {
+    let n = 0;
+    for (const p of this.pairs) {
+      if (p.rx !== null) n += p.rx.packets;
+      if (p.tx !== null) n += p.tx.packets;
+    }
+    return n;
+  }
+
+  // After a step: sleeps if it moved nothing; returns whether it slept.
+  after() {
+    const n = this.framesMoved();
+    if (n !== this.moved) {
+      this.moved = n;
+      return false;
+    }
+    native().waitReadable(this.fds, WAIT_SLICE_MS);
+    return true;
+  }
+}
+
+// What a worker does after a step that received `received` frames, by its idle mode: null
+// for 'spin', else a function that sleeps when its mode says so and returns whether it slept.
+function pauseFor(idle, { pairs, batchSize, flags, stopAt }) {
+  if (idle === 'spin') return null;
+  if (idle === 'interrupt') {
+    const waiter = new SocketWaiter(pairs);
+    return () => waiter.after();
+  }
   const rxRings = pairs.filter((p) => p.rx !== null).map((p) => p.rx.size - p.rx.freeThreshold);
-  const napper = idle === 'spin' ? null : new Napper({ batchSize, ringHold: Math.min(...rxRings) });
+  const napper = new Napper({ batchSize, ringHold: Math.min(...rxRings) });
+  return (received) => {
+    const nap = napper.after(received);
+    if (nap === 0) return false;
+    Atomics.wait(flags, stopAt, 0, nap); // a stop ends it at once
+    return true;
+  };
+}
+
+// Runs step() (returns the frames it received) until flags[stopAt] is set, read after every
+// sleep and every STEPS_PER_LOOK steps. pairs: the QueuePairs the worker owns, to check and
+// to sleep on; onEvent(pairIndex, event) for what a check found.
+function runWorkerLoop({ step, flags, stopAt = 0, pairs, idle, batchSize, onEvent }) {
+  const pause = pauseFor(idle, { pairs, batchSize, flags, stopAt });
   let lookAt = performance.now() + LOOK_MS;
   while (Atomics.load(flags, stopAt) === 0) {
     for (let k = 0; k < STEPS_PER_LOOK; k++) {
       const received = step();
-      if (napper === null) continue;
-      const nap = napper.after(received);
-      if (nap > 0) Atomics.wait(flags, stopAt, 0, nap);
+      if (pause !== null && pause(received) && Atomics.load(flags, stopAt) !== 0) break;
     }
     if (performance.now() >= lookAt) {
       lookAt += LOOK_MS;

@@ -177,7 +177,7 @@ class XdpDevice extends Device {
   // do: they stay Device's no-ops.
   interrupts(queue = 0) {
     this.checkOpen("idle 'interrupt'");
-    if (this.options.workers) throw new IxyError('EUNSUPPORTED', `${this.address}: idle 'interrupt': the queues are the worker threads' (which poll with 'backoff' or 'spin')`);
+    if (this.options.workers) throw new IxyError('EUNSUPPORTED', `${this.address}: idle 'interrupt': the queues are the worker threads', which sleep on their own sockets (lib/loop/worker-loop.js)`);
     this.checkQueue('RX', queue, this.rxQueues.length);
     return this.rxQueues[queue].interruptLine();
   }

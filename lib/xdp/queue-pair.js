@@ -86,6 +86,12 @@ class XdpQueuePair {
     };
   }
 
+  // idle 'interrupt' in the worker (lib/loop/worker-loop.js): the fd it sleeps on, the
+  // socket's, readable once the kernel has put frames on the RX ring.
+  readableFd() {
+    return this.sock.fd;
+  }
+
   // The worker loop's look once a second (QueuePair.check()): the kernel keeps the NIC, so
   // there is no hung TX queue for ixy to reset and no drop register to take.
   check() {
