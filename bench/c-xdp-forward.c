@@ -80,6 +80,19 @@ static void die(const char *what) {
 
 static long bpf(int cmd, union bpf_attr *attr) { return syscall(__NR_bpf, cmd, attr, sizeof(*attr)); }
 
+static int load_xdp_program(const struct bpf_insn *prog, uint32_t count) {
+  union bpf_attr a;
+  memset(&a, 0, sizeof(a));
+  a.prog_type = BPF_PROG_TYPE_XDP;
+  a.expected_attach_type = BPF_XDP;
+  a.insns = (uint64_t)(uintptr_t)prog;
+  a.insn_cnt = count;
+  a.license = (uint64_t)(uintptr_t)"GPL";
+  int fd = bpf(BPF_PROG_LOAD, &a);
+  if (fd < 0) die("BPF_PROG_LOAD");
+  return fd;
+}
+
 static void attach(int ifindex, int *map_fd) {
   union bpf_attr a;
   memset(&a, 0, sizeof(a));
@@ -97,14 +110,7 @@ static void attach(int ifindex, int *map_fd) {
       {BPF_JMP | BPF_CALL, 0, 0, 0, BPF_FUNC_redirect_map},
       {BPF_JMP | BPF_EXIT, 0, 0, 0, 0},
   };
-  memset(&a, 0, sizeof(a));
-  a.prog_type = BPF_PROG_TYPE_XDP;
-  a.expected_attach_type = BPF_XDP;
-  a.insns = (uint64_t)(uintptr_t)prog;
-  a.insn_cnt = sizeof(prog) / sizeof(prog[0]);
-  a.license = (uint64_t)(uintptr_t)"GPL";
-  int fd = bpf(BPF_PROG_LOAD, &a);
-  if (fd < 0) die("BPF_PROG_LOAD");
+  int fd = load_xdp_program(prog, sizeof(prog) / sizeof(prog[0]));
   for (int skb = 0; skb < 2; skb++) {
     memset(&a, 0, sizeof(a));
     a.link_create.prog_fd = fd;
@@ -269,14 +275,8 @@ static uint64_t redirect_until(const char *name, double end) {
       {BPF_JMP | BPF_CALL, 0, 0, 0, BPF_FUNC_redirect},
       {BPF_JMP | BPF_EXIT, 0, 0, 0, 0},
   };
+  int fd = load_xdp_program(prog, sizeof(prog) / sizeof(prog[0]));
   union bpf_attr a;
-  memset(&a, 0, sizeof(a));
-  a.prog_type = BPF_PROG_TYPE_XDP;
-  a.insns = (uint64_t)(uintptr_t)prog;
-  a.insn_cnt = sizeof(prog) / sizeof(prog[0]);
-  a.license = (uint64_t)(uintptr_t)"GPL";
-  int fd = bpf(BPF_PROG_LOAD, &a);
-  if (fd < 0) die("BPF_PROG_LOAD");
   uint64_t runs = 0;
   while (now() < end) {
     memset(&a, 0, sizeof(a));
