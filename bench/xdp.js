@@ -29,8 +29,9 @@
 // and every capture kept up with it (ratio 1.00). For captures s2 therefore polls in a
 // NAPI thread of its own (GRO on, /sys/class/net/s2/threaded, and s1's TSO off: see
 // withSource()), pinned to the capture's CPU: the source's CPU only sends, and each capture
-// pays for its whole path, kernel and user space, on CPU 1. The table shows the kernel's
-// part: the NAPI thread's CPU per frame captured.
+// pays for its whole path, kernel and user space, on CPU 1. The table shows both parts per
+// frame captured: the NAPI thread's CPU (kernel) and the capture's own processes' (process,
+// their system calls included).
 //
 // Forwarding is measured with the source `generate`, captures with both, because veth
 // receives in two ways:
@@ -67,7 +68,7 @@ function parseArgs(argv) {
     else return false;
     return true;
   });
-  if (!(o.seconds > 0) || !Number.isInteger(o.runs) || o.runs < 1) throw new Error('--seconds and --runs must be positive');
+  if (!(o.seconds >= 2) || !Number.isInteger(o.runs) || o.runs < 1) throw new Error('--seconds must be at least 2 (a capture\'s CPU is taken over its middle), --runs positive');
   if (!Number.isInteger(o.batch) || o.batch < 1 || o.batch > 256) throw new Error('--batch must be 1..256');
   return o;
 }
@@ -142,6 +143,24 @@ function napiThreadOn(ns, dev, cpu) {
   return mine[0];
 }
 
+// The CPU seconds the processes of namespace ns (the capture's, whatever it forks) use from
+// 1 s into a capture of S seconds to 0.5 s before its end, past its start-up and before its
+// exit: { cpu, seconds }. Frames are assumed to come evenly over the run.
+async function captureCpu(ns, seconds) {
+  const total = () => sh('ip', ['netns', 'pids', ns]).split('\n').filter(Boolean).reduce((sum, pid) => {
+    try {
+      return sum + cpuSeconds(pid);
+    } catch {
+      return sum; // gone in between
+    }
+  }, 0);
+  const span = seconds - 1.5;
+  await sleep(1000);
+  const before = total();
+  await sleep(span * 1000);
+  return { cpu: total() - before, seconds: span };
+}
+
 // One run: the source on s1, then `measure(ns)` (a promise of { packets, seconds }). For a
 // capture, s2's receive work runs on the capture's CPU (napiThreadOn()), and what that
 // work cost is kernelNs: the NAPI thread's CPU over the run per frame captured. The source
@@ -159,10 +178,13 @@ async function withSource(o, cBinary, tag, measure, { capture = false, redirect 
     const source = runIn(ns[0], cBinary, redirect ? ['redirect', 's1', seconds] : ['generate', 's1', seconds, String(o.batch)], 0);
     await sleep(1000);
     const napiBefore = napi === null ? 0 : cpuSeconds(napi);
+    const window = capture ? captureCpu(ns[1], o.seconds) : null;
     const r = await measure(ns);
     const kernelNs = napi === null ? null : ((cpuSeconds(napi) - napiBefore) * 1e9) / r.packets;
+    const own = window === null ? null : await window;
+    const userNs = own === null ? null : (own.cpu * 1e9) / ((r.packets * own.seconds) / r.seconds);
     const offered = JSON.parse((await source).stdout);
-    return { mpps: r.packets / r.seconds / 1e6, packets: r.packets, seconds: r.seconds, offeredMpps: offered.mpps, kept: r.kept, kernelNs };
+    return { mpps: r.packets / r.seconds / 1e6, packets: r.packets, seconds: r.seconds, offeredMpps: offered.mpps, kept: r.kept, kernelNs, userNs };
   } finally {
     tearDown(ns);
   }
@@ -238,7 +260,8 @@ async function pair(o, c, [nameA, a], [nameB, b], options = {}) {
   }
   const summary = (list) => ({
     mpps: spread(list.map((r) => r.mpps)), offeredMpps: spread(list.map((r) => r.offeredMpps)), kept: spread(list.map((r) => r.kept)),
-    kernelNs: list[0].kernelNs === null ? null : spread(list.map((r) => r.kernelNs)), runs: list,
+    kernelNs: list[0].kernelNs === null ? null : spread(list.map((r) => r.kernelNs)),
+    userNs: list[0].userNs === null ? null : spread(list.map((r) => r.userNs)), runs: list,
   });
   return { [nameA]: summary(runs[nameA]), [nameB]: summary(runs[nameB]), ratio: spread(ratios) };
 }
@@ -285,9 +308,11 @@ function printTable(forward, captures, missing) {
   const k = (s) => (s && s.kept ? `${(100 * s.kept.median).toFixed(1)} %` : '-');
   // kernel: the NAPI thread's CPU ns per frame captured (captures only; see withSource()).
   const kn = (s) => (s.kernelNs ? s.kernelNs.median.toFixed(0) : '-');
+  // process: the capture's own CPU (user and system) ns per frame (captureCpu()).
+  const un = (s) => (s.userNs ? s.userNs.median.toFixed(0) : '-');
   const out = (text) => process.stdout.write(text);
-  out('\n| what | median Mpps [min..max] | source\'s Mpps over its whole run | kept | kernel ns/frame |\n| --- | --- | --- | --- | --- |\n');
-  const row = (what, s) => out(`| ${what} | ${f(s.mpps)} | ${f(s.offeredMpps)} | ${k(s)} | ${kn(s)} |\n`);
+  out('\n| what | median Mpps [min..max] | source\'s Mpps over its whole run | kept | kernel ns/frame | process ns/frame |\n| --- | --- | --- | --- | --- | --- |\n');
+  const row = (what, s) => out(`| ${what} | ${f(s.mpps)} | ${f(s.offeredMpps)} | ${k(s)} | ${kn(s)} | ${un(s)} |\n`);
   row('forward, ixy (JS)', forward.js);
   row('forward, C', forward.c);
   const ratios = [`forward JS/C ${forward.ratio.median.toFixed(2)}`];
