@@ -116,8 +116,7 @@ class PcapWriter {
   // need a view of each frame's length, an allocation per frame.
   writeBatch(batch, sec, nsec, from = 0) {
     const pool = batch.pool;
-    const buffers = pool.buffers;
-    const base = pool.bytes.byteOffset; // a frame's offset in pool.bytes: its view's, less this
+    const shift = pool.bufferShift; // buffer id's frame is pool.bytes[id << shift ...] (every pool, a UMEM too)
     const ids = batch.ids;
     const lengths = batch.lengths;
     const b = this.buffer;
@@ -135,7 +134,7 @@ class PcapWriter {
       }
       const at = this.used;
       this.recordHeader(at, sec, fraction, captured, length);
-      plan[3 * planned] = buffers[ids[i]].byteOffset - base;
+      plan[3 * planned] = ids[i] << shift;
       plan[3 * planned + 1] = at + RECORD_HEADER;
       plan[3 * planned + 2] = captured;
       planned++;
