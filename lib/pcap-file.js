@@ -324,11 +324,16 @@ class CaptureClock {
     return { sec: this.originSec, nsec: this.originNsec, mono: this.originMono };
   }
 
+  // Whole seconds and nanoseconds apart, each below 2^31, and no branch: nanoseconds since
+  // the origin pass 2^31 after 2.1 s, and a branch first taken after warm-up is code V8 has
+  // no feedback for; either would deoptimise the capture's loop in mid-capture.
   now() {
-    const ns = this.originNsec + Math.round((performance.now() - this.origin) * 1e6);
-    const whole = Math.floor(ns / 1e9);
-    this.sec = this.originSec + whole;
-    this.nsec = ns - whole * 1e9;
+    const ms = performance.now() - this.origin;
+    const sec = Math.floor(ms / 1000);
+    const ns = this.originNsec + Math.round((ms - sec * 1000) * 1e6); // below 2e9
+    const carry = Math.floor(ns / 1e9); // 0 or 1
+    this.sec = this.originSec + sec + carry;
+    this.nsec = ns - carry * 1e9;
     return this;
   }
 }
