@@ -76,7 +76,7 @@ function jsonOption(description = 'report as JSON, one object per line (start, r
 
 // --idle: what a loop does while no frames come (lib/device/idle.js).
 function idleOption() {
-  return new Option('--idle <mode>', "what to do while no frames come: 'interrupt' sleeps until the NIC interrupts (VFIO, the model, AF_XDP), 'backoff' sleeps on timers, 'spin' polls without pause (a whole core); default: interrupt where there is one, else backoff; --workers: interrupt only on AF_XDP (their default there: each worker sleeps on its own sockets), elsewhere backoff (the default) or spin")
+  return new Option('--idle <mode>', "what to do while no frames come: 'interrupt' sleeps until the NIC interrupts (VFIO, the model, AF_XDP), 'backoff' sleeps on timers, 'spin' polls without pause (a whole core); default: interrupt where there is one (with --workers: on AF_XDP, each worker sleeping on its own sockets), else backoff")
     .choices(['backoff', 'spin', 'interrupt']);
 }
 
