@@ -72,7 +72,7 @@ class PacketBatch {
     const words = arena.words; // a local, so TurboFan folds it (see arena.js)
     const idsAt = this.idsAt; // ids[i] is words[idsAt + i]
     const bytes = this.pool.bytes; // the whole pool: buffer id k starts at k * size
-    const size = this.pool.bufferSize;
+    const size = 1 << this.pool.bufferShift; // not bufferSize: a UMEM's is its chunk less the headroom
     // Offsets as int32 sums (`| 0`; all below 2^31): no overflow checks; Math.imul: one
     // multiply, where a shift by a variable count needs its count moved to a register first.
     let i = 0;
