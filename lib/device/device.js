@@ -20,7 +20,9 @@ const BYTES = 1;
 
 class Queue {
   constructor() {
-    this.totals = new Float64Array(2);
+    // Over an ArrayBuffer of its own: a view of 2 made as `new Float64Array(2)` keeps its
+    // elements on V8's heap, where each += loads the view's length and data pointer first.
+    this.totals = new Float64Array(new ArrayBuffer(16));
     // TX: frames send() took that the NIC never sent, discarded with the ring when the
     // queue stopped or was reset after a hang (cold paths only).
     this.dropped = 0;

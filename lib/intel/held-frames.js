@@ -113,8 +113,8 @@ class HeldFrames {
     const words32 = memory.words32;
     // Slot t's entry, counted in doubles (its address is doubles[e], its number's offset
     // words[2e + 2]): the address then needs no shift to reach it.
-    let e = ((this.tableAt + SLOT_WORDS * t) / 2) | 0;
-    let d = (ringAt + 2 * t) | 0; // and its descriptor
+    let e = ((this.tableAt >> 1) + SLOT_DOUBLES * t) | 0; // tableAt is even
+    let d = (ringAt + (t << 1)) | 0; // and its descriptor
     const end = (e + SLOT_DOUBLES * n) | 0;
     // be: the word that holds the frame's number big-endian, made from the last one by
     // adding 2^24 (the number's low byte is be's high byte) unless that byte carries (is

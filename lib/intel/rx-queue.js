@@ -99,14 +99,16 @@ class RxQueue extends RingQueue {
     // the loops below index it straight, without wrapping. Every frame handed out takes
     // one fresh buffer from the pool's free stack, so taking at most `free` frames means
     // the stack never runs dry in the loop (a frame that finds none stays on the ring).
+    // Offsets and counts below are int32 sums (`| 0`; all below 2^24, bytes below 2^28):
+    // TurboFan then adds without an overflow check.
     const free = pool.freeCount;
-    const room = this.size - first;
+    const room = (this.size - first) | 0;
     let max = batch.capacity < free ? batch.capacity : free;
     if (room < max) max = room;
-    const at = this.ringAt + (first << 2); // descriptor first + k is ring[at + 4k ...]
+    const at = (this.ringAt + (first << 2)) | 0; // descriptor first + k is ring[at + 4k ...]
     // 1. Count the good frames the NIC has completed: a loop of loads only, so that the
     // lines the NIC has just written come over together, not one between each store below.
-    let w = at + 2; // the status word (7.1.6.2)
+    let w = (at + 2) | 0; // the status word (7.1.6.2)
     const end = (w + (max << 2)) | 0; // w steps alone: one add per descriptor, not two
     let status = 0; // of the descriptor that stopped the count, if one did
     while (w !== end) {
@@ -115,24 +117,13 @@ class RxQueue extends RingQueue {
       w = (w + 4) | 0;
     }
     const n = (w - at - 2) >> 2;
-    // 2. A batch that keeps status words (PacketBatch's `status` option) gets them now,
-    // before the loop below clears them, and this queue to decode them (checksumFlags);
-    // other batches pay one compare per call.
-    const outStatusAt = batch.statusAt;
-    if (outStatusAt >= 0) {
-      batch.filledBy = this;
-      for (let k = 0; k < n; k++) words[outStatusAt + k] = ring[at + 2 + (k << 2)];
-    }
-    // Likewise the RSS hash (PacketBatch's `hashes`): the write-back's second dword
-    // (7.1.6.2, with RXCSUM.PCSD), which the loop below overwrites with an address.
-    const outHashesAt = batch.hashesAt;
-    if (outHashesAt >= 0) {
-      for (let k = 0; k < n; k++) words[outHashesAt + k] = ring[at + 1 + (k << 2)];
-    }
+    // 2. A batch that keeps status words or RSS hashes gets them now, before the loop below
+    // overwrites them; other batches pay two compares per call.
+    if (batch.statusAt >= 0 || batch.hashesAt >= 0) this.keepWriteBack(batch, at, n);
     // 3. Hand them out and put a fresh buffer on each descriptor. Frame k takes the buffer
     // k below the top of the free stack (popIds). Offsets into the arena: bufferIds[first + k]
     // is words[idsAt + k], and so on.
-    const idsAt = this.bufferIdsAt + first;
+    const idsAt = (this.bufferIdsAt + first) | 0;
     const addresses = arena.doubles; // a local too: buffer id's address is addresses[addressesAt + id]
     const addressesAt = pool.physAt >> 1;
     const descriptors = rings.doubles; // likewise: ring[2d] and ring[2d + 1] as one 64-bit element, descriptors[d]
@@ -141,8 +132,7 @@ class RxQueue extends RingQueue {
     const topAt = popIds(pool, n);
     let bytes = 0;
     let d = at >> 1; // descriptor first + k's halves: descriptors[d], descriptors[d + 1]
-    // Every offset is an int32 sum (`| 0`; all are below 2^24, bytes below 2^28): TurboFan
-    // then adds without an overflow check, and keeps fewer values alive for deoptimisation.
+    // The int32 sums (above) also keep fewer values alive for deoptimisation.
     for (let k = 0; k < n; k = (k + 1) | 0) {
       const fresh = words[(topAt - k) | 0] | 0;
       const length = ring[((d << 1) + 3) | 0] & 0xffff;
@@ -158,15 +148,13 @@ class RxQueue extends RingQueue {
       descriptors[(d + 1) | 0] = 0;
       d = (d + 2) | 0;
     }
-    batch.count = n;
-    batch.pool = pool;
     // 4. If a completed descriptor stopped the count, a broken frame starts there (rare).
     let used = n;
     if (n < max && (status & RXD_STAT_DD) !== 0) used += this.dropBadFrames(first + n);
     if (used > 0) {
       const next = (first + used) & this.mask;
       this.next = next;
-      this.unreturned += used;
+      this.unreturned = (this.unreturned + used) | 0;
       const totals = this.totals;
       totals[PACKETS] += n;
       totals[BYTES] += bytes;
@@ -177,7 +165,29 @@ class RxQueue extends RingQueue {
         writeTail(this.regs, this.tailIndex, (next - 1) & this.mask);
       }
     }
+    // Last, after the rare calls above (TurboFan inlines neither): TurboFan's code for the
+    // step then takes fewer instructions than with these stores before them (bench/LOG.md).
+    batch.count = n;
+    if (batch.pool !== pool) batch.pool = pool; // a compare costs less than a store's write barrier
     return n;
+  }
+
+  // Copies what a batch keeps of the write-back descriptors from ring word `at` on, n of
+  // them (receive(), step 2): the status words (PacketBatch's `status` option), with this
+  // queue to decode them (checksumFlags), and the RSS hashes (`hashes`: the write-back's
+  // second dword, 7.1.6.2, with RXCSUM.PCSD).
+  keepWriteBack(batch, at, n) {
+    const words = arena.words;
+    const ring = rings.words;
+    const statusAt = batch.statusAt;
+    if (statusAt >= 0) {
+      batch.filledBy = this;
+      for (let k = 0; k < n; k++) words[statusAt + k] = ring[at + 2 + (k << 2)];
+    }
+    const hashesAt = batch.hashesAt;
+    if (hashesAt >= 0) {
+      for (let k = 0; k < n; k++) words[hashesAt + k] = ring[at + 1 + (k << 2)];
+    }
   }
 
   // The CHECKSUM_* flags of a frame this queue received (PacketBatch.checksumOf()).

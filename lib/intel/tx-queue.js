@@ -139,13 +139,14 @@ class TxQueue extends RingQueue {
     const words = arena.words; // a local, so TurboFan folds it (see lib/memory/arena.js)
     const mask = this.mask;
     const pool = batch.pool;
+    // Before the reclaim's call, after which TurboFan would check what the pool is again.
+    const tag = this.tagOf(pool);
     // Reclaim when the ring is filling up, and also whenever the pool being sent from has
     // less than a ring's worth of buffers free: a small pool must not wait for buffers
     // that sit on a ring that will never fill.
     if (this.inFlight >= this.reclaimAt || pool.freeCount < this.size) this.reclaim();
     const ring = rings.words; // a local too; this ring starts at ringAt
     const ringAt = this.ringAt;
-    const tag = this.tagOf(pool);
     // Offsets into the arena: batch.ids[k] is words[idsAt + k], and so on.
     const bufferIdsAt = this.bufferIdsAt;
     const addresses = arena.doubles; // buffer id's address is addresses[addressesAt + id]

@@ -68,11 +68,13 @@ class PacketBatch {
   // Reads byte `at` of each of the first n frames and writes it back (`|= 0`): its first
   // cache line comes to this core, dirty, as when an application edits a header. Four
   // frames per trip: the pool's view is checked (map, length, data pointer) once per trip.
-  touchFrames(n, at) {
+  // pool: the batch's; a caller that has it from a constant passes it (forward.js: its RX
+  // queue's), and TurboFan then folds the view's length and data pointer.
+  touchFrames(n, at, pool = this.pool) {
     const words = arena.words; // a local, so TurboFan folds it (see arena.js)
     const idsAt = this.idsAt; // ids[i] is words[idsAt + i]
-    const bytes = this.pool.bytes; // the whole pool: buffer id k starts at k * size
-    const size = this.pool.bufferSize;
+    const bytes = pool.bytes; // the whole pool: buffer id k starts at k * size
+    const size = 1 << pool.bufferShift; // not bufferSize: a UMEM's is its chunk less the headroom
     // Offsets as int32 sums (`| 0`; all below 2^31): no overflow checks; Math.imul: one
     // multiply, where a shift by a variable count needs its count moved to a register first.
     let i = 0;

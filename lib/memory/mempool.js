@@ -196,8 +196,8 @@ const CheckedMempool = withOwnershipChecks(Mempool);
 // topAt is what it returns, the top of the stack first.
 function popIds(pool, n) {
   const top = pool.freeCount;
-  pool.freeCount = top - n;
-  return pool.freeAt + top - 1;
+  pool.freeCount = (top - n) | 0; // int32 sums: no overflow checks
+  return (pool.freeAt + top - 1) | 0;
 }
 
 // Pushes the n ids words[fromAt..fromAt + n).
