@@ -4,13 +4,17 @@
 // (bench/c-forward.c) at fixed rates, from the model's latency truth (native/model/README.md,
 // "Latency truth": for every frame, RX write-back to the driver handing it back on TX).
 //
-//   npm run bench -- --latency [--rates 0.1,1,5] [--seconds 10] [--warmup 2] [--batch 32] [--runs 1] [--results DIR]
+//   npm run bench -- --latency [--rates 0.1,1,5] [--seconds 10] [--warmup 2] [--batch 32] [--runs 1]
+//                              [--helpers driver|model] [--results DIR]
 //
 // Per rate and driver: a fresh model, its lines paced at 10 Gb/s, port 0's source at the
 // rate (64-byte frames), the driver forwarding 0 -> 1 (and 1 -> 0, idle); after --warmup
 // seconds the histogram of port 1 is cleared, after --seconds more it is read. The model
-// runs on CPU 0, the driver's main thread on CPU 1, its other threads on CPU 0 (host.js pinDriver).
-// The JS driver counts its GCs over the same window (js-child.js).
+// runs on CPU 0, the driver on CPU 1, V8's own threads (compiler, GC helpers) with it by
+// default (--helpers driver; host.js pinDriver): the model stands in for a NIC, which no
+// thread of the driver's can delay, and V8's threads on the model's CPU did, their time
+// counted as the driver's latency (--helpers model, loss.js's default: bench/PERFORMANCE.md,
+// "Latency", has both). The JS driver counts its GCs over the same window (js-child.js).
 const os = require('os');
 const path = require('path');
 const { Model } = require('../lib/model');
@@ -21,23 +25,24 @@ const { eachOption } = require('./args');
 const { pin, pinDriver } = require('./host');
 
 const FRAME_SIZE = 60; // 64 bytes on the wire with the FCS
-const USAGE = `usage: npm run bench -- --latency [--rates 0.1,1,5] [--seconds S] [--warmup S] [--batch N] [--runs N] [--results DIR]
+const USAGE = `usage: npm run bench -- --latency [--rates 0.1,1,5] [--seconds S] [--warmup S] [--batch N] [--runs N] [--helpers driver|model] [--results DIR]
   --rates LIST  Mpps (default 0.1,1,5)
   --seconds S   measured window (default 10)
   --warmup S    before it (default 2)
   --batch N     batch size of both drivers (default 32)
   --runs N      runs of each driver per rate, JS and C alternating (default 1)
+  --helpers C   the CPU of V8's own threads: driver (default) or model
   --results DIR where the JSON goes (default bench/results)`;
 
 // One run: the model's histogram of port 1 over the window, the drops, the driver's GCs.
-async function latencyRun({ lang, mpps, seconds, warmup, batch, cForward }) {
+async function latencyRun({ lang, mpps, seconds, warmup, batch, helpers, cForward }) {
   const model = await Model.start({ ports: 2, config: ['sink 0', 'sink 1', 'latency on'] });
   let driver = null;
   try {
     pin(model.pid, 0);
     const cfg = { mode: 'forward', batch, warmup, seconds, touch: true, ring: 512, dir: model.dir, addresses: model.addresses };
     driver = await startDriver(lang, cfg, cForward);
-    pinDriver(driver.child.pid);
+    pinDriver(driver.child.pid, helpers);
     await model.source(0, { rate: Math.round(mpps * 1e6), size: FRAME_SIZE });
     await sleep(warmup * 1000);
     await model.clear(0);
@@ -69,13 +74,14 @@ function row(r) {
 }
 
 function parseArgs(argv) {
-  const o = { rates: [0.1, 1, 5], seconds: 10, warmup: 2, batch: 32, runs: 1, results: path.join(__dirname, 'results') };
+  const o = { rates: [0.1, 1, 5], seconds: 10, warmup: 2, batch: 32, runs: 1, helpers: 'driver', results: path.join(__dirname, 'results') };
   eachOption(argv, USAGE, (option, next) => {
     if (option === '--rates') o.rates = next().split(',').map(Number);
     else if (option === '--seconds') o.seconds = Number(next());
     else if (option === '--warmup') o.warmup = Number(next());
     else if (option === '--batch') o.batch = Number(next());
     else if (option === '--runs') o.runs = Number(next());
+    else if (option === '--helpers') o.helpers = next();
     else if (option === '--results') o.results = next();
     else return false;
     return true;
@@ -84,6 +90,7 @@ function parseArgs(argv) {
   if (!(o.seconds > 0) || !(o.warmup >= 0)) throw new Error('--seconds must be above 0 and --warmup at least 0');
   if (!Number.isInteger(o.batch) || o.batch < 1 || o.batch > 512) throw new Error(`bad batch size ${o.batch}`);
   if (!Number.isInteger(o.runs) || o.runs < 1) throw new Error('--runs must be 1 or more');
+  if (o.helpers !== 'driver' && o.helpers !== 'model') throw new Error('--helpers must be driver or model');
   return o;
 }
 
@@ -100,7 +107,7 @@ async function main(argv) {
   for (const mpps of o.rates) {
     for (let run = 0; run < o.runs; run++) {
       for (const lang of ['js', 'c']) {
-        const r = await latencyRun({ lang, mpps, seconds: o.seconds, warmup: o.warmup, batch: o.batch, cForward });
+        const r = await latencyRun({ lang, mpps, seconds: o.seconds, warmup: o.warmup, batch: o.batch, helpers: o.helpers, cForward });
         results.push(r);
         console.log(row(r));
       }
