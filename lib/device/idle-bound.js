@@ -22,13 +22,18 @@ const DEFAULT_START_RATE = 1e6;
 // (a millisecond or two, more on a busy machine) and for the loop's way back.
 const SLEEP_SHARE = 0.5;
 
-// Frames `dev` holds while nobody polls it: the armed descriptors of its smallest RX ring
-// (size less the refill threshold) and its RX packet buffer.
+// Frames RX queue `q` holds while nobody polls it: its armed descriptors (the ring's size
+// less the refill threshold; a queue without a threshold keeps its ring full), or Infinity
+// for a queue that does not say its size.
+function ringHold(q) {
+  return typeof q.size === 'number' ? q.size - (q.freeThreshold || 0) : Infinity;
+}
+
+// Frames `dev` holds while nobody polls it: its smallest RX ring's (ringHold()) and its RX
+// packet buffer.
 function framesHeld(dev) {
   let ring = Infinity;
-  for (const q of dev.rxQueues) {
-    if (typeof q.size === 'number') ring = Math.min(ring, q.size - (q.freeThreshold || 0));
-  }
+  for (const q of dev.rxQueues) ring = Math.min(ring, ringHold(q));
   const buffer = dev.rxPacketBufferBytes > 0 ? Math.floor(dev.rxPacketBufferBytes / (MIN_FRAME_BYTES + BUFFER_OVERHEAD_BYTES)) : 0;
   return (ring === Infinity ? 0 : ring) + buffer;
 }
@@ -45,4 +50,4 @@ function longestSleepMs(devices, rate) {
   return holdMs(devices, rate) * SLEEP_SHARE;
 }
 
-module.exports = { framesHeld, holdMs, longestSleepMs, DEFAULT_START_RATE, SLEEP_SHARE };
+module.exports = { ringHold, framesHeld, holdMs, longestSleepMs, DEFAULT_START_RATE, SLEEP_SHARE };

@@ -29,7 +29,7 @@
 //              On devices ixy drives itself it would need an MSI-X vector per queue pair,
 //              and workerIdle() refuses it (EUNSUPPORTED).
 const { IxyError, shown } = require('../host/errors');
-const { DEFAULT_START_RATE, SLEEP_SHARE } = require('../device/idle-bound');
+const { ringHold, DEFAULT_START_RATE, SLEEP_SHARE } = require('../device/idle-bound');
 const { native } = require('../host/native');
 
 const STEPS_PER_LOOK = 64; // steps between two reads of the clock and of the stop flag (read after every sleep too)
@@ -138,7 +138,7 @@ function pauseFor(idle, { pairs, batchSize, flags, stopAt }) {
     const waiter = new SocketWaiter(pairs);
     return () => waiter.after();
   }
-  const rxRings = pairs.filter((p) => p.rx !== null).map((p) => p.rx.size - p.rx.freeThreshold);
+  const rxRings = pairs.filter((p) => p.rx !== null).map((p) => ringHold(p.rx));
   const napper = new Napper({ batchSize, ringHold: Math.min(...rxRings) });
   return (received) => {
     const nap = napper.after(received);

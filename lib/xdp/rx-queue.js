@@ -22,10 +22,9 @@ class XdpRxQueue extends Queue {
     this.fillCons = 0; // the kernel's fill consumer as last read
     this.inFill = 0; // buffers on the fill ring or in the kernel's hands
     this.line = null; // the socket as idle 'interrupt' sleeps on it, once asked for
-    // What idle 'backoff' may sleep on (lib/device/idle-bound.js): every receive() refills
-    // the fill ring whole, so while nobody polls, the RX ring holds `size` frames.
+    // What idle 'backoff' may sleep on (lib/device/idle-bound.js ringHold()): every
+    // receive() refills the fill ring whole, so while nobody polls, the RX ring holds `size`.
     this.size = sock.rx.size;
-    this.freeThreshold = 0;
   }
 
   // idle 'interrupt' (lib/device/idle.js): the socket's fd as an interrupt line, readable
