@@ -165,8 +165,9 @@ class RxQueue extends RingQueue {
         writeTail(this.regs, this.tailIndex, (next - 1) & this.mask);
       }
     }
-    // Last, after the rare calls above (TurboFan inlines neither): TurboFan's code for the
-    // step then takes fewer instructions than with these stores before them (bench/LOG.md).
+    // Last, after the rare calls above (TurboFan inlines neither, and after a call it knows
+    // nothing of memory): the caller then reads batch.count and batch.pool as the values
+    // stored here, not from memory again.
     batch.count = n;
     if (batch.pool !== pool) batch.pool = pool; // a compare costs less than a store's write barrier
     return n;

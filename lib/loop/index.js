@@ -96,8 +96,9 @@ function afterMs(ms, done, chunkMs = MAX_TIMER_MS) {
   return () => clearTimeout(timer);
 }
 
-// Packets the devices' queues have moved so far: a change says the loop had work. Read
-// once per slice, not per step, so that a step pays nothing for it.
+// Packets the devices' queues have moved so far: a change says the loop had work. The
+// busy loop reads it once per slice, so that a step pays nothing for it; runSliceWaiting()
+// once per step, each of which moves packets or ends in a syscall.
 function packetsMoved(devices) {
   let n = 0;
   for (const d of devices) {
