@@ -34,7 +34,7 @@ describe('a FIFO as the capture file or the replayed file', function () {
       const fifo = mkfifo(path.join(tmp(), `capture${workers.length}.fifo`));
       const run = await interruptAfter(['pcap', model().addresses[0], fifo, ...workers], { IXY_PCI_ROOT: model().dir }, 1000);
       assert.strictEqual(run.code, 0, run.stderr);
-        assert.match(run.stderr, /captured 0 frames \(interrupted before a reader opened the FIFO; no file written\)/);
+      assert.match(run.stderr, /captured 0 frames \(interrupted before a reader opened the FIFO; no file written\)/);
       const s = await model().stats(0);
       assert.strictEqual(s.dmaOwnerPid, 0, 'the NIC was not opened');
       assert.strictEqual(s.busMaster, false);

@@ -84,6 +84,16 @@ function spawnIn(ns, file, args, options = {}) {
   return spawn('ip', ['netns', 'exec', ns, file, ...args], { stdio: ['ignore', 'pipe', 'pipe'], ...options });
 }
 
+// A python3 program that sends UDP datagrams first..first + count - 1 to to:port, each
+// numbered in its payload's first four bytes (big-endian, then 60 bytes of 'x'), from
+// `sockets` sockets in turn (their flows spread over a veth's TX queues, and so over its
+// peer's RX queues), gapMs apart (0: as fast as the kernel takes them).
+function numberedDatagrams({ to, port, count, first = 0, sockets = 1, gapMs = 0 }) {
+  return `import socket, time\nss = [socket.socket(socket.AF_INET, socket.SOCK_DGRAM) for _ in range(${sockets})]\n` +
+    `for i in range(${first}, ${first + count}):\n    ss[i % len(ss)].sendto(i.to_bytes(4, 'big') + b'x' * 60, ('${to}', ${port}))\n` +
+    (gapMs > 0 ? `    time.sleep(${gapMs / 1000})\n` : '');
+}
+
 // Resolves once check() is true (polling every 20 ms), or rejects after timeoutMs.
 async function until(check, timeoutMs, what) {
   const end = Date.now() + timeoutMs;
@@ -103,4 +113,4 @@ function removeAll() {
   }
 }
 
-module.exports = { IXY, xdpMissing, skipWithoutXdp, namespace, vethPair, mac, xdpAttached, runIxyIn, runIn, spawnIn, until, removeAll, ip };
+module.exports = { IXY, xdpMissing, skipWithoutXdp, namespace, vethPair, mac, xdpAttached, runIxyIn, runIn, spawnIn, numberedDatagrams, until, removeAll, ip };

@@ -45,10 +45,9 @@ describe('AF_XDP: idle \'interrupt\' sleeps on the sockets', function () {
   });
 
   // BURST UDP datagrams to port 7000 as fast as the kernel takes them, numbered from
-  // `first` (the payload's first four bytes), from `sockets` sockets (their flows spread
-  // over a veth's TX queues, and so over its peer's RX queues).
+  // `first`, from `sockets` sockets (veth.numberedDatagrams()).
   async function burst(ns, to, first, sockets = 1) {
-    const send = `import socket\nss = [socket.socket(socket.AF_INET, socket.SOCK_DGRAM) for _ in range(${sockets})]\nfor i in range(${first}, ${first + BURST}):\n    ss[i % len(ss)].sendto(i.to_bytes(4, 'big') + b'x' * 60, ('${to}', 7000))\n`;
+    const send = veth.numberedDatagrams({ to, port: 7000, count: BURST, first, sockets });
     const r = await veth.runIn(ns, 'python3', ['-c', send]);
     assert.strictEqual(r.code, 0, r.stderr);
   }
@@ -83,7 +82,7 @@ describe('AF_XDP: idle \'interrupt\' sleeps on the sockets', function () {
   it('ixy pcap under steady traffic sleeps on the socket between frames: every frame, on a fraction of a core', async () => {
     const file = path.join(tmp, 'steady.pcap');
     const frames = 2500;
-    const send = `import socket, time\ns = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)\nfor i in range(${frames}):\n    s.sendto(i.to_bytes(4, 'big') + b'x' * 60, ('10.79.0.2', 7001))\n    time.sleep(0.001)\n`;
+    const send = veth.numberedDatagrams({ to: '10.79.0.2', port: 7001, count: frames, gapMs: 1 });
     let capture;
     const run = veth.runIxyIn(ns2, ['pcap', 'xdp:i2', file, String(frames), 'udp dst port 7001'], { onStart: (c) => { capture = c; } });
     try {

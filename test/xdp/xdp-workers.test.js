@@ -97,32 +97,31 @@ describe('AF_XDP: --workers 2, one socket per queue per worker', function () {
   // core each. Both idle modes sleep: 'interrupt' (the default) on the sockets, 'backoff'
   // on timers bounded by what the RX ring holds.
   for (const [idle, how] of [[null, 'sleeping on their sockets'], ['backoff', 'napping on timers']]) {
-  it(`ixy pcap --workers 2${idle ? ` --idle ${idle}` : ''} under steady traffic: every frame, the workers ${how} between them`, async () => {
-    veth.ip('-n', ns1, 'neigh', 'replace', '10.80.0.2', 'lladdr', veth.mac(nsf, 'a2'), 'dev', 'a1');
-    const file = path.join(tmp, 'steady.pcap');
-    const frames = 2500;
-    // Numbered datagrams (the payload's first four bytes) from 16 sockets in turn: 16 flows,
-    // which the sending veth spreads over its two queues.
-    const send = `import socket, time\nss = [socket.socket(socket.AF_INET, socket.SOCK_DGRAM) for _ in range(16)]\nfor i in range(${frames}):\n    ss[i % 16].sendto(i.to_bytes(4, 'big') + b'x' * 60, ('10.80.0.2', 7001))\n    time.sleep(0.001)\n`;
-    let child;
-    const run = veth.runIxyIn(nsf, ['pcap', '--workers', '2', ...(idle ? ['--idle', idle] : []), 'xdp:a2', file, String(frames), 'udp dst port 7001'], { onStart: (c) => { child = c; } });
-    try {
-      await veth.until(() => veth.xdpAttached(nsf, 'a2'), 20000, 'the XDP program');
-      await new Promise((r) => setTimeout(r, 1000)); // the workers bind their sockets
-      const sender = veth.runIn(ns1, 'python3', ['-c', send]);
-      await new Promise((r) => setTimeout(r, 300));
-      const share = await cpuShare(() => new Promise((r) => setTimeout(r, 1000)), child.pid); // the child's own CPU, all its threads
-      assert.strictEqual((await sender).code, 0);
-      const r = await run;
-      assert.strictEqual(r.code, 0, r.stderr);
-      assert.match(r.stdout + r.stderr, /per worker RX [1-9]\d* \+ [1-9]\d*/);
-      const seqs = readPcap(fs.readFileSync(file)).frames.map((f) => f.data.readUInt32BE(42));
-      assert.deepStrictEqual(seqs.sort((a, b) => a - b), Array.from({ length: frames }, (_, i) => i));
-      console.log(`      CPU of ixy pcap --workers 2 (${idle || 'default'} idle) under a frame a millisecond: ${(share * 100).toFixed(1)}%`);
-      assert.ok(share < STEADY_CPU, `ixy pcap --workers 2 used ${(share * 100).toFixed(1)}% of a CPU for a frame a millisecond`);
-    } finally {
-      if (child && child.exitCode === null) child.kill('SIGKILL');
-    }
-  });
+    it(`ixy pcap --workers 2${idle ? ` --idle ${idle}` : ''} under steady traffic: every frame, the workers ${how} between them`, async () => {
+      veth.ip('-n', ns1, 'neigh', 'replace', '10.80.0.2', 'lladdr', veth.mac(nsf, 'a2'), 'dev', 'a1');
+      const file = path.join(tmp, 'steady.pcap');
+      const frames = 2500;
+      // From 16 sockets in turn: 16 flows, which the sending veth spreads over its two queues.
+      const send = veth.numberedDatagrams({ to: '10.80.0.2', port: 7001, count: frames, sockets: 16, gapMs: 1 });
+      let child;
+      const run = veth.runIxyIn(nsf, ['pcap', '--workers', '2', ...(idle ? ['--idle', idle] : []), 'xdp:a2', file, String(frames), 'udp dst port 7001'], { onStart: (c) => { child = c; } });
+      try {
+        await veth.until(() => veth.xdpAttached(nsf, 'a2'), 20000, 'the XDP program');
+        await new Promise((r) => setTimeout(r, 1000)); // the workers bind their sockets
+        const sender = veth.runIn(ns1, 'python3', ['-c', send]);
+        await new Promise((r) => setTimeout(r, 300));
+        const share = await cpuShare(() => new Promise((r) => setTimeout(r, 1000)), child.pid); // the child's own CPU, all its threads
+        assert.strictEqual((await sender).code, 0);
+        const r = await run;
+        assert.strictEqual(r.code, 0, r.stderr);
+        assert.match(r.stdout + r.stderr, /per worker RX [1-9]\d* \+ [1-9]\d*/);
+        const seqs = readPcap(fs.readFileSync(file)).frames.map((f) => f.data.readUInt32BE(42));
+        assert.deepStrictEqual(seqs.sort((a, b) => a - b), Array.from({ length: frames }, (_, i) => i));
+        console.log(`      CPU of ixy pcap --workers 2 (${idle || 'default'} idle) under a frame a millisecond: ${(share * 100).toFixed(1)}%`);
+        assert.ok(share < STEADY_CPU, `ixy pcap --workers 2 used ${(share * 100).toFixed(1)}% of a CPU for a frame a millisecond`);
+      } finally {
+        if (child && child.exitCode === null) child.kill('SIGKILL');
+      }
+    });
   }
 });
