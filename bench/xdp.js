@@ -25,8 +25,8 @@
 // Captures: a veth's receive work (its XDP program and the copy into the UMEM, or the
 // kernel's stack and AF_PACKET's copy for libpcap) runs in the NAPI poll of the CPU that
 // sent, so with the source on CPU 0 a capture's kernel half took the source's CPU: the
-// source slowed to what source and capture together managed (about 0.7 Mpps on one core)
-// and every capture kept up with it (ratio 1.00). For captures s2 therefore polls in a
+// source slowed to what source and capture together managed, every capture kept up with
+// it, and their ratio said nothing. For captures s2 therefore polls in a
 // NAPI thread of its own (GRO on, /sys/class/net/s2/threaded, and s1's TSO off: see
 // withSource()), pinned to the capture's CPU: the source's CPU only sends, and each capture
 // pays for its whole path, kernel and user space, on CPU 1. The table shows both parts per
@@ -182,9 +182,9 @@ async function withSource(o, cBinary, tag, measure, { capture = false, redirect 
     const r = await measure(ns);
     const kernelNs = napi === null ? null : ((cpuSeconds(napi) - napiBefore) * 1e9) / r.packets;
     const own = window === null ? null : await window;
-    const userNs = own === null ? null : (own.cpu * 1e9) / ((r.packets * own.seconds) / r.seconds);
+    const processNs = own === null ? null : (own.cpu * 1e9) / ((r.packets * own.seconds) / r.seconds);
     const offered = JSON.parse((await source).stdout);
-    return { mpps: r.packets / r.seconds / 1e6, packets: r.packets, seconds: r.seconds, offeredMpps: offered.mpps, kept: r.kept, kernelNs, userNs };
+    return { mpps: r.packets / r.seconds / 1e6, packets: r.packets, seconds: r.seconds, offeredMpps: offered.mpps, kept: r.kept, kernelNs, processNs };
   } finally {
     tearDown(ns);
   }
@@ -261,7 +261,7 @@ async function pair(o, c, [nameA, a], [nameB, b], options = {}) {
   const summary = (list) => ({
     mpps: spread(list.map((r) => r.mpps)), offeredMpps: spread(list.map((r) => r.offeredMpps)), kept: spread(list.map((r) => r.kept)),
     kernelNs: list[0].kernelNs === null ? null : spread(list.map((r) => r.kernelNs)),
-    userNs: list[0].userNs === null ? null : spread(list.map((r) => r.userNs)), runs: list,
+    processNs: list[0].processNs === null ? null : spread(list.map((r) => r.processNs)), runs: list,
   });
   return { [nameA]: summary(runs[nameA]), [nameB]: summary(runs[nameB]), ratio: spread(ratios) };
 }
@@ -309,10 +309,10 @@ function printTable(forward, captures, missing) {
   // kernel: the NAPI thread's CPU ns per frame captured (captures only; see withSource()).
   const kn = (s) => (s.kernelNs ? s.kernelNs.median.toFixed(0) : '-');
   // process: the capture's own CPU (user and system) ns per frame (captureCpu()).
-  const un = (s) => (s.userNs ? s.userNs.median.toFixed(0) : '-');
+  const pn = (s) => (s.processNs ? s.processNs.median.toFixed(0) : '-');
   const out = (text) => process.stdout.write(text);
   out('\n| what | median Mpps [min..max] | source\'s Mpps over its whole run | kept | kernel ns/frame | process ns/frame |\n| --- | --- | --- | --- | --- | --- |\n');
-  const row = (what, s) => out(`| ${what} | ${f(s.mpps)} | ${f(s.offeredMpps)} | ${k(s)} | ${kn(s)} | ${un(s)} |\n`);
+  const row = (what, s) => out(`| ${what} | ${f(s.mpps)} | ${f(s.offeredMpps)} | ${k(s)} | ${kn(s)} | ${pn(s)} |\n`);
   row('forward, ixy (JS)', forward.js);
   row('forward, C', forward.c);
   const ratios = [`forward JS/C ${forward.ratio.median.toFixed(2)}`];
