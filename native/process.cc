@@ -1,8 +1,9 @@
-// The addon's two helpers for the process around the driver, apart from the driver path:
+// The addon's helpers for the process around the driver, apart from the driver path:
 //   lockFile(fd)       flock(fd, LOCK_EX | LOCK_NB): true when taken, false when another
 //                      open file holds it (lib/host/claim.js: one owner per device)
 //   captureStderr(fn)  call fn() with file descriptor 2 pointing into a pipe and return
 //                      what was written there (how lib/host/jit.js hears V8 refuse a flag)
+//   readClock(out)     CLOCK_MONOTONIC in ms into out[0], a Float64Array (lib/loop/clock.js)
 
 #include <napi.h>
 
@@ -11,6 +12,7 @@
 #include <string>
 
 #include <fcntl.h>
+#include <time.h>
 #include <sys/file.h>
 #include <unistd.h>
 
@@ -95,9 +97,36 @@ Napi::Value LockFile(const Napi::CallbackInfo& info) {
   return env.Undefined();
 }
 
+// readClock(out): writes CLOCK_MONOTONIC, in milliseconds, into out[0] (a Float64Array of
+// at least one element; lib/loop/clock.js makes it once) and returns nothing. The busy
+// loop reads the time several times per slice; in Node 20 performance.now() returns a new
+// heap number each time, and the young-generation collections that garbage brings pause
+// the loop. Nothing here allocates on the JS heap. Node-API's C calls, not the C++
+// wrapper's: this is called thousands of times a second and each wrapper call adds checks.
+napi_value ReadClock(napi_env env, napi_callback_info info) {
+  size_t argc = 1;
+  napi_value arg;
+  napi_typedarray_type type;
+  size_t length = 0;
+  void* data = nullptr;
+  if (napi_get_cb_info(env, info, &argc, &arg, nullptr, nullptr) != napi_ok || argc < 1 ||
+      napi_get_typedarray_info(env, arg, &type, &length, &data, nullptr, nullptr) != napi_ok ||
+      type != napi_float64_array || length < 1) {
+    napi_throw_type_error(env, "EINVAL", "readClock(out): out must be a Float64Array of at least one element");
+    return nullptr;
+  }
+  struct timespec ts;
+  clock_gettime(CLOCK_MONOTONIC, &ts);
+  static_cast<double*>(data)[0] = static_cast<double>(ts.tv_sec) * 1e3 + static_cast<double>(ts.tv_nsec) / 1e6;
+  return nullptr;
+}
+
 }  // namespace
 
 void ixy::InitProcess(Napi::Env env, Napi::Object exports) {
   exports.Set("captureStderr", Napi::Function::New(env, CaptureStderr));
   exports.Set("lockFile", Napi::Function::New(env, LockFile));
+  napi_value read_clock;
+  NAPI_THROW_IF_FAILED_VOID(env, napi_create_function(env, "readClock", NAPI_AUTO_LENGTH, ReadClock, nullptr, &read_clock));
+  exports.Set("readClock", Napi::Value(env, read_clock));
 }

@@ -1,18 +1,23 @@
 'use strict';
 
 // The shape every long-running app shares: call `step()` as fast as possible, but give the
-// event loop a turn every couple of milliseconds so timers (the per-second report), signals
-// and I/O keep working; stop on SIGINT/SIGTERM, after `seconds`, or when step() says done.
+// event loop a turn every 10 ms so timers (the per-second report), signals and I/O keep
+// working; stop on SIGINT/SIGTERM, after `seconds`, or when step() says done.
 // When nothing moves, sleep instead (lib/device/idle.js).
 const { Report } = require('./report');
 const { Watch } = require('./watch');
 const { idleMode, bestIdle, Idler } = require('../device/idle');
+const { nowMs } = require('./clock');
 
-const SLICE_MS = 2; // how long we run before yielding
-// The clock is read about this many times per slice, not per step: in Node 20 every
-// performance.now() allocates a heap number (16 bytes), and an idle step (nothing
-// received) takes only tens of nanoseconds. The steps between clock reads adapt to how
-// long a step takes, within [1, MAX_STEPS_PER_READ].
+const SLICE_MS = 2; // the unit of the pace below and of the warm-up's count
+// The event loop gets a turn after this many slices. Each turn allocates an Immediate and
+// Node's async bookkeeping for it (about 250 bytes): at a turn per slice that garbage alone
+// brought a young-generation collection, a pause of this thread, every two seconds.
+const SLICES_PER_TURN = 5;
+// The clock is read about this many times per slice, not per step: a read (lib/loop/clock.js,
+// which allocates nothing) is a call into the addon of about 100 ns, and an idle step
+// (nothing received) takes only tens of nanoseconds. The steps between clock reads adapt
+// to how long a step takes, within [1, MAX_STEPS_PER_READ].
 const CLOCK_READS_PER_SLICE = 8;
 const MAX_STEPS_PER_READ = 4096;
 // The loop sleeps only once it has polled this many steps, in at least this many slices,
@@ -38,14 +43,14 @@ const WARM_CALLS = 100;
 // whole forwarding step inlined: tens of ms of a CPU, more on a loaded machine) would begin
 // at the first frame after idleness and compete with the loop just as traffic begins.
 function runSlice(step, pace, sliceMs) {
-  const start = performance.now();
+  const start = nowMs();
   const end = start + sliceMs;
   let steps = 0;
   let now = start;
   do {
     for (let i = pace.stepsPerRead; i > 0; i--) if (step()) return true;
     steps += pace.stepsPerRead;
-    now = performance.now();
+    now = nowMs();
   } while (now < end);
   pace.total += steps;
   pace.slices++;
@@ -62,13 +67,13 @@ function runSlice(step, pace, sliceMs) {
 // would take. Every step here moves packets or ends in a syscall: reading the clock and the
 // counts after each costs little.
 function runSliceWaiting(step, pace, sliceMs, devices, idler) {
-  const end = performance.now() + sliceMs;
+  const end = nowMs() + sliceMs;
   let moved = packetsMoved(devices);
   let steps = 0;
   for (;;) {
     if (step()) return true;
     steps++;
-    const now = performance.now();
+    const now = nowMs();
     if (now >= end) break;
     const n = packetsMoved(devices);
     if (n === moved) idler.waitForFrames(end - now);
@@ -156,7 +161,7 @@ async function runLoop({ devices, step, seconds = 0, report = true, out = proces
         }
         if (idler !== null) {
           const n = packetsMoved(devices);
-          const now = performance.now();
+          const now = nowMs();
           if (n !== moved) {
             moved = n;
             idler.worked(now);
@@ -167,12 +172,13 @@ async function runLoop({ devices, step, seconds = 0, report = true, out = proces
         }
         setImmediate(turn);
       };
-      // While busy: one slice per turn of the event loop, by a callback rather than an
-      // `await` loop: a turn then allocates one Immediate and no promises, and every
-      // young-generation collection pauses this thread.
+      // While busy: SLICES_PER_TURN slices per turn of the event loop, by a callback rather
+      // than an `await` loop: a turn then allocates one Immediate and no promises.
       const turn = () => {
         try {
-          if (watch.reason === null && (waits ? runSliceWaiting(step, pace, SLICE_MS, devices, idler) : runSlice(step, pace, SLICE_MS))) watch.reason = 'done';
+          for (let k = 0; k < SLICES_PER_TURN && watch.reason === null; k++) {
+            if (waits ? runSliceWaiting(step, pace, SLICE_MS, devices, idler) : runSlice(step, pace, SLICE_MS)) watch.reason = 'done';
+          }
         } catch (err) {
           reject(err);
           return;
