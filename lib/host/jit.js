@@ -1,7 +1,8 @@
 'use strict';
 
-// V8's inlining budget, raised for the forwarding loop. Call tuneJit() once, at start-up,
-// before the hot code runs; the `ixy` command and the benchmarks do.
+// V8 set for the forwarding loop: its inlining budget raised, and no full collections by
+// its memory reducer once the loop runs. Call tuneJit() once, at start-up, before
+// the hot code runs; the `ixy` command and the benchmarks do.
 //
 // What it keeps: a whole forwarding step (runSlice() in lib/loop/index.js: forwardBatch(),
 // receive(), touchFrames(), send() and reclaim(), both directions) is one optimised
@@ -11,8 +12,14 @@
 // a step several times the second, and every call left in a step checks the maps of the
 // queues, the batch and the pool again. What inlining was worth is in bench/LOG.md.
 //
+// The memory reducer: V8 marks a heap whose old generation grew during start-up as likely
+// to hold garbage, and about 8 s later, if little is being allocated (as in a loop that
+// allocates nothing per packet), collects the whole heap two or three times to give memory
+// back: each a pause of the loop of 2-8 ms here, while frames wait (hundreds at 0.1 Mpps).
+// The third flag turns that start-up trigger off; a heap that fills still gets collected.
+//
 // The flags are V8's own (`node --v8-options`, present in Node 20, 22, 24 and 26); they
-// change how much TurboFan inlines, not what the code does. They apply to the whole
+// change how much TurboFan inlines and when V8 collects, not what the code does. They apply to the whole
 // process, so the library does not set them by itself: an application with hot loops of
 // its own calls tuneJit() as well (or starts node with the same flags).
 //
@@ -30,6 +37,8 @@ const JIT_FLAGS = [
   '--max-inlined-bytecode-size=800',
   // per optimised function: above both directions of a forwarding step
   '--max-inlined-bytecode-size-cumulative=5000',
+  // no full collections by the memory reducer after start-up (above)
+  '--no-memory-reducer-for-small-heaps',
 ];
 
 // Sets each V8 flag; returns those V8 refused, as [{ flag, reason }] (reason: the first
@@ -56,15 +65,16 @@ function setV8Flags(flags) {
 
 let toldRefusal = false;
 
-// Raises the inlining budget. Returns the flags V8 refused (none on Node 20 to 26); the
-// first call that meets a refusal writes one line on stderr, later calls stay quiet.
+// Raises the inlining budget and turns off the memory reducer's start-up trigger. Returns
+// the flags V8 refused (none on Node 20 to 26); the first call that meets a refusal writes
+// one line on stderr, later calls stay quiet.
 function tuneJit() {
   const refused = setV8Flags(JIT_FLAGS);
   if (refused.length > 0 && !toldRefusal) {
     toldRefusal = true;
     const what = refused.map((r) => `${r.flag} (${r.reason})`).join(', ');
     process.stderr.write(`ixy: V8 ${process.versions.v8} (Node ${process.version}) refused ${what}; ` +
-      'the hot loops run with less inlining, correct but slower\n');
+      'the hot loops run as V8 likes by default, correct but slower or with more pauses\n');
   }
   return refused.map((r) => r.flag);
 }
