@@ -31,6 +31,7 @@
 const { IxyError, shown } = require('../host/errors');
 const { ringHold, DEFAULT_START_RATE, SLEEP_SHARE } = require('../device/idle-bound');
 const { native } = require('../host/native');
+const { nowMs } = require('./clock'); // reads allocate nothing (lib/loop/clock.js says why that matters)
 
 const STEPS_PER_LOOK = 64; // steps between two reads of the clock and of the stop flag (read after every sleep too)
 const LOOK_MS = 1000; // how often the pairs are checked
@@ -67,7 +68,7 @@ class Napper {
     this.full = batchSize; // a poll that got this many may have left more behind
     this.ringHold = ringHold; // frames the smallest RX ring holds between two polls
     this.batchSize = batchSize;
-    this.workedAt = performance.now();
+    this.workedAt = nowMs();
     this.frames = 0; // frames received, for the rate
     this.rateAt = this.workedAt;
     this.rateFrames = 0;
@@ -79,7 +80,7 @@ class Napper {
   after(received) {
     this.frames += received;
     if (received >= this.full) return 0;
-    const now = performance.now();
+    const now = nowMs();
     if (received > 0) this.workedAt = now;
     if (now - this.rateAt >= RATE_WINDOW_MS) this.sampleRate(now);
     const coalesce = this.rate > 0 ? (COALESCE_BATCHES * this.batchSize * 1000) / this.rate : 0;
@@ -153,13 +154,13 @@ function pauseFor(idle, { pairs, batchSize, flags, stopAt }) {
 // to sleep on; onEvent(pairIndex, event) for what a check found.
 function runWorkerLoop({ step, flags, stopAt = 0, pairs, idle, batchSize, onEvent }) {
   const pause = pauseFor(idle, { pairs, batchSize, flags, stopAt });
-  let lookAt = performance.now() + LOOK_MS;
+  let lookAt = nowMs() + LOOK_MS;
   while (Atomics.load(flags, stopAt) === 0) {
     for (let k = 0; k < STEPS_PER_LOOK; k++) {
       const received = step();
       if (pause !== null && pause(received) && Atomics.load(flags, stopAt) !== 0) break;
     }
-    if (performance.now() >= lookAt) {
+    if (nowMs() >= lookAt) {
       lookAt += LOOK_MS;
       for (let i = 0; i < pairs.length; i++) for (const event of pairs[i].check()) onEvent(i, event);
     }
