@@ -33,11 +33,13 @@ function heapWindow() {
       const { statistics } = profiler.stop();
       let freed = 0;
       let pauseUs = 0;
+      const gcTypes = {}; // V8's names: Scavenge, MarkSweepCompact, ...
       for (const gc of statistics) {
         freed += gc.beforeGC.heapStatistics.usedHeapSize - gc.afterGC.heapStatistics.usedHeapSize;
         pauseUs += gc.cost;
+        gcTypes[gc.gcType] = (gcTypes[gc.gcType] || 0) + 1;
       }
-      return { heapAllocated: usedEnd - usedStart + freed, gcs: statistics.length, gcPauseUs: Math.round(pauseUs) };
+      return { heapAllocated: usedEnd - usedStart + freed, gcs: statistics.length, gcPauseUs: Math.round(pauseUs), gcTypes };
     },
   };
 }

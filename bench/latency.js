@@ -57,7 +57,7 @@ async function latencyRun({ lang, mpps, seconds, warmup, batch, helpers, cForwar
       // received but not sent on: what the driver dropped for a full TX ring (C does, the
       // JS app holds such frames back), give or take the frames in flight at either end
       notForwarded: port0.rxDelivered - port1.txFrames,
-      gcs: last.gcs ?? null, gcPauseUs: last.gcPauseUs ?? null, sourcePausedUs: port0.sourcePausedUs,
+      gcs: last.gcs ?? null, gcPauseUs: last.gcPauseUs ?? null, gcTypes: last.gcTypes ?? null, sourcePausedUs: port0.sourcePausedUs,
     };
   } finally {
     if (driver) driver.kill();
@@ -69,7 +69,8 @@ const us = (ns) => (ns / 1000).toFixed(2);
 
 function row(r) {
   const h = r.histogram;
-  const gc = r.gcs === null ? '-' : `${r.gcs} (${(r.gcPauseUs / 1000).toFixed(1)} ms)`;
+  const types = r.gcTypes ? Object.entries(r.gcTypes).map(([type, n]) => `${n} ${type}`).join(', ') : '';
+  const gc = r.gcs === null ? '-' : `${r.gcs} (${(r.gcPauseUs / 1000).toFixed(1)} ms${types ? `: ${types}` : ''})`;
   return `| ${r.mpps} Mpps | ${r.lang === 'js' ? 'JavaScript' : 'C yardstick'} | ${us(h.p50Ns)} | ${us(h.p99Ns)} | ${us(h.p999Ns)} | ${us(h.p9999Ns)} | ${us(h.maxNs)} | ${h.count.toLocaleString('en')} | ${r.dropped.toLocaleString('en')} | ${r.notForwarded.toLocaleString('en')} | ${gc} | ${Math.round(r.sourcePausedUs / 1000)} |`;
 }
 
