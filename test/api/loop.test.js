@@ -68,6 +68,27 @@ describe('run loop garbage', function () {
     assert.ok(bytes / seconds < 256 * 1024, `${Math.round(bytes / seconds)} bytes a second`);
   });
 
+  // The loop's clock is performance.now()'s (lib/device/idle.js mixes the two): from the
+  // addon's CLOCK_MONOTONIC with the offset taken once, or, from an addon built before
+  // readClock existed, performance.now() itself. Far from it would be the raw monotonic
+  // clock (time since boot) or a wrong offset; 5 ms covers a preempted offset estimate.
+  it('reads performance.now()\'s time, from the addon or from an older addon without readClock', function () {
+    const clock = path.join(__dirname, '../../lib/loop/clock.js');
+    const host = path.join(__dirname, '../../lib/host/native.js');
+    const check = (stubbed) => {
+      const script = `${stubbed ? `require(${JSON.stringify(host)}).native = () => ({});` : ''}
+        const { nowMs } = require(${JSON.stringify(clock)});
+        const before = performance.now(); const now = nowMs(); const after = performance.now();
+        console.log(JSON.stringify({ before, now, after }));`;
+      const res = require('child_process').spawnSync(process.execPath, ['-e', script], { encoding: 'utf8' });
+      assert.strictEqual(res.status, 0, res.stderr);
+      const { before, now, after } = JSON.parse(res.stdout);
+      assert.ok(now >= before - 5 && now <= after + 5, `nowMs() ${now} against performance.now() ${before}..${after}`);
+    };
+    check(false);
+    check(true);
+  });
+
   // V8's memory reducer collects the whole heap two or three times, some 8 s after a start
   // that grew the old generation, when little is allocated: pauses of milliseconds in a
   // busy loop. tuneJit() turns that off. Each child grows its heap, drops it, then idles
