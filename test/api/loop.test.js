@@ -114,6 +114,9 @@ describe('run loop garbage', function () {
       });
     });
     const [control, tuned] = await Promise.all([lateFullGcs(false), lateFullGcs(true)]);
+    // Node 20 and 22 collect the control's heap so; Node 24 and 26 did not within the 12 s
+    // (their V8 starts the reducer otherwise): there the test has nothing to show.
+    if (control === 0 && Number(process.versions.node.split('.')[0]) >= 24) this.skip();
     assert.ok(control > 0, 'without tuneJit() the memory reducer did not collect: the test proves nothing');
     assert.strictEqual(tuned, 0);
   });
