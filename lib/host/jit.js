@@ -36,8 +36,8 @@ const { native } = require('./native');
 const JIT_FLAGS = [
   // per function: above receive(), the largest function of a step, with room to grow
   '--max-inlined-bytecode-size=800',
-  // per optimised function: above both directions of a forwarding step
-  '--max-inlined-bytecode-size-cumulative=5000',
+  // per optimised function: above both directions of a forwarding step and the loop's clock
+  '--max-inlined-bytecode-size-cumulative=6000',
   // no full collections by the memory reducer after start-up (above)
   '--no-memory-reducer-for-small-heaps',
 ];
