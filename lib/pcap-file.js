@@ -20,6 +20,7 @@ const { IxyError, shown } = require('./host/errors');
 const { checkOptionNames } = require('./host/option-names');
 const { sleepSync } = require('./host/register-access');
 const { native } = require('./host/native');
+const { clockPair } = require('./loop/clock');
 
 const MAGIC_MICROSECONDS = 0xa1b2c3d4;
 const MAGIC_NANOSECONDS = 0xa1b23c4d;
@@ -302,7 +303,8 @@ function checkFd(fd) {
 // all of them.
 class CaptureClock {
   constructor(base = null) {
-    const { perf, mono } = clockPair();
+    // performance.now() and process.hrtime's clock (ns) at one instant
+    const { perf, other: mono } = clockPair(() => Number(process.hrtime.bigint()));
     this.origin = perf;
     if (base === null) {
       const wallMs = Date.now();
@@ -336,20 +338,6 @@ class CaptureClock {
     this.nsec = ns - carry * 1e9;
     return this;
   }
-}
-
-// performance.now() (ms) and the monotonic clock (ns) at one instant, as nearly as two
-// reads allow: of three tries, the one whose performance.now() reads around the monotonic
-// read were closest together (the first read of a clock can be slow).
-function clockPair() {
-  let best = null;
-  for (let i = 0; i < 3; i++) {
-    const before = performance.now();
-    const mono = Number(process.hrtime.bigint());
-    const after = performance.now();
-    if (best === null || after - before < best.gap) best = { gap: after - before, perf: (before + after) / 2, mono };
-  }
-  return best;
 }
 
 // Reads a whole classic pcap file (a file name, or a Buffer or Uint8Array holding one),
