@@ -8,7 +8,7 @@
 // process can see: the heap allocated and the GCs during the measured window
 // [ready + warmup, ready + warmup + seconds], and the app's own packet counts. The
 // runner (run-one.js) takes the packet rate from the model over the same window.
-const v8 = require('v8');
+const { heapWindow } = require('./heap-window');
 const { tuneJit } = require('../lib/host/jit');
 const { forward } = require('../lib/apps/forward');
 const { generate } = require('../lib/apps/generate');
@@ -16,33 +16,6 @@ const { forwardWorkers } = require('../lib/apps/forward-workers');
 
 const cfg = JSON.parse(process.argv[2]);
 tuneJit(); // as the ixy command does (bin/ixy.js)
-
-// Heap bytes allocated in a window = growth of the used heap + what every GC in the
-// window freed (V8's GCProfiler reports the used heap before and after each GC). That
-// counts every allocation, including those collected before the window ends.
-function heapWindow() {
-  const profiler = new v8.GCProfiler();
-  let usedStart = 0;
-  return {
-    start() {
-      profiler.start();
-      usedStart = v8.getHeapStatistics().used_heap_size;
-    },
-    stop() {
-      const usedEnd = v8.getHeapStatistics().used_heap_size;
-      const { statistics } = profiler.stop();
-      let freed = 0;
-      let pauseUs = 0;
-      const gcTypes = {}; // V8's names: Scavenge, MarkSweepCompact, ...
-      for (const gc of statistics) {
-        freed += gc.beforeGC.heapStatistics.usedHeapSize - gc.afterGC.heapStatistics.usedHeapSize;
-        pauseUs += gc.cost;
-        gcTypes[gc.gcType] = (gcTypes[gc.gcType] || 0) + 1;
-      }
-      return { heapAllocated: usedEnd - usedStart + freed, gcs: statistics.length, gcPauseUs: Math.round(pauseUs), gcTypes };
-    },
-  };
-}
 
 // The apps print one line when their ports are up; that is our "ready".
 function readyOut(onReady) {

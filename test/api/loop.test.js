@@ -38,22 +38,9 @@ describe('run loop timer', function () {
 });
 
 describe('run loop garbage', function () {
-  const v8 = require('v8');
+  const { heapWindow } = require('../../bench/heap-window');
   const { spawn } = require('child_process');
   const path = require('path');
-
-  // Bytes the heap took while fn() ran: its growth plus what each collection freed.
-  async function allocatedBy(fn) {
-    const profiler = new v8.GCProfiler();
-    profiler.start();
-    const before = v8.getHeapStatistics().used_heap_size;
-    await fn();
-    const after = v8.getHeapStatistics().used_heap_size;
-    const { statistics } = profiler.stop();
-    let freed = 0;
-    for (const gc of statistics) freed += gc.beforeGC.heapStatistics.usedHeapSize - gc.afterGC.heapStatistics.usedHeapSize;
-    return after - before + freed;
-  }
 
   // Every young-generation collection pauses the loop. What is left per second is the event
   // loop's turns (an Immediate each, at most 100 a second); reading the clock and running
@@ -64,7 +51,10 @@ describe('run loop garbage', function () {
     const run = (seconds) => runLoop({ devices: [], seconds, report: false, idle: 'spin', step: () => false });
     await run(0.3); // compiled before it is measured
     const seconds = 2;
-    const bytes = await allocatedBy(() => run(seconds));
+    const heap = heapWindow();
+    heap.start();
+    await run(seconds);
+    const bytes = heap.stop().heapAllocated;
     assert.ok(bytes / seconds < 256 * 1024, `${Math.round(bytes / seconds)} bytes a second`);
   });
 
