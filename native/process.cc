@@ -98,11 +98,10 @@ Napi::Value LockFile(const Napi::CallbackInfo& info) {
 }
 
 // readClock(out): writes CLOCK_MONOTONIC, in milliseconds, into out[0] (a Float64Array of
-// at least one element; lib/loop/clock.js makes it once) and returns nothing. The busy
-// loop reads the time several times per slice; in Node 20 performance.now() returns a new
-// heap number each time, and the young-generation collections that garbage brings pause
-// the loop. Nothing here allocates on the JS heap. Node-API's C calls, not the C++
-// wrapper's: this is called thousands of times a second and each wrapper call adds checks.
+// at least one element; lib/loop/clock.js makes it once) and returns nothing, so that
+// nothing is allocated on the JS heap (in Node 20 performance.now() returns a new heap
+// number; lib/loop/clock.js says why the busy loop must not). Node-API's C calls, not the
+// C++ wrapper's: this is called thousands of times a second and each wrapper call adds checks.
 napi_value ReadClock(napi_env env, napi_callback_info info) {
   size_t argc = 1;
   napi_value arg;

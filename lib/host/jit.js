@@ -12,17 +12,16 @@
 // a step several times the second, and every call left in a step checks the maps of the
 // queues, the batch and the pool again. What inlining was worth is in bench/LOG.md.
 //
-// The memory reducer: V8 marks a heap whose old generation grew during start-up as likely
-// to hold garbage, and about 8 s later, if little is being allocated (as in a loop that
-// allocates nothing per packet), collects the whole heap two or three times to give memory
-// back: each a pause of the loop of 2-8 ms here, while frames wait (hundreds at 0.1 Mpps).
-// Node 20 and 22 do so; Node 24 and 26 were not seen to. The third flag turns that
-// start-up trigger off; a heap that fills still gets collected.
+// The memory reducer: V8 (Node 20 and 22) marks a heap whose old generation grew during
+// start-up as likely to hold garbage, and about 8 s later, if little is being allocated (as
+// in a loop that allocates nothing per packet), collects the whole heap two or three times
+// to give memory back, each a pause of the loop of milliseconds while frames wait. The
+// third flag turns that start-up trigger off; a heap that fills still gets collected.
 //
 // The flags are V8's own (`node --v8-options`, present in Node 20, 22, 24 and 26); they
-// change how much TurboFan inlines and when V8 collects, not what the code does. They apply to the whole
-// process, so the library does not set them by itself: an application with hot loops of
-// its own calls tuneJit() as well (or starts node with the same flags).
+// change how much TurboFan inlines and when V8 collects, not what the code does. They apply
+// to the whole process, so the library does not set them by itself: an application with
+// hot loops of its own calls tuneJit() as well (or starts node with the same flags).
 //
 // A later V8 may rename or drop a flag. v8.setFlagsFromString() returns nothing and V8
 // answers an unknown flag by printing "Error: unrecognized flag ..." on stderr, which would

@@ -10,9 +10,9 @@ const { idleMode, bestIdle, Idler } = require('../device/idle');
 const { nowMs } = require('./clock');
 
 const SLICE_MS = 2; // the unit of the pace below and of the warm-up's count
-// The event loop gets a turn after this many slices. Each turn allocates an Immediate and
-// Node's async bookkeeping for it (about 250 bytes): at a turn per slice that garbage alone
-// brought a young-generation collection, a pause of this thread, every two seconds.
+// The event loop gets a turn after this many slices (10 ms): soon enough for timers and
+// signals, and rare, because each turn allocates an Immediate and Node's async bookkeeping
+// for it, the busy loop's only garbage (every young-generation collection pauses it).
 const SLICES_PER_TURN = 5;
 // The clock is read about this many times per slice, not per step: a read (lib/loop/clock.js,
 // which allocates nothing) is a call into the addon of about 100 ns, and an idle step

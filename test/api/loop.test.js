@@ -42,10 +42,9 @@ describe('run loop garbage', function () {
   const { spawn } = require('child_process');
   const path = require('path');
 
-  // Every young-generation collection pauses the loop. What is left per second is the event
-  // loop's turns (an Immediate each, at most 100 a second); reading the clock and running
-  // slices add nothing. A loop that read performance.now() and yielded after every slice
-  // took 1-2.5 MB a second here; this one, about 76 KB.
+  // Every young-generation collection pauses the loop. What it may allocate per second is
+  // its event-loop turns (an Immediate each, at most 100 a second); reading the clock and
+  // running slices add nothing.
   it('allocates under 256 KiB a second while it spins', async function () {
     this.timeout(10000);
     const run = (seconds) => runLoop({ devices: [], seconds, report: false, idle: 'spin', step: () => false });
