@@ -69,6 +69,7 @@ static void port_open(volatile uint32_t *r, int stand_in, uint32_t ring, struct 
 	rx->tail = &REG(r, 0x01018);
 	rx->ids = malloc(ring * sizeof *rx->ids);
 	rx->next = 0;
+	rx->packets = rx->bytes = 0;
 	rx->mask = ring - 1;
 	rx->pool = pool;
 	for (uint32_t d = 0; d < ring; d++) {
@@ -89,8 +90,11 @@ static void port_open(volatile uint32_t *r, int stand_in, uint32_t ring, struct 
 	tx->ring = (volatile uint32_t *)(rings + ring * 16);
 	tx->tail = &REG(r, 0x06018);
 	tx->ids = malloc(ring * sizeof *tx->ids);
-	tx->pools = calloc(ring, sizeof *tx->pools);
+	tx->npools = 0;
+	tx->last_pool = NULL;
+	tx->last_tag = 0;
 	tx->head = tx->clean = 0;
+	tx->packets = tx->bytes = 0;
 	tx->mask = ring - 1;
 
 	/* start the queues (4.6.7.1, 4.6.8.1), then wait for link */

@@ -10,12 +10,16 @@
  *    each buffer's physical address precomputed (lib/memory/mempool.js);
  *  - RX like lib/intel/rx-queue.js: in one run of descriptors that does
  *    not wrap, count the good completed frames, then hand their buffers out
- *    and put a fresh one from the free stack into each descriptor; bad frames
- *    keep their buffer; RDT = last processed, written once at least --rx-free
- *    descriptors (default ring/4) are back;
- *  - TX like lib/intel/tx-queue.js: once 3/4 of the ring is in flight (or
+ *    and put a fresh one into each descriptor, all n taken off the free stack
+ *    at once (popIds()); bad frames keep their buffer; RDT = last processed,
+ *    written once at least --rx-free descriptors (default ring/4) are back;
+ *  - TX like lib/intel/tx-queue.js: each slot keeps its buffer's id tagged
+ *    with its pool's number (tagOf()); once 3/4 of the ring is in flight (or
  *    the pool runs low), reclaim in groups of 32 by checking DD of a group's
- *    last descriptor; write the descriptors, one TDT write;
+ *    last descriptor, a group of one pool's buffers going back to it in one
+ *    copy (pushIds()); write the descriptors, one TDT write;
+ *  - each queue counts the packets and bytes it moved, as a JavaScript
+ *    queue's totals do;
  *  - forwarding like lib/apps/forward.js: rx A -> touch one byte (read and
  *    written back) -> tx B and back; what TX cannot take stays in that
  *    direction's batch and goes first at its next step, which receives nothing
@@ -54,6 +58,9 @@
 #define BUFSZ 2048
 #define MAX_BATCH 4096
 #define CLEAN_BATCH 32
+#define ID_BITS 20                             /* as lib/memory/mempool.js: a TX slot keeps a pool number above them */
+#define ID_MASK ((1u << ID_BITS) - 1)
+#define MAX_POOLS (1u << (31 - ID_BITS))
 #define RXD_DD 1u
 #define RXD_DONE_AND_WHOLE 3u                  /* DD | EOP */
 #define RXD_ERRORS 0x20000000u  /* RXE: a broken frame; IPE and L4E are checksum verdicts */
@@ -61,8 +68,19 @@
 #define TXD_CMD ((3u << 20) | (1u << 24) | (1u << 25) | (1u << 27) | (1u << 29)) /* DATA EOP IFCS RS DEXT */
 
 struct pool { uint8_t *mem; uint64_t *phys; uint32_t *free; uint32_t count; };
-struct rxq { volatile uint32_t *ring, *tail; uint32_t *ids, next, mask, free_thresh, unreturned; struct pool *pool; };
-struct txq { volatile uint32_t *ring, *tail; uint32_t *ids, head, clean, mask; struct pool **pools; };
+struct rxq {
+	volatile uint32_t *ring, *tail;
+	uint32_t *ids, next, mask, free_thresh, unreturned;
+	struct pool *pool;
+	uint64_t packets, bytes;                 /* as a queue's totals in JavaScript */
+};
+struct txq {
+	volatile uint32_t *ring, *tail;
+	uint32_t *ids, head, clean, mask;        /* ids: each slot's buffer id | its pool's tag */
+	struct pool *pools[MAX_POOLS], *last_pool;
+	uint32_t npools, last_tag;
+	uint64_t packets, bytes;
+};
 struct batch { uint32_t ids[MAX_BATCH], lens[MAX_BATCH], count; struct pool *pool; };
 
 static void die(const char *m) { fprintf(stderr, "c-forward: %s\n", m); exit(1); }
@@ -124,7 +142,9 @@ static uint32_t rx_batch(struct rxq *q, struct batch *b, uint32_t max)
 {
 	/* As RxQueue.receive() (lib/intel/rx-queue.js): one run of descriptors from
 	 * q->next, never around the end of the ring, at most one fresh buffer per frame;
-	 * count the good frames, then hand them out and refill their descriptors. */
+	 * count the good frames, then hand them out and refill their descriptors. The n
+	 * fresh buffers come off the pool's free stack at once (popIds()): frame k takes
+	 * the one k below the top. */
 	struct pool *pool = q->pool;
 	uint32_t first = q->next, room = q->mask + 1 - first, n = 0, status = 0;
 	if (max > pool->count)
@@ -138,13 +158,19 @@ static uint32_t rx_batch(struct rxq *q, struct batch *b, uint32_t max)
 			break;
 		n++;
 	}
+	const uint32_t *top = pool->free + pool->count - 1;
+	pool->count -= n;
+	uint32_t *ids = q->ids + first;
+	const uint64_t *phys = pool->phys;
+	uint32_t bytes = 0;
 	for (uint32_t k = 0; k < n; k++) {
 		volatile uint64_t *e = (volatile uint64_t *)(d + k * 4);
-		uint32_t fresh = pool->free[--pool->count];
-		b->ids[k] = q->ids[first + k];
-		b->lens[k] = d[k * 4 + 3] & 0xffff;
-		q->ids[first + k] = fresh;
-		e[0] = pool->phys[fresh];
+		uint32_t fresh = top[-(int32_t)k], len = d[k * 4 + 3] & 0xffff;
+		b->ids[k] = ids[k];
+		b->lens[k] = len;
+		bytes += len;
+		ids[k] = fresh;
+		e[0] = phys[fresh];
 		e[1] = 0;
 	}
 	b->count = n;
@@ -165,6 +191,8 @@ static uint32_t rx_batch(struct rxq *q, struct batch *b, uint32_t max)
 	}
 	if (used) {
 		q->next = (first + used) & q->mask;
+		q->packets += n;
+		q->bytes += bytes;
 		q->unreturned += used;
 		if (q->unreturned >= q->free_thresh) {
 			q->unreturned = 0;
@@ -176,40 +204,73 @@ static uint32_t rx_batch(struct rxq *q, struct batch *b, uint32_t max)
 
 static void tx_reclaim(struct txq *q)
 {
-	uint32_t clean = q->clean;
-	while (((q->head - clean) & q->mask) >= CLEAN_BATCH) {
-		uint32_t last = (clean + CLEAN_BATCH - 1) & q->mask;
+	/* As TxQueue.reclaim(): in groups of 32 slots, which never wrap (the ring is a
+	 * multiple of 32); a queue that has sent buffers of one pool only gives a group back
+	 * in one copy (pushIds()), else each buffer to its own pool. */
+	uint32_t clean = q->clean, mask = q->mask;
+	while (((q->head - clean) & mask) >= CLEAN_BATCH) {
+		uint32_t last = clean + CLEAN_BATCH - 1;
 		if (!(q->ring[last * 4 + 3] & RXD_DD))
 			break;
-		for (uint32_t k = 0; k < CLEAN_BATCH; k++) {
-			uint32_t i = (clean + k) & q->mask;
-			struct pool *p = q->pools[i];
-			p->free[p->count++] = q->ids[i];
+		const uint32_t *from = q->ids + clean;
+		if (q->npools == 1) {
+			struct pool *p = q->pools[0];
+			memcpy(p->free + p->count, from, CLEAN_BATCH * sizeof *from);
+			p->count += CLEAN_BATCH;
+		} else {
+			for (uint32_t k = 0; k < CLEAN_BATCH; k++) {
+				struct pool *p = q->pools[from[k] >> ID_BITS];
+				p->free[p->count++] = from[k] & ID_MASK;
+			}
 		}
-		clean = (last + 1) & q->mask;
+		clean = (last + 1) & mask;
 	}
 	q->clean = clean;
 }
 
+/* As TxQueue.tagOf(): the pool's number in the bits above a buffer id. */
+static uint32_t tag_of(struct txq *q, struct pool *p)
+{
+	if (p == q->last_pool)
+		return q->last_tag;
+	uint32_t k = 0;
+	while (k < q->npools && q->pools[k] != p)
+		k++;
+	if (k == q->npools) {
+		if (k == MAX_POOLS)
+			die("a TX queue takes buffers of at most 2048 pools");
+		q->pools[k] = p;
+		q->npools = k + 1;
+	}
+	q->last_pool = p;
+	q->last_tag = k << ID_BITS;
+	return q->last_tag;
+}
+
 static uint32_t tx_batch(struct txq *q, struct batch *b)
 {
+	struct pool *pool = b->pool;
+	uint32_t tag = tag_of(q, pool), mask = q->mask;
 	/* reclaim once 3/4 of the ring is in flight, or the pool runs low */
-	if (((q->head - q->clean) & q->mask) >= q->mask + 1 - (q->mask + 1) / 4 || b->pool->count < q->mask + 1)
+	if (((q->head - q->clean) & mask) >= mask + 1 - (mask + 1) / 4 || pool->count < mask + 1)
 		tx_reclaim(q);
-	uint32_t room = q->mask - ((q->head - q->clean) & q->mask);
+	uint32_t room = mask - ((q->head - q->clean) & mask);
 	uint32_t n = b->count < room ? b->count : room, t = q->head;
-	const uint64_t *phys = b->pool->phys;
+	const uint64_t *phys = pool->phys;
+	uint32_t *ids = q->ids, bytes = 0;
 	for (uint32_t k = 0; k < n; k++) {
 		volatile uint64_t *d = (volatile uint64_t *)(q->ring + t * 4);
-		uint32_t len = b->lens[k];
-		d[0] = phys[b->ids[k]];
+		uint32_t len = b->lens[k], id = b->ids[k];
+		d[0] = phys[id];
 		d[1] = (TXD_CMD | len) | (uint64_t)len << 46;   /* PAYLEN at bit 14 of word 3 */
-		q->ids[t] = b->ids[k];
-		q->pools[t] = b->pool;
-		t = (t + 1) & q->mask;
+		ids[t] = id | tag;
+		bytes += len;
+		t = (t + 1) & mask;
 	}
 	if (n) {
 		q->head = t;
+		q->packets += n;
+		q->bytes += bytes;
 		__atomic_store_n(q->tail, t, __ATOMIC_RELEASE);
 	}
 	return n;
@@ -250,6 +311,8 @@ static uint32_t tx_held(struct txq *q, const struct held *h, uint32_t want, uint
 	}
 	if (n) {
 		q->head = t;
+		q->packets += n;
+		q->bytes += (uint64_t)n * len;
 		__atomic_store_n(q->tail, t, __ATOMIC_RELEASE);
 	}
 	return n;
@@ -271,11 +334,11 @@ static uint64_t forward_batch(struct rxq *rx, struct txq *tx, struct batch *b, u
 		rx_frames += n;
 		if (!n)
 			return 0;
-		if (touch)   /* read and write back byte 1, as touchFrames() does: the frame is unchanged */
-			for (uint32_t k = 0; k < n; k++) {
-				volatile uint8_t *byte = &b->pool->mem[(size_t)b->ids[k] * BUFSZ + 1];
-				*byte = *byte;
-			}
+		if (touch) { /* read and write back byte 1, as touchFrames() does: the frame is unchanged */
+			volatile uint8_t *mem = rx->pool->mem;
+			for (uint32_t k = 0; k < n; k++)
+				mem[(size_t)b->ids[k] * BUFSZ + 1] = mem[(size_t)b->ids[k] * BUFSZ + 1];
+		}
 	}
 	uint32_t sent = tx_batch(tx, b);
 	if (sent == n) {
@@ -381,6 +444,9 @@ int main(int argc, char **argv)
 				break;
 		}
 	}
+	/* the queues' totals count what was sent, as a JavaScript queue's do */
+	if (tx[0].packets + tx[1].packets != moved)
+		die("the TX queues' totals do not add up to the frames sent");
 	double s = (now_ns() - tw) / 1e9;
 	double mpps = (moved - base) / s / 1e6;
 	double cpu = (double)(cpu_ns() - cw);
