@@ -23,11 +23,14 @@ const { PacketBatch } = require('../lib/memory/batch');
 const { forwardBatch } = require('../lib/apps/forward');
 const { Generator } = require('../lib/traffic/generator');
 const { tuneJit } = require('../lib/host/jit');
+const { runSlice } = require('../lib/loop');
 const ixgbeLayout = require('../lib/intel/ixgbe/registers');
 
 // One step of `ixy forward` between ports a and b, as forward() makes it (lib/apps/forward.js):
 // a closure over the queues and the two batches, one per direction, so that TurboFan
 // sees them as the constants it sees in forward()'s step; and the stand-in NIC's turn.
+// Steps run in the apps' own slices (runSlice(), lib/loop), which TurboFan compiles
+// with the step inlined: what is measured is the code `ixy forward` runs.
 function forwardStep(a, b, batchSize) {
   const rxA = a.rx;
   const txA = a.tx;
@@ -40,17 +43,19 @@ function forwardStep(a, b, batchSize) {
     standInNic(b);
     forwardBatch(rxA, txB, towardB);
     forwardBatch(rxB, txA, towardA);
+    return false;
   };
 }
 
-// Forwards for about `ms` milliseconds with step() (forwardStep()); returns the packets sent.
-function forwardFor(a, b, step, ms) {
-  const before = a.tx.packets + b.tx.packets;
+// Steps for about `ms` milliseconds in slices of 2 ms, as runLoop() does; returns the
+// packets the TX queues sent.
+function stepFor(txQueues, step, ms) {
+  const sent = () => txQueues.reduce((n, tx) => n + tx.packets, 0);
+  const before = sent();
+  const pace = { stepsPerRead: 16, total: 0, slices: 0 };
   const end = performance.now() + ms;
-  do {
-    for (let i = 0; i < 1024; i++) step();
-  } while (performance.now() < end);
-  return a.tx.packets + b.tx.packets - before;
+  do runSlice(step, pace, 2); while (performance.now() < end);
+  return sent() - before;
 }
 
 // One step of `ixy generate` at full speed on `port`, made as generate()'s fullSpeedStep()
@@ -63,17 +68,8 @@ function generateStep(port, gen, batch) {
   return () => {
     standInNic(port, 60, 0);
     gen.send(tx, batch, n);
+    return false;
   };
-}
-
-// Generates for about `ms` milliseconds with step() (generateStep()); returns the packets sent.
-function generateFor(port, step, ms) {
-  const before = port.tx.packets;
-  const end = performance.now() + ms;
-  do {
-    for (let i = 0; i < 1024; i++) step();
-  } while (performance.now() < end);
-  return port.tx.packets - before;
 }
 
 function measureGenerate(cfg) {
@@ -81,10 +77,10 @@ function measureGenerate(cfg) {
   const gen = new Generator();
   const step = generateStep(port, gen, new PacketBatch(cfg.batch));
   process.stdout.write('{"ready":true}\n');
-  generateFor(port, step, cfg.warmup * 1000);
+  stepFor([port.tx], step, cfg.warmup * 1000);
   const start = performance.now();
   const cpu = process.cpuUsage();
-  const packets = generateFor(port, step, cfg.seconds * 1000);
+  const packets = stepFor([port.tx], step, cfg.seconds * 1000);
   const { user, system } = process.cpuUsage(cpu);
   const seconds = (performance.now() - start) / 1000;
   const mpps = packets / seconds / 1e6;
@@ -94,12 +90,18 @@ function measureGenerate(cfg) {
   gen.close();
 }
 
+// `steps` steps in one slice of runSlice() (sliceMs 0: one round, as an idle poll makes).
+function runSteps(step, steps) {
+  if (steps > 0) runSlice(step, { stepsPerRead: steps, total: 0, slices: 0 }, 0);
+}
+
 // With "steps" in the configuration: a fixed number of steps instead of a time, for
 // counting instructions (bench/instructions.js): "warmSteps" first, in 20 calls (so that
 // the loop is optimised as a function, not only on stack replacement), then "steps" in
-// one; prints {"counting":true} before the latter and { packets } after it. Nothing
-// reads a clock. The counted call stands between two calls of os.loadavg(), which nothing
-// else here makes: callgrind's --dump-before=uv_loadavg then counts it on its own.
+// one; prints {"counting":true} before the latter and { packets } after it. A call reads
+// the clock twice (runSlice()), nothing per step. The counted call stands between two
+// calls of os.loadavg(), which nothing else here makes: callgrind's
+// --dump-before=uv_loadavg then counts it on its own.
 function countSteps(cfg) {
   const ports = [openPort(ixgbeLayout, cfg.ring)];
   let run;
@@ -108,7 +110,7 @@ function countSteps(cfg) {
     const gen = new Generator();
     const step = generateStep(port, gen, new PacketBatch(cfg.batch));
     run = (steps) => {
-      for (let i = 0; i < steps; i++) step();
+      runSteps(step, steps);
       return port.tx.packets;
     };
   } else {
@@ -116,7 +118,7 @@ function countSteps(cfg) {
     const [a, b] = ports;
     const step = forwardStep(a, b, cfg.batch);
     run = (steps) => {
-      for (let i = 0; i < steps; i++) step();
+      runSteps(step, steps);
       return a.tx.packets + b.tx.packets;
     };
   }
@@ -150,10 +152,10 @@ function main() {
   const b = openPort(ixgbeLayout, cfg.ring);
   const step = forwardStep(a, b, cfg.batch);
   process.stdout.write('{"ready":true}\n');
-  forwardFor(a, b, step, cfg.warmup * 1000);
+  stepFor([a.tx, b.tx], step, cfg.warmup * 1000);
   const start = performance.now();
   const cpu = process.cpuUsage();
-  const packets = forwardFor(a, b, step, cfg.seconds * 1000);
+  const packets = stepFor([a.tx, b.tx], step, cfg.seconds * 1000);
   const { user, system } = process.cpuUsage(cpu);
   const seconds = (performance.now() - start) / 1000;
   const mpps = packets / seconds / 1e6;
