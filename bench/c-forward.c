@@ -158,14 +158,15 @@ static uint32_t rx_batch(struct rxq *q, struct batch *b, uint32_t max)
 			break;
 		n++;
 	}
-	const uint32_t *top = pool->free + pool->count - 1;
-	pool->count -= n;
+	const uint32_t *stack = pool->free;
+	uint32_t top = pool->count;
+	pool->count = top - n;
 	uint32_t *ids = q->ids + first;
 	const uint64_t *phys = pool->phys;
 	uint32_t bytes = 0;
 	for (uint32_t k = 0; k < n; k++) {
 		volatile uint64_t *e = (volatile uint64_t *)(d + k * 4);
-		uint32_t fresh = top[-(int32_t)k], len = d[k * 4 + 3] & 0xffff;
+		uint32_t fresh = stack[top - 1 - k], len = d[k * 4 + 3] & 0xffff;
 		b->ids[k] = ids[k];
 		b->lens[k] = len;
 		bytes += len;
