@@ -27,4 +27,11 @@ function cpuSeconds(pid) {
   return (Number(fields[11]) + Number(fields[12])) / CLOCK_TICKS;
 }
 
-module.exports = { pin, pinDriver, cpuSeconds };
+// Nanoseconds the main thread of `pid` has spent runnable but waiting for its CPU (the
+// second field of /proc/PID/schedstat): for a driver that spins, the time the host gave
+// to someone else, during which arriving frames wait.
+function waitedNs(pid) {
+  return Number(fs.readFileSync(`/proc/${pid}/schedstat`, 'utf8').split(' ')[1]);
+}
+
+module.exports = { pin, pinDriver, cpuSeconds, waitedNs };

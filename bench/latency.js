@@ -15,6 +15,9 @@
 // thread of the driver's can delay, and V8's threads on the model's CPU did, their time
 // counted as the driver's latency (--helpers model, loss.js's default: bench/PERFORMANCE.md,
 // "Latency", has both). The JS driver counts its GCs over the same window (js-child.js).
+// Over the window, too: how long the driver's main thread waited for its CPU (the host's
+// other work, which here decides the tail in either language), and how long the model
+// skipped its source, not being scheduled.
 const os = require('os');
 const path = require('path');
 const { Model } = require('../lib/model');
@@ -22,7 +25,7 @@ const { startDriver, sleep } = require('./run-one');
 const { buildCForward } = require('./c-build');
 const { machine, writeResults } = require('./summary');
 const { eachOption } = require('./args');
-const { pin, pinDriver } = require('./host');
+const { pin, pinDriver, waitedNs } = require('./host');
 
 const FRAME_SIZE = 60; // 64 bytes on the wire with the FCS
 const USAGE = `usage: npm run bench -- --latency [--rates 0.1,1,5] [--seconds S] [--warmup S] [--batch N] [--runs N] [--helpers driver|model] [--results DIR]
@@ -47,8 +50,10 @@ async function latencyRun({ lang, mpps, seconds, warmup, batch, helpers, cForwar
     await sleep(warmup * 1000);
     await model.clear(0);
     await model.clear(1);
+    const waited = waitedNs(driver.child.pid);
     await sleep(seconds * 1000);
     const histogram = await model.latency(1);
+    const driverWaitedNs = waitedNs(driver.child.pid) - waited;
     const [port0, port1] = await model.stats();
     await model.sourceOff(0);
     const last = (await driver.finished()) || {};
@@ -58,6 +63,7 @@ async function latencyRun({ lang, mpps, seconds, warmup, batch, helpers, cForwar
       // JS app holds such frames back), give or take the frames in flight at either end
       notForwarded: port0.rxDelivered - port1.txFrames,
       gcs: last.gcs ?? null, gcPauseUs: last.gcPauseUs ?? null, gcTypes: last.gcTypes ?? null, sourcePausedUs: port0.sourcePausedUs,
+      driverWaitedNs,
     };
   } finally {
     if (driver) driver.kill();
@@ -71,7 +77,7 @@ function row(r) {
   const h = r.histogram;
   const types = r.gcTypes ? Object.entries(r.gcTypes).map(([type, n]) => `${n} ${type}`).join(', ') : '';
   const gc = r.gcs === null ? '-' : `${r.gcs} (${(r.gcPauseUs / 1000).toFixed(1)} ms${types ? `: ${types}` : ''})`;
-  return `| ${r.mpps} Mpps | ${r.lang === 'js' ? 'JavaScript' : 'C yardstick'} | ${us(h.p50Ns)} | ${us(h.p99Ns)} | ${us(h.p999Ns)} | ${us(h.p9999Ns)} | ${us(h.maxNs)} | ${h.count.toLocaleString('en')} | ${r.dropped.toLocaleString('en')} | ${r.notForwarded.toLocaleString('en')} | ${gc} | ${Math.round(r.sourcePausedUs / 1000)} |`;
+  return `| ${r.mpps} Mpps | ${r.lang === 'js' ? 'JavaScript' : 'C yardstick'} | ${us(h.p50Ns)} | ${us(h.p99Ns)} | ${us(h.p999Ns)} | ${us(h.p9999Ns)} | ${us(h.maxNs)} | ${h.count.toLocaleString('en')} | ${r.dropped.toLocaleString('en')} | ${r.notForwarded.toLocaleString('en')} | ${gc} | ${Math.round(r.driverWaitedNs / 1e6)} | ${Math.round(r.sourcePausedUs / 1000)} |`;
 }
 
 function parseArgs(argv) {
@@ -102,9 +108,10 @@ async function main(argv) {
   const started = new Date();
   const cForward = buildCForward();
   const results = [];
-  // model away: source time the model skipped while it was descheduled (sourcePausedUs)
-  console.log('| Rate | Driver | p50 us | p99 us | p99.9 us | p99.99 us | max us | frames | dropped (no descriptor) | not forwarded | GCs (pause) | model away ms |');
-  console.log('|---|---|---|---|---|---|---|---|---|---|---|---|');
+  // driver away: its main thread waiting for its CPU (driverWaitedNs); model away: source
+  // time the model skipped while it was descheduled (sourcePausedUs)
+  console.log('| Rate | Driver | p50 us | p99 us | p99.9 us | p99.99 us | max us | frames | dropped (no descriptor) | not forwarded | GCs (pause) | driver away ms | model away ms |');
+  console.log('|---|---|---|---|---|---|---|---|---|---|---|---|---|');
   for (const mpps of o.rates) {
     for (let run = 0; run < o.runs; run++) {
       for (const lang of ['js', 'c']) {

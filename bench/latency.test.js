@@ -24,6 +24,7 @@ describe('npm run bench -- --latency', function () {
       assert.ok(h.minNs <= h.p50Ns && h.p50Ns <= h.p99Ns && h.p99Ns <= h.p999Ns && h.p999Ns <= h.p9999Ns && h.p9999Ns <= h.maxNs);
       assert.strictEqual(h.buckets.reduce((sum, [, , n]) => sum + n, 0), h.count);
       assert.ok(Number.isInteger(x.notForwarded), 'frames received but not sent on');
+      assert.ok(x.driverWaitedNs >= 0 && x.driverWaitedNs < 1.5e9, `${x.lang}: the driver's wait for its CPU within the 1 s window, got ${x.driverWaitedNs} ns`);
     }
     assert.strictEqual(typeof r.results[0].gcs, 'number', 'the JS driver counts its GCs');
     assert.strictEqual(r.results[1].gcs, null);
