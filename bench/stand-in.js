@@ -23,7 +23,7 @@ const { PacketBatch } = require('../lib/memory/batch');
 const { forwardBatch } = require('../lib/apps/forward');
 const { Generator } = require('../lib/traffic/generator');
 const { tuneJit } = require('../lib/host/jit');
-const { runSlice } = require('../lib/loop');
+const { runSlice, SLICE_MS } = require('../lib/loop');
 const ixgbeLayout = require('../lib/intel/ixgbe/registers');
 
 // One step of `ixy forward` between ports a and b, as forward() makes it (lib/apps/forward.js):
@@ -47,14 +47,14 @@ function forwardStep(a, b, batchSize) {
   };
 }
 
-// Steps for about `ms` milliseconds in slices of 2 ms, as runLoop() does; returns the
-// packets the TX queues sent.
+// Steps for about `ms` milliseconds in the slices runLoop() runs; returns the packets the
+// TX queues sent.
 function stepFor(txQueues, step, ms) {
   const sent = () => txQueues.reduce((n, tx) => n + tx.packets, 0);
   const before = sent();
   const pace = { stepsPerRead: 16, total: 0, slices: 0 };
   const end = performance.now() + ms;
-  do runSlice(step, pace, 2); while (performance.now() < end);
+  do runSlice(step, pace, SLICE_MS); while (performance.now() < end);
   return sent() - before;
 }
 
@@ -72,19 +72,24 @@ function generateStep(port, gen, batch) {
   };
 }
 
-function measureGenerate(cfg) {
-  const port = openPort(ixgbeLayout, cfg.ring);
-  const gen = new Generator();
-  const step = generateStep(port, gen, new PacketBatch(cfg.batch));
+// Says ready, steps through the warm-up, then times cfg.seconds of steps and prints the
+// result line (the top of this file).
+function measure(txQueues, step, cfg) {
   process.stdout.write('{"ready":true}\n');
-  stepFor([port.tx], step, cfg.warmup * 1000);
+  stepFor(txQueues, step, cfg.warmup * 1000);
   const start = performance.now();
   const cpu = process.cpuUsage();
-  const packets = stepFor([port.tx], step, cfg.seconds * 1000);
+  const packets = stepFor(txQueues, step, cfg.seconds * 1000);
   const { user, system } = process.cpuUsage(cpu);
   const seconds = (performance.now() - start) / 1000;
   const mpps = packets / seconds / 1e6;
   process.stdout.write(`${JSON.stringify({ packets, seconds, mpps, nsPerPacket: 1000 / mpps, cpuNsPerPacket: ((user + system) * 1000) / packets })}\n`);
+}
+
+function measureGenerate(cfg) {
+  const port = openPort(ixgbeLayout, cfg.ring);
+  const gen = new Generator();
+  measure([port.tx], generateStep(port, gen, new PacketBatch(cfg.batch)), cfg);
   closeQueues(port);
   port.pool.close();
   gen.close();
@@ -150,16 +155,7 @@ function main() {
   }
   const a = openPort(ixgbeLayout, cfg.ring);
   const b = openPort(ixgbeLayout, cfg.ring);
-  const step = forwardStep(a, b, cfg.batch);
-  process.stdout.write('{"ready":true}\n');
-  stepFor([a.tx, b.tx], step, cfg.warmup * 1000);
-  const start = performance.now();
-  const cpu = process.cpuUsage();
-  const packets = stepFor([a.tx, b.tx], step, cfg.seconds * 1000);
-  const { user, system } = process.cpuUsage(cpu);
-  const seconds = (performance.now() - start) / 1000;
-  const mpps = packets / seconds / 1e6;
-  process.stdout.write(`${JSON.stringify({ packets, seconds, mpps, nsPerPacket: 1000 / mpps, cpuNsPerPacket: ((user + system) * 1000) / packets })}\n`);
+  measure([a.tx, b.tx], forwardStep(a, b, cfg.batch), cfg);
   // Queues first: each TX ring holds the other port's buffers.
   closeQueues(a);
   closeQueues(b);

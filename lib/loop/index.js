@@ -215,5 +215,5 @@ async function runLoop({ devices, step, seconds = 0, report = true, out = proces
   return watch.reason;
 }
 
-// runSlice: also for bench/stand-in.js, which times the steps in the loop the apps run.
-module.exports = { runLoop, runSlice, afterMs, endOnReportFailure };
+// runSlice and SLICE_MS: also for bench/stand-in.js, which times the steps in the loop the apps run.
+module.exports = { runLoop, runSlice, SLICE_MS, afterMs, endOnReportFailure };
