@@ -59,7 +59,6 @@
 #define MAX_BATCH 4096
 #define CLEAN_BATCH 32
 #define ID_BITS 20                             /* as lib/memory/mempool.js: a TX slot keeps a pool number above them */
-#define ID_MASK ((1u << ID_BITS) - 1)
 #define MAX_POOLS (1u << (31 - ID_BITS))
 #define RXD_DD 1u
 #define RXD_DONE_AND_WHOLE 3u                  /* DD | EOP */
@@ -207,7 +206,8 @@ static void tx_reclaim(struct txq *q)
 {
 	/* As TxQueue.reclaim(): in groups of 32 slots, which never wrap (the ring is a
 	 * multiple of 32); a queue that has sent buffers of one pool only gives a group back
-	 * in one copy (pushIds()), else each buffer to its own pool. */
+	 * in one copy (pushIds()). Here each TX queue sends one pool's buffers, that of the
+	 * other port's RX queue. */
 	uint32_t clean = q->clean, mask = q->mask;
 	while (((q->head - clean) & mask) >= CLEAN_BATCH) {
 		uint32_t last = clean + CLEAN_BATCH - 1;
@@ -219,10 +219,7 @@ static void tx_reclaim(struct txq *q)
 			memcpy(p->free + p->count, from, CLEAN_BATCH * sizeof *from);
 			p->count += CLEAN_BATCH;
 		} else {
-			for (uint32_t k = 0; k < CLEAN_BATCH; k++) {
-				struct pool *p = q->pools[from[k] >> ID_BITS];
-				p->free[p->count++] = from[k] & ID_MASK;
-			}
+			die("a TX queue sent buffers of several pools");
 		}
 		clean = (last + 1) & mask;
 	}
@@ -239,7 +236,7 @@ static uint32_t tag_of(struct txq *q, struct pool *p)
 		k++;
 	if (k == q->npools) {
 		if (k == MAX_POOLS)
-			die("a TX queue takes buffers of at most 2048 pools");
+			die("too many pools for one TX queue");
 		q->pools[k] = p;
 		q->npools = k + 1;
 	}
