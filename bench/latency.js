@@ -16,8 +16,8 @@
 // counted as the driver's latency (--helpers model, loss.js's default: bench/PERFORMANCE.md,
 // "Latency", has both). The JS driver counts its GCs over the same window (js-child.js).
 // Over the window, too: how long the driver's main thread waited for its CPU (the host's
-// other work, which here decides the tail in either language), and how long the model
-// skipped its source, not being scheduled.
+// other work, while arriving frames wait), and how long the model skipped its source, not
+// being scheduled.
 const os = require('os');
 const path = require('path');
 const { Model } = require('../lib/model');
