@@ -1,8 +1,8 @@
 'use strict';
 
-// V8 set for the forwarding loop: its inlining budget raised, and no full collections by
-// its memory reducer once the loop runs. Call tuneJit() once, at start-up, before
-// the hot code runs; the `ixy` command and the benchmarks do.
+// V8 set for the forwarding loop: its inlining budget raised, functions compiled sooner, and
+// no full collections by its memory reducer once the loop runs. Call tuneJit() once, at
+// start-up, before the hot code runs; the `ixy` command and the benchmarks do.
 //
 // What it keeps: a whole forwarding step (runSlice() in lib/loop/index.js: forwardBatch(),
 // receive(), touchFrames(), send() and reclaim(), both directions) is one optimised
@@ -18,10 +18,19 @@
 // to give memory back, each a pause of the loop of milliseconds while frames wait. The
 // third flag turns that start-up trigger off; a heap that fills still gets collected.
 //
-// The flags are V8's own (`node --v8-options`, present in Node 20, 22, 24 and 26); they
-// change how much TurboFan inlines and when V8 collects, not what the code does. They apply
-// to the whole process, so the library does not set them by itself: an application with
-// hot loops of its own calls tuneJit() as well (or starts node with the same flags).
+// Tier-up: V8 compiles a function once it has run a budget of bytecode, counted per
+// function. The step and runSlice() use theirs up in milliseconds, but the event loop's own
+// functions (Node's processImmediate() and its async-context helpers, runLoop()'s turn) run
+// once per turn, 100 times a second, and by V8's default budget were compiled 6-11 s into a
+// run, each compilation taking 1-37 ms of a CPU, the loop's own when V8's threads share it.
+// With the budget an eighth of V8's default they are compiled within the first second, and
+// the per-second work (stats, the report) is compiled too instead of staying interpreted.
+//
+// The flags are V8's own (`node --v8-options`; each one set is present in its Node line); they
+// change how much TurboFan inlines and when V8 compiles and collects, not what the code
+// does. They apply to the whole process, so the library does not set them by itself: an
+// application with hot loops of its own calls tuneJit() as well (or starts node with the
+// same flags).
 //
 // A later V8 may rename or drop a flag. v8.setFlagsFromString() returns nothing and V8
 // answers an unknown flag by printing "Error: unrecognized flag ..." on stderr, which would
@@ -32,6 +41,13 @@
 const v8 = require('v8');
 const { native } = require('./native');
 
+// V8 11 (Node 20) counts the budget in bytecode run (default 67584), V8 12 and later (Node 22
+// on) in calls: 3000 for TurboFan, 400 for Maglev.
+function tierUpFlags(v8Major) {
+  if (v8Major < 12) return ['--interrupt-budget=8448'];
+  return ['--invocation-count-for-turbofan=375', '--invocation-count-for-maglev=50'];
+}
+
 const JIT_FLAGS = [
   // per function: above receive(), the largest function of a step, with room to grow
   '--max-inlined-bytecode-size=800',
@@ -39,6 +55,8 @@ const JIT_FLAGS = [
   '--max-inlined-bytecode-size-cumulative=6000',
   // no full collections by the memory reducer after start-up (above)
   '--no-memory-reducer-for-small-heaps',
+  // tier-up at an eighth of V8's default budget (below)
+  ...tierUpFlags(Number(process.versions.v8.split('.')[0])),
 ];
 
 // Sets each V8 flag; returns those V8 refused, as [{ flag, reason }] (reason: the first
@@ -65,7 +83,8 @@ function setV8Flags(flags) {
 
 let toldRefusal = false;
 
-// Raises the inlining budget and turns off the memory reducer's start-up trigger. Returns
+// Raises the inlining budget, lowers the tier-up budget and turns off the memory reducer's
+// start-up trigger. Returns
 // the flags V8 refused (none on Node 20 to 26); the first call that meets a refusal writes
 // one line on stderr, later calls stay quiet.
 function tuneJit() {
