@@ -24,7 +24,8 @@
 // once per turn, 100 times a second, and by V8's default budget were compiled 6-11 s into a
 // run, each compilation taking 1-37 ms of a CPU, the loop's own when V8's threads share it.
 // With the budget an eighth of V8's default they are compiled within the first second, and
-// the per-second work (stats, the report) is compiled too instead of staying interpreted.
+// the per-second work starts to be (the stats' readMissed() 9 s in) instead of staying
+// interpreted.
 //
 // The flags are V8's own (`node --v8-options`; each one set is present in its Node line); they
 // change how much TurboFan inlines and when V8 compiles and collects, not what the code
@@ -55,7 +56,7 @@ const JIT_FLAGS = [
   '--max-inlined-bytecode-size-cumulative=6000',
   // no full collections by the memory reducer after start-up (above)
   '--no-memory-reducer-for-small-heaps',
-  // tier-up at an eighth of V8's default budget (below)
+  // tier-up at an eighth of V8's default budget (above)
   ...tierUpFlags(Number(process.versions.v8.split('.')[0])),
 ];
 
@@ -84,9 +85,8 @@ function setV8Flags(flags) {
 let toldRefusal = false;
 
 // Raises the inlining budget, lowers the tier-up budget and turns off the memory reducer's
-// start-up trigger. Returns
-// the flags V8 refused (none on Node 20 to 26); the first call that meets a refusal writes
-// one line on stderr, later calls stay quiet.
+// start-up trigger. Returns the flags V8 refused (none on Node 20 to 26); the first call
+// that meets a refusal writes one line on stderr, later calls stay quiet.
 function tuneJit() {
   const refused = setV8Flags(JIT_FLAGS);
   if (refused.length > 0 && !toldRefusal) {
