@@ -41,6 +41,8 @@ static void slow_work(uint64_t now)
 		if ((p->stats_left || watch_any(p->idx)) && !p->removed)
 			stats_publish(p);        /* counts still to hand over, reads to answer (watch.c) */
 	}
+	for (int i = 0; i < M.nports; i++)
+		ptp_publish(&M.ports[i], now);   /* every port's SYSTIM from one instant (ptp.c) */
 	dma_maybe_scan(now, 0);
 	dma_check_owners(now);
 }

@@ -295,7 +295,9 @@ int main(int argc, char **argv)
 		if (pcidev_create(p, M.dir, iommu) < 0)
 			fatal("cannot create device files in '%s'", M.dir);
 		regs_reset(p);
-		regs_scan(p, now_ns());
+		uint64_t now = now_ns();
+		regs_scan(p, now);
+		ptp_publish(p, now);
 	}
 	if (config)
 		run_config(config);

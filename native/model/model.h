@@ -191,6 +191,8 @@ struct ptp {
 	uint32_t timinca;             /* TIMINCA as last scanned */
 	uint64_t base, base_ps;       /* SYSTIM was `base` at wire time base_ps */
 	uint32_t pub_l, pub_h;        /* SYSTIML/SYSTIMH as the model last wrote them */
+	uint32_t seen_l, seen_h;      /* SYSTIML/SYSTIMH as the last scan read them */
+	int publish_due;              /* scanned, SYSTIM not yet published (ptp_publish) */
 	int rx_on, tx_on;             /* TSYNCRXCTL.En, TSYNCTXCTL.En */
 	uint32_t rx_type, rx_msgt;    /* TSYNCRXCTL.Type, RXMTRL message type */
 	uint16_t etype[8];            /* EType of the ETQF filters with the 1588 bit */
@@ -458,6 +460,7 @@ int wire_stats(struct port *p, char *out, size_t n);
 /* ptp.c: SYSTIM and the RX/TX timestamp latches */
 void ptp_reset(struct port *p);
 void ptp_scan(struct port *p, uint64_t now);
+void ptp_publish(struct port *p, uint64_t now);
 void ptp_rx(struct port *p, const uint8_t *f, uint32_t len, uint64_t ps);
 void ptp_tx(struct port *p, uint64_t ps);
 

@@ -8,7 +8,8 @@
  * Incperiod or Incvalue 0 stops it.  Timestamps are SYSTIM at the frame's
  * wire time (its first preamble byte, the same instant on both ends of a
  * cable), exact to the tick whenever the model ran.  The SYSTIML/SYSTIMH
- * registers themselves are refreshed by the slow scan (~0.5 ms).
+ * registers themselves are refreshed by the slow scan (~0.5 ms), every port's from
+ * one instant (ptp_publish).
  *
  * A latched timestamp stays until the driver releases it.  On the NIC a
  * read of RXSTMPH (TXSTMPH) clears TSYNCRXCTL.RXTT (TSYNCTXCTL.TXTT); a
@@ -71,7 +72,8 @@ static void publish(struct port *p, uint32_t off, uint32_t seen, uint32_t v, uin
 		*pub = v;
 }
 
-/* Slow scan: TIMINCA, a SYSTIM written by the driver, the filters; publish SYSTIM. */
+/* Slow scan: TIMINCA, a SYSTIM written by the driver, the filters.  SYSTIM itself is
+ * published by ptp_publish(), every port's at once after all are scanned. */
 void ptp_scan(struct port *p, uint64_t now)
 {
 	struct ptp *t = &p->ptp;
@@ -89,9 +91,9 @@ void ptp_scan(struct port *p, uint64_t now)
 		t->base = (uint64_t)h << 32 | l;
 		t->base_ps = ps;
 	}
-	uint64_t v = systim_at(t, ps);
-	publish(p, SYSTIML, l, (uint32_t)v, &t->pub_l);
-	publish(p, SYSTIMH, h, (uint32_t)(v >> 32), &t->pub_h);
+	t->seen_l = l;
+	t->seen_h = h;
+	t->publish_due = 1;
 
 	uint32_t rc = REG(p, TSYNCRXCTL);
 	t->rx_on = (rc & TSYNC_EN) != 0;
@@ -104,6 +106,22 @@ void ptp_scan(struct port *p, uint64_t now)
 		if ((q & (ETQF_EN | ETQF_1588)) == (ETQF_EN | ETQF_1588))
 			t->etype[t->n_etype++] = (uint16_t)q;
 	}
+}
+
+/* SYSTIML/SYSTIMH of a port ptp_scan() has just seen, at wire time `now`.  The slow
+ * work calls it for every port in a row with one `now`, so that two ports' registers
+ * read one after the other show the same instant, as two NICs' live clocks would: a
+ * driver that compares them (ixy latency's clock offset) would otherwise see the time
+ * between two ports' scans, or a whole nap when the model was preempted in between. */
+void ptp_publish(struct port *p, uint64_t now)
+{
+	struct ptp *t = &p->ptp;
+	if (!t->publish_due)
+		return;
+	t->publish_due = 0;
+	uint64_t v = systim_at(t, wire_ps(now));
+	publish(p, SYSTIML, t->seen_l, (uint32_t)v, &t->pub_l);
+	publish(p, SYSTIMH, t->seen_h, (uint32_t)(v >> 32), &t->pub_h);
 }
 
 /* Whether an RX frame is one TSYNCRXCTL asks to timestamp (V2 over Ethernet). */
