@@ -18,14 +18,13 @@
 // to give memory back, each a pause of the loop of milliseconds while frames wait. The
 // third flag turns that start-up trigger off; a heap that fills still gets collected.
 //
-// Tier-up: V8 compiles a function once it has run a budget of bytecode, counted per
-// function. The step and runSlice() use theirs up in milliseconds, but the event loop's own
-// functions (Node's processImmediate() and its async-context helpers, runLoop()'s turn) run
-// once per turn, 100 times a second, and by V8's default budget were compiled 6-11 s into a
-// run, each compilation taking 1-37 ms of a CPU, the loop's own when V8's threads share it.
-// With the budget an eighth of V8's default they are compiled within the first second, and
-// the per-second work starts to be (the stats' readMissed() 9 s in) instead of staying
-// interpreted.
+// Tier-up: V8 compiles a function once it has used up a budget, counted per function. The
+// step and runSlice() use theirs up in milliseconds, but the event loop's own functions
+// (Node's processImmediate() and its async-context helpers, runLoop()'s turn) run once per
+// turn, 100 times a second: by V8's default budget they are compiled seconds into a run,
+// each compilation taking milliseconds of the CPU the loop shares with V8's threads. With an
+// eighth of the budget that happens in the first second, before traffic matters, and the
+// once-a-second work (stats, checks) gets compiled too instead of staying interpreted.
 //
 // The flags are V8's own (`node --v8-options`; each one set is present in its Node line); they
 // change how much TurboFan inlines and when V8 compiles and collects, not what the code
@@ -42,11 +41,12 @@
 const v8 = require('v8');
 const { native } = require('./native');
 
-// V8 11 (Node 20) counts the budget in bytecode run (default 67584), V8 12 and later (Node 22
-// on) in calls: 3000 for TurboFan, 400 for Maglev.
+// An eighth of each tier-up budget, from V8's defaults: V8 11 (Node 20) counts bytecode
+// run, V8 12 and later (Node 22 on) calls, for TurboFan and for Maglev.
 function tierUpFlags(v8Major) {
-  if (v8Major < 12) return ['--interrupt-budget=8448'];
-  return ['--invocation-count-for-turbofan=375', '--invocation-count-for-maglev=50'];
+  const eighth = (flag, byDefault) => `${flag}=${byDefault / 8}`;
+  if (v8Major < 12) return [eighth('--interrupt-budget', 67584)];
+  return [eighth('--invocation-count-for-turbofan', 3000), eighth('--invocation-count-for-maglev', 400)];
 }
 
 const JIT_FLAGS = [
