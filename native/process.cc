@@ -4,6 +4,7 @@
 //   captureStderr(fn)  call fn() with file descriptor 2 pointing into a pipe and return
 //                      what was written there (how lib/host/jit.js hears V8 refuse a flag)
 //   readClock(out)     CLOCK_MONOTONIC in ms into out[0], a Float64Array (lib/loop/clock.js)
+//   eventLoopHasWork() whether a turn of Node's event loop would find work (lib/loop/index.js)
 
 #include <napi.h>
 
@@ -12,11 +13,13 @@
 #include <string>
 
 #include <fcntl.h>
+#include <poll.h>
 #include <time.h>
 #include <sys/file.h>
 #include <unistd.h>
 
 #include "addon.h"
+#include "uv.h"
 
 namespace {
 
@@ -120,6 +123,46 @@ napi_value ReadClock(napi_env env, napi_callback_info info) {
   return nullptr;
 }
 
+// A timer of the loop's that is due by now_ms (CLOCK_MONOTONIC, ms). libuv's due_in counts
+// from loop->time, which stands still while a callback runs, hence the deadline.
+struct TimerCheck {
+  uint64_t loop_ms;
+  uint64_t now_ms;
+  bool due;
+};
+
+void CheckTimer(uv_handle_t* handle, void* arg) {
+  auto* check = static_cast<TimerCheck*>(arg);
+  if (check->due || uv_handle_get_type(handle) != UV_TIMER || !uv_is_active(handle)) return;
+  const uint64_t due_in = uv_timer_get_due_in(reinterpret_cast<uv_timer_t*>(handle));
+  if (check->loop_ms + due_in <= check->now_ms) check->due = true;
+}
+
+// eventLoopHasWork(): true when Node's event loop has something to do: a timer due, or a
+// file descriptor it watches ready (I/O, a signal, a worker's message, a thread-pool
+// completion, a task V8 posted: each reaches libuv's epoll instance, which is itself
+// readable then, so polling it takes nothing from libuv). The busy loop asks this every 10
+// ms and gives the event loop a turn only when it is true. Returns true or false, which
+// allocate nothing. Node's own queues (Immediates, promise callbacks, process.nextTick())
+// are not libuv's and are not seen here.
+napi_value EventLoopHasWork(napi_env env, napi_callback_info) {
+  uv_loop_t* loop = nullptr;
+  napi_value result;
+  if (napi_get_uv_event_loop(env, &loop) != napi_ok || loop == nullptr) {
+    napi_get_boolean(env, true, &result);
+    return result;
+  }
+  TimerCheck check{uv_now(loop), uv_hrtime() / 1000000, false};
+  uv_walk(loop, CheckTimer, &check);
+  bool work = check.due;
+  if (!work) {
+    struct pollfd p = {uv_backend_fd(loop), POLLIN, 0};
+    work = poll(&p, 1, 0) > 0;
+  }
+  napi_get_boolean(env, work, &result);
+  return result;
+}
+
 }  // namespace
 
 void ixy::InitProcess(Napi::Env env, Napi::Object exports) {
@@ -128,4 +171,7 @@ void ixy::InitProcess(Napi::Env env, Napi::Object exports) {
   napi_value read_clock;
   NAPI_THROW_IF_FAILED_VOID(env, napi_create_function(env, "readClock", NAPI_AUTO_LENGTH, ReadClock, nullptr, &read_clock));
   exports.Set("readClock", Napi::Value(env, read_clock));
+  napi_value has_work;
+  NAPI_THROW_IF_FAILED_VOID(env, napi_create_function(env, "eventLoopHasWork", NAPI_AUTO_LENGTH, EventLoopHasWork, nullptr, &has_work));
+  exports.Set("eventLoopHasWork", Napi::Value(env, has_work));
 }

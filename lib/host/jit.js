@@ -21,10 +21,11 @@
 // Tier-up: V8 compiles a function once it has used up a budget, counted per function. The
 // step and runSlice() use theirs up in milliseconds, but the event loop's own functions
 // (Node's processImmediate() and its async-context helpers, runLoop()'s turn) run once per
-// turn, 100 times a second: by V8's default budget they are compiled seconds into a run,
-// each compilation taking milliseconds of the CPU the loop shares with V8's threads. With an
-// eighth of the budget that happens in the first second, before traffic matters, and the
-// once-a-second work (stats, checks) gets compiled too instead of staying interpreted.
+// turn, 100 times a second in a run's first 2 s and about 10 after (lib/loop/index.js): by
+// V8's default budget they are compiled seconds into a run, each compilation taking
+// milliseconds of the CPU the loop shares with V8's threads. With an eighth of the budget
+// that happens in the first seconds, before traffic matters, and the once-a-second work
+// (stats, checks) gets compiled too instead of staying interpreted.
 //
 // The flags are V8's own (`node --v8-options`; each one set is present in its Node line); they
 // change how much TurboFan inlines and when V8 compiles and collects, not what the code

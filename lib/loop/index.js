@@ -1,19 +1,31 @@
 'use strict';
 
 // The shape every long-running app shares: call `step()` as fast as possible, but give the
-// event loop a turn every 10 ms so timers (the per-second report), signals and I/O keep
-// working; stop on SIGINT/SIGTERM, after `seconds`, or when step() says done.
+// event loop a turn when it has something to do, so timers (the per-second report), signals
+// and I/O keep working; stop on SIGINT/SIGTERM, after `seconds`, or when step() says done.
 // When nothing moves, sleep instead (lib/device/idle.js).
 const { Report } = require('./report');
 const { Watch } = require('./watch');
 const { idleMode, bestIdle, Idler } = require('../device/idle');
 const { nowMs } = require('./clock');
+const { native } = require('../host/native');
 
 const SLICE_MS = 2; // the unit of the pace below and of the warm-up's count
-// The event loop gets a turn after this many slices (10 ms): soon enough for timers and
-// signals, and rare, because each turn allocates an Immediate and Node's async bookkeeping
-// for it, the busy loop's only garbage (every young-generation collection pauses it).
+// Every this many slices (10 ms) the loop asks whether the event loop has work (a timer due,
+// a file descriptor ready: I/O, a signal, a worker's message; eventLoopHasWork() in
+// native/process.cc) and gives it a turn only then. A turn is not free: it allocates an
+// Immediate and Node's async bookkeeping for it, the busy loop's only garbage, and after
+// milliseconds of polling it runs Node's code from cold caches (tens of µs, bench/LOG.md)
+// while arriving frames wait.
 const SLICES_PER_TURN = 5;
+// What libuv cannot see (promise callbacks, process.nextTick() and setImmediate() callbacks
+// that step() queued) waits for a turn at most this long.
+const MAX_TURN_GAP_MS = 100;
+// The first this many turns (the first 2 s) come every 10 ms whether or not there is
+// work: V8 compiles the event loop's own functions (Node's processImmediate() and the like,
+// run once per turn) after enough calls (lib/host/jit.js), and this is when it should,
+// before traffic matters, not tens of seconds into a run.
+const EAGER_TURNS = 200;
 // The clock is read about this many times per slice, not per step: a read (lib/loop/clock.js,
 // which allocates nothing) is a call into the addon of about 100 ns, and an idle step
 // (nothing received) takes only tens of nanoseconds. The steps between clock reads adapt
@@ -82,6 +94,13 @@ function runSliceWaiting(step, pace, sliceMs, devices, idler) {
   pace.total += steps;
   pace.slices++;
   return false;
+}
+
+// True when Node's event loop has work waiting (native/process.cc). An addon built before it
+// had eventLoopHasWork (a clone whose build was not redone): always, a turn every 10 ms.
+function hasWork() {
+  const ask = native().eventLoopHasWork;
+  return ask === undefined ? true : ask();
 }
 
 // setTimeout waits at most 2^31 - 1 ms (about 24.8 days): a longer delay warns and fires
@@ -154,31 +173,36 @@ async function runLoop({ devices, step, seconds = 0, report = true, out = proces
       let moved = packetsMoved(devices);
       // After each slice (or, while idle, each single step): resolve when stopped, else
       // the next slice at once or, once idle, a single step after a sleep.
-      const schedule = () => {
-        if (watch.reason !== null) {
-          resolve();
-          return;
+      // False once the loop is to sleep: no queue has moved a packet for a while (never
+      // with 'spin').
+      const busy = () => {
+        if (idler === null) return true;
+        const n = packetsMoved(devices);
+        const now = nowMs();
+        if (n !== moved) {
+          moved = n;
+          idler.worked(now);
+          return true;
         }
-        if (idler !== null) {
-          const n = packetsMoved(devices);
-          const now = nowMs();
-          if (n !== moved) {
-            moved = n;
-            idler.worked(now);
-          } else if (idler.idle(now) && warm(pace)) {
-            idler.sleep(stepOnce).then((worked) => (worked ? schedule() : wake()), reject);
-            return;
-          }
-        }
-        setImmediate(turn);
+        return !(idler.idle(now) && warm(pace));
       };
-      // While busy: SLICES_PER_TURN slices per turn of the event loop, by a callback rather
-      // than an `await` loop: a turn then allocates one Immediate and no promises.
+      const schedule = () => {
+        if (watch.reason !== null) resolve();
+        else if (busy()) setImmediate(turn);
+        else idler.sleep(stepOnce).then((worked) => (worked ? schedule() : wake()), reject);
+      };
+      // While busy: slices until the event loop has work, by a callback rather than an
+      // `await` loop: a turn then allocates one Immediate and no promises.
+      let turns = 0;
       const turn = () => {
+        const from = nowMs();
+        const hold = ++turns > EAGER_TURNS;
         try {
-          for (let k = 0; k < SLICES_PER_TURN && watch.reason === null; k++) {
-            if (waits ? runSliceWaiting(step, pace, SLICE_MS, devices, idler) : runSlice(step, pace, SLICE_MS)) watch.reason = 'done';
-          }
+          do {
+            for (let k = 0; k < SLICES_PER_TURN && watch.reason === null; k++) {
+              if (waits ? runSliceWaiting(step, pace, SLICE_MS, devices, idler) : runSlice(step, pace, SLICE_MS)) watch.reason = 'done';
+            }
+          } while (hold && watch.reason === null && !hasWork() && nowMs() - from < MAX_TURN_GAP_MS && busy());
         } catch (err) {
           reject(err);
           return;
@@ -215,5 +239,6 @@ async function runLoop({ devices, step, seconds = 0, report = true, out = proces
   return watch.reason;
 }
 
-// runSlice and SLICE_MS: also for bench/stand-in.js, which times the steps in the loop the apps run.
-module.exports = { runLoop, runSlice, SLICE_MS, afterMs, endOnReportFailure };
+// runSlice and SLICE_MS: also for bench/stand-in.js, which times the steps in the loop the apps
+// run; EAGER_TURNS and MAX_TURN_GAP_MS for the tests of the turns.
+module.exports = { runLoop, runSlice, SLICE_MS, EAGER_TURNS, MAX_TURN_GAP_MS, afterMs, endOnReportFailure };

@@ -37,6 +37,106 @@ describe('run loop timer', function () {
   });
 });
 
+describe('run loop turns', function () {
+  const path = require('path');
+  const { spawnSync } = require('child_process');
+  const asyncHooks = require('async_hooks');
+
+  // The loop asks the addon whether a turn would find work before it gives one. In a child,
+  // where nothing else is pending: nothing before a timer is due, then each kind of work
+  // libuv holds, and nothing again once a turn has run it.
+  it('the addon says when the event loop has work: a timer due, a signal, a thread-pool completion', function () {
+    const host = path.join(__dirname, '../../lib/host/native.js');
+    const script = `const has = require(${JSON.stringify(host)}).native().eventLoopHasWork;
+      const spin = (ms, until = () => false) => {
+        const end = performance.now() + ms;
+        while (performance.now() < end) if (until()) return true;
+        return false;
+      };
+      const seen = {};
+      process.on('SIGUSR2', () => {});
+      setImmediate(() => {
+        setTimeout(() => {}, 20);
+        seen.timerNotDue = has();
+        seen.timerDue = spin(2000, has);
+        setImmediate(() => {
+          seen.afterTimer = has();
+          process.kill(process.pid, 'SIGUSR2');
+          seen.signal = spin(2000, has);
+          setImmediate(() => {
+            seen.afterSignal = has();
+            require('fs').stat('/', () => {});
+            seen.threadPool = spin(2000, has);
+            setImmediate(() => {
+              seen.afterThreadPool = has();
+              console.log(JSON.stringify(seen));
+            });
+          });
+        });
+      });`;
+    const res = spawnSync(process.execPath, ['-e', script], { encoding: 'utf8', timeout: 20000 });
+    assert.strictEqual(res.status, 0, res.stderr);
+    assert.deepStrictEqual(JSON.parse(res.stdout), {
+      timerNotDue: false, timerDue: true, afterTimer: false,
+      signal: true, afterSignal: false, threadPool: true, afterThreadPool: false,
+    });
+  });
+
+  // The first EAGER_TURNS turns come every 10 ms regardless (V8 compiles the event loop's
+  // functions then): each test looks at the second after them.
+  const { EAGER_TURNS, MAX_TURN_GAP_MS } = require('../../lib/loop');
+  const settledFrom = EAGER_TURNS * 10 + 300;
+  const seconds = (settledFrom + 1000) / 1000;
+  const inWindow = (start) => {
+    const t = performance.now() - start;
+    return t >= settledFrom && t < settledFrom + 1000;
+  };
+
+  // A spinning loop with nothing to wake the event loop turns it only for what libuv cannot
+  // see (promise callbacks that step() queued) every MAX_TURN_GAP_MS, not every 10 ms.
+  it('turns the event loop about every 100 ms when nothing is due, and runs promise callbacks the step queued', async function () {
+    this.timeout(10000);
+    let turns = 0;
+    let settled = 0;
+    let waiting = false;
+    let start = 0;
+    const hook = asyncHooks.createHook({ init(id, type) { if (type === 'Immediate' && inWindow(start)) turns++; } });
+    const step = () => {
+      if (!waiting) {
+        waiting = true;
+        Promise.resolve().then(() => { if (inWindow(start)) settled++; waiting = false; });
+      }
+      return false;
+    };
+    hook.enable();
+    try {
+      start = performance.now();
+      await runLoop({ devices: [], seconds, report: false, idle: 'spin', step });
+    } finally {
+      hook.disable();
+    }
+    const gaps = 1000 / MAX_TURN_GAP_MS; // 10 in the second looked at
+    assert.ok(turns <= 2 * gaps, `${turns} turns in a second`);
+    assert.ok(settled >= gaps / 2, `${settled} promise callbacks ran in a second`);
+  });
+
+  // A timer due gets its turn at the next check (every 10 ms), not at MAX_TURN_GAP_MS: a
+  // 10 ms interval ticks 50-100 times in a second, where turns every 100 ms would allow it
+  // 10.
+  it('gives a timer its turn when it is due', async function () {
+    this.timeout(10000);
+    let ticks = 0;
+    const start = performance.now();
+    const timer = setInterval(() => { if (inWindow(start)) ticks++; }, 10);
+    try {
+      await runLoop({ devices: [], seconds, report: false, idle: 'spin', step: () => false });
+    } finally {
+      clearInterval(timer);
+    }
+    assert.ok(ticks >= 30, `${ticks} ticks of a 10 ms interval in a second`);
+  });
+});
+
 describe('run loop garbage', function () {
   const { heapWindow } = require('../../bench/heap-window');
   const { spawn } = require('child_process');
