@@ -171,8 +171,6 @@ async function runLoop({ devices, step, seconds = 0, report = true, out = proces
       const pace = { stepsPerRead: 16, total: 0, slices: 0 };
       const idlePace = { stepsPerRead: 1, total: 0, slices: 0 };
       let moved = packetsMoved(devices);
-      // After each slice (or, while idle, each single step): resolve when stopped, else
-      // the next slice at once or, once idle, a single step after a sleep.
       // False once the loop is to sleep: no queue has moved a packet for a while (never
       // with 'spin').
       const busy = () => {
@@ -186,6 +184,8 @@ async function runLoop({ devices, step, seconds = 0, report = true, out = proces
         }
         return !(idler.idle(now) && warm(pace));
       };
+      // After each turn's slices (or, while idle, each single step): resolve when stopped,
+      // else the next slices at once or, once idle, a single step after a sleep.
       const schedule = () => {
         if (watch.reason !== null) resolve();
         else if (busy()) setImmediate(turn);
