@@ -59,6 +59,7 @@ void *data_thread(void *arg)
 {
 	(void)arg;
 	prctl(PR_SET_TIMERSLACK, 1000UL);    /* short sleeps really are short */
+	watch_init();                        /* the watches signal this thread */
 	uint64_t last_slow = 0, last_work = now_ns(), prev = last_work;
 	while (!M.stop) {
 		uint64_t now = now_ns();

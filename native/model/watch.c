@@ -7,10 +7,16 @@
  * since reset on the model.  The CPU can see the read: a hardware
  * watchpoint (x86 debug registers, through perf_event_open with
  * PERF_TYPE_BREAKPOINT) on GPRC in each thread of each process that maps a
- * port's resource0 counts the driver's accesses to it.  Drivers read their
+ * port's resource0 catches the driver's accesses to it.  Drivers read their
  * counters together (GPRC, GPTC, GORC, GOTC, MPC(0)), and a thread has four
  * debug registers, so GPRC stands for the group: stats.c stats_publish()
- * treats a read seen since the last publish as a read of the group.
+ * treats an access seen since the last publish as a read of the group.
+ *
+ * Every access overflows its watchpoint (a period of 1), and the kernel
+ * tells the data thread with a signal that names the watch's descriptor.
+ * The model never read()s a watch: reading the count of a thread that runs
+ * on another CPU makes the kernel interrupt that CPU and wait for its
+ * answer, which at every publish cost the model and the driver's CPU alike.
  *
  * Best effort: where perf_event_open is refused (no permission, no debug
  * registers free, a kernel without it) nothing is watched and the model
@@ -19,8 +25,10 @@
  */
 #define _GNU_SOURCE
 #include <dirent.h>
+#include <fcntl.h>
 #include <linux/hw_breakpoint.h>
 #include <linux/perf_event.h>
+#include <signal.h>
 #include <stdlib.h>
 #include <sys/syscall.h>
 #include <sys/sysmacros.h>
@@ -30,6 +38,8 @@
 #include "regs.h"
 
 #define MAX_WATCHES 512
+#define MAX_WATCH_FD 4096                /* watches on higher descriptors are not kept */
+#define WATCH_SIGNAL (SIGRTMIN + 1)      /* an access: one queued signal, with si_fd */
 
 struct watch {
 	pid_t pid, tid;
@@ -39,6 +49,48 @@ struct watch {
 
 static struct watch watches[MAX_WATCHES];
 static int nwatches;
+
+/* Written by the signal handler, which runs on the data thread between any
+ * two of its instructions: a table by descriptor and counters, no lists. */
+static volatile int8_t port_of_fd[MAX_WATCH_FD];   /* -1: not a watch */
+static uint64_t accesses[MAX_PORTS];                /* atomic */
+static pid_t signal_tid;                            /* the data thread */
+
+static void count_access(int port)
+{
+	__atomic_add_fetch(&accesses[port], 1, __ATOMIC_RELAXED);
+}
+
+/* WATCH_SIGNAL names the watch.  SIGIO comes instead when the queue of
+ * signals is full: some watch was hit, which one is lost, so every port
+ * counts it (a read-only driver reads its ports together anyway). */
+static void on_access(int sig, siginfo_t *si, void *ctx)
+{
+	(void)ctx;
+	int fd = si->si_fd;
+	if (sig == WATCH_SIGNAL && fd >= 0 && fd < MAX_WATCH_FD && port_of_fd[fd] >= 0) {
+		count_access(port_of_fd[fd]);
+	} else if (sig == SIGIO) {
+		for (int port = 0; port < M.nports; port++)
+			count_access(port);
+	}
+}
+
+/* On the data thread, before it first looks for clients: the watches'
+ * signals go to it, and it takes them in any state (a ppoll() they
+ * interrupt just ends early). */
+void watch_init(void)
+{
+	memset((void *)port_of_fd, -1, sizeof port_of_fd);
+	signal_tid = (pid_t)syscall(SYS_gettid);
+	struct sigaction sa;
+	memset(&sa, 0, sizeof sa);
+	sa.sa_sigaction = on_access;
+	sa.sa_flags = SA_SIGINFO | SA_RESTART;
+	sigemptyset(&sa.sa_mask);
+	sigaction(WATCH_SIGNAL, &sa, NULL);
+	sigaction(SIGIO, &sa, NULL);
+}
 
 /* Where process pid maps port i's register file (its first mapping), 0 if not. */
 static unsigned long port_mapping(pid_t pid, int port)
@@ -72,8 +124,9 @@ static int watched(pid_t tid, int port)
 }
 
 /* A read-or-write watchpoint on 4 bytes at va in thread tid (x86 has no
- * read-only one); threads it starts later inherit it. */
-static int watch_open(pid_t tid, unsigned long va)
+ * read-only one); threads it starts later inherit it.  Each access
+ * overflows it and sends WATCH_SIGNAL to the data thread. */
+static int watch_open(pid_t tid, unsigned long va, int port)
 {
 	struct perf_event_attr a;
 	memset(&a, 0, sizeof a);
@@ -82,11 +135,27 @@ static int watch_open(pid_t tid, unsigned long va)
 	a.bp_type = HW_BREAKPOINT_RW;
 	a.bp_addr = va;
 	a.bp_len = HW_BREAKPOINT_LEN_4;
-	a.sample_period = 0;
+	a.sample_period = 1;
+	a.wakeup_events = 1;
 	a.inherit = 1;
 	a.exclude_kernel = 1;
 	a.exclude_hv = 1;
-	return (int)syscall(SYS_perf_event_open, &a, tid, -1, -1, PERF_FLAG_FD_CLOEXEC);
+	int fd = (int)syscall(SYS_perf_event_open, &a, tid, -1, -1, PERF_FLAG_FD_CLOEXEC);
+	if (fd < 0)
+		return -1;
+	struct f_owner_ex owner = { F_OWNER_TID, signal_tid };
+	if (fd >= MAX_WATCH_FD || !signal_tid || fcntl(fd, F_SETOWN_EX, &owner) < 0 ||
+	    fcntl(fd, F_SETSIG, WATCH_SIGNAL) < 0) {
+		close(fd);
+		return -1;
+	}
+	port_of_fd[fd] = (int8_t)port;       /* before the first signal can come */
+	if (fcntl(fd, F_SETFL, O_ASYNC) < 0) {
+		port_of_fd[fd] = -1;
+		close(fd);
+		return -1;
+	}
+	return fd;
 }
 
 /* Watch GPRC of every port in every thread of driver process pid. */
@@ -106,7 +175,7 @@ void watch_client(pid_t pid, uint32_t ports)
 			pid_t tid = atoi(e->d_name);
 			if (tid <= 0 || watched(tid, port))
 				continue;
-			int fd = watch_open(tid, va + GPRC);
+			int fd = watch_open(tid, va + GPRC, port);
 			if (fd >= 0)
 				watches[nwatches++] = (struct watch){ pid, tid, port, fd };
 		}
@@ -121,6 +190,7 @@ void watch_forget(int (*is_client)(pid_t))
 	for (int i = 0; i < nwatches; i++) {
 		if (is_client(watches[i].pid))
 			continue;
+		port_of_fd[watches[i].fd] = -1;
 		close(watches[i].fd);
 		watches[i--] = watches[--nwatches];
 	}
@@ -129,13 +199,7 @@ void watch_forget(int (*is_client)(pid_t))
 /* Accesses to port's GPRC by its drivers so far (a sum: only its changes matter). */
 uint64_t watch_reads(int port)
 {
-	uint64_t sum = 0;
-	for (int i = 0; i < nwatches; i++) {
-		uint64_t n;
-		if (watches[i].port == port && read(watches[i].fd, &n, sizeof n) == sizeof n)
-			sum += n;
-	}
-	return sum;
+	return __atomic_load_n(&accesses[port], __ATOMIC_RELAXED);
 }
 
 /* Whether any driver of port is watched. */
