@@ -13,7 +13,7 @@
  * treats an access seen since the last publish as a read of the group.
  *
  * Every access overflows its watchpoint (a period of 1), and the kernel
- * tells the data thread with a signal that names the watch's descriptor.
+ * tells the data thread with a signal of the watch's port.
  * The model never read()s a watch: reading the count of a thread that runs
  * on another CPU makes the kernel interrupt that CPU and wait for its
  * answer, which at every publish cost the model and the driver's CPU alike.
@@ -38,8 +38,6 @@
 #include "regs.h"
 
 #define MAX_WATCHES 512
-#define MAX_WATCH_FD 4096                /* watches on higher descriptors are not kept */
-#define WATCH_SIGNAL (SIGRTMIN + 1)      /* an access: one queued signal, with si_fd */
 
 struct watch {
 	pid_t pid, tid;
@@ -50,30 +48,21 @@ struct watch {
 static struct watch watches[MAX_WATCHES];
 static int nwatches;
 
-/* Written by the signal handler, which runs on the data thread between any
- * two of its instructions: a table by descriptor and counters, no lists. */
-static volatile int8_t port_of_fd[MAX_WATCH_FD];   /* -1: not a watch */
-static uint64_t accesses[MAX_PORTS];                /* atomic */
+/* Port i's watches send signal first_signal + i (real-time signals queue, one
+ * per access), so the handler knows the port from the signal alone; a signal
+ * still queued for a watch the model has closed counts for that watch's port. */
+static int first_signal;
+static uint64_t accesses[MAX_PORTS];                /* atomic: the handler adds */
 static pid_t signal_tid;                            /* the data thread */
 
-static void count_access(int port)
+/* An access to port (sig - first_signal)'s GPRC.  SIGIO comes instead when the
+ * queue of signals is full: some watch was hit, which one is lost, so every
+ * port counts it (a read-only driver reads its ports together anyway). */
+static void on_access(int sig)
 {
-	__atomic_add_fetch(&accesses[port], 1, __ATOMIC_RELAXED);
-}
-
-/* WATCH_SIGNAL names the watch.  SIGIO comes instead when the queue of
- * signals is full: some watch was hit, which one is lost, so every port
- * counts it (a read-only driver reads its ports together anyway). */
-static void on_access(int sig, siginfo_t *si, void *ctx)
-{
-	(void)ctx;
-	int fd = si->si_fd;
-	if (sig == WATCH_SIGNAL && fd >= 0 && fd < MAX_WATCH_FD && port_of_fd[fd] >= 0) {
-		count_access(port_of_fd[fd]);
-	} else if (sig == SIGIO) {
-		for (int port = 0; port < M.nports; port++)
-			count_access(port);
-	}
+	for (int port = 0; port < M.nports; port++)
+		if (sig == SIGIO || sig == first_signal + port)
+			__atomic_add_fetch(&accesses[port], 1, __ATOMIC_RELAXED);
 }
 
 /* On the data thread, before it first looks for clients: the watches'
@@ -81,14 +70,15 @@ static void on_access(int sig, siginfo_t *si, void *ctx)
  * interrupt just ends early). */
 void watch_init(void)
 {
-	memset((void *)port_of_fd, -1, sizeof port_of_fd);
+	first_signal = SIGRTMIN + 1;
 	signal_tid = (pid_t)syscall(SYS_gettid);
 	struct sigaction sa;
 	memset(&sa, 0, sizeof sa);
-	sa.sa_sigaction = on_access;
-	sa.sa_flags = SA_SIGINFO | SA_RESTART;
+	sa.sa_handler = on_access;
+	sa.sa_flags = SA_RESTART;
 	sigemptyset(&sa.sa_mask);
-	sigaction(WATCH_SIGNAL, &sa, NULL);
+	for (int port = 0; port < MAX_PORTS; port++)
+		sigaction(first_signal + port, &sa, NULL);
 	sigaction(SIGIO, &sa, NULL);
 }
 
@@ -125,7 +115,7 @@ static int watched(pid_t tid, int port)
 
 /* A read-or-write watchpoint on 4 bytes at va in thread tid (x86 has no
  * read-only one); threads it starts later inherit it.  Each access
- * overflows it and sends WATCH_SIGNAL to the data thread. */
+ * overflows it and sends port's signal to the data thread. */
 static int watch_open(pid_t tid, unsigned long va, int port)
 {
 	struct perf_event_attr a;
@@ -144,14 +134,8 @@ static int watch_open(pid_t tid, unsigned long va, int port)
 	if (fd < 0)
 		return -1;
 	struct f_owner_ex owner = { F_OWNER_TID, signal_tid };
-	if (fd >= MAX_WATCH_FD || !signal_tid || fcntl(fd, F_SETOWN_EX, &owner) < 0 ||
-	    fcntl(fd, F_SETSIG, WATCH_SIGNAL) < 0) {
-		close(fd);
-		return -1;
-	}
-	port_of_fd[fd] = (int8_t)port;       /* before the first signal can come */
-	if (fcntl(fd, F_SETFL, O_ASYNC) < 0) {
-		port_of_fd[fd] = -1;
+	if (!signal_tid || fcntl(fd, F_SETOWN_EX, &owner) < 0 || fcntl(fd, F_SETSIG, first_signal + port) < 0 ||
+	    fcntl(fd, F_SETFL, O_ASYNC) < 0) {
 		close(fd);
 		return -1;
 	}
@@ -190,7 +174,6 @@ void watch_forget(int (*is_client)(pid_t))
 	for (int i = 0; i < nwatches; i++) {
 		if (is_client(watches[i].pid))
 			continue;
-		port_of_fd[watches[i].fd] = -1;
 		close(watches[i].fd);
 		watches[i--] = watches[--nwatches];
 	}
