@@ -13,10 +13,10 @@
  * treats an access seen since the last publish as a read of the group.
  *
  * Every access overflows its watchpoint (a period of 1), and the kernel
- * tells the data thread with a signal of the watch's port.
- * The model never read()s a watch: reading the count of a thread that runs
- * on another CPU makes the kernel interrupt that CPU and wait for its
- * answer, which at every publish cost the model and the driver's CPU alike.
+ * tells the data thread with a signal of the watch's port.  The model never
+ * read()s a watch: to read the count of a thread running on another CPU the
+ * kernel interrupts that CPU and waits for its answer, a stall of the data
+ * thread and an interrupt of the driver at every publish.
  *
  * Best effort: where perf_event_open is refused (no permission, no debug
  * registers free, a kernel without it) nothing is watched and the model
