@@ -242,5 +242,5 @@ async function runLoop({ devices, step, seconds = 0, report = true, out = proces
 }
 
 // runSlice and SLICE_MS: also for bench/stand-in.js, which times the steps in the loop the apps
-// run; EAGER_TURNS and MAX_TURN_GAP_MS for the tests of the turns.
-module.exports = { runLoop, runSlice, SLICE_MS, EAGER_TURNS, MAX_TURN_GAP_MS, afterMs, endOnReportFailure };
+// run; SLICES_PER_TURN, EAGER_TURNS and MAX_TURN_GAP_MS for the tests of the turns.
+module.exports = { runLoop, runSlice, SLICE_MS, SLICES_PER_TURN, EAGER_TURNS, MAX_TURN_GAP_MS, afterMs, endOnReportFailure };
