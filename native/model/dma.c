@@ -45,6 +45,7 @@ struct client {
 	pid_t pid;
 	unsigned long long starttime;
 	uint32_t ports;              /* bit i: maps port i's resource0 */
+	unsigned long regs_va[MAX_PORTS];  /* where, from its start (0: nowhere) */
 };
 
 static struct region regions[MAX_REGIONS];
@@ -163,11 +164,16 @@ static void map_region(pid_t pid, unsigned long start, unsigned long end,
 	regions[nregions++] = (struct region){ pid, start, ino, v, end - start, 1 };
 }
 
-/* Read /proc/<pid>/maps: which ports it maps, and (if map) its hugepages. */
-static uint32_t read_maps(pid_t pid, int map)
+/* Read /proc/<pid>/maps: which ports it maps, where (regs_va[i]: its first
+ * mapping of port i's resource0 from offset 0, for watch.c; 0 if none), and
+ * (if map) its hugepages.  The one read of a client's maps per scan (watch.c
+ * takes the register mappings from here): a Node driver has over a hundred
+ * mappings, and the read is the largest part of the slow scan. */
+static uint32_t read_maps(pid_t pid, int map, unsigned long *regs_va)
 {
 	char path[64], line[512];
 	uint32_t ports = 0;
+	memset(regs_va, 0, MAX_PORTS * sizeof *regs_va);
 	snprintf(path, sizeof path, "/proc/%d/maps", pid);
 	FILE *f = fopen(path, "re");
 	if (!f)
@@ -186,6 +192,8 @@ static uint32_t read_maps(pid_t pid, int map)
 			if (ino == p->res_ino && makedev(maj, min) == p->res_dev) {
 				ports |= 1u << i;
 				is_port = 1;
+				if (off == 0 && !regs_va[i])
+					regs_va[i] = start;
 			}
 		}
 		if (map && !is_port)
@@ -228,10 +236,14 @@ static void find_clients(void)
 		pid_t pid = atoi(e->d_name);
 		if (pid <= 0 || pid == self)
 			continue;
-		uint32_t ports = read_maps(pid, 0);
-		char state = 0;
-		if (ports)
-			clients[nclients++] = (struct client){ pid, start_time(pid, &state), ports };
+		struct client *c = &clients[nclients];
+		c->ports = read_maps(pid, 0, c->regs_va);
+		if (c->ports) {
+			char state = 0;
+			c->pid = pid;
+			c->starttime = start_time(pid, &state);
+			nclients++;
+		}
 	}
 	if (d)
 		closedir(d);
@@ -279,7 +291,7 @@ void dma_scan(void)
 	for (int i = 0; i < nregions; i++)
 		regions[i].seen = 0;
 	for (int c = 0; c < nclients; c++)
-		clients[c].ports = read_maps(clients[c].pid, 1);
+		clients[c].ports = read_maps(clients[c].pid, 1, clients[c].regs_va);
 	int removed = 0, j = 0;
 	for (int i = 0; i < nregions; i++) {
 		if (regions[i].seen) {
@@ -309,7 +321,7 @@ static void watch_clients(void)
 {
 	watch_forget(is_client);
 	for (int c = 0; c < nclients; c++)
-		watch_client(clients[c].pid, clients[c].ports);
+		watch_client(clients[c].pid, clients[c].regs_va);
 }
 
 /*

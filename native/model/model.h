@@ -392,7 +392,7 @@ int rx_visit(struct port *p, uint64_t now);
 
 /* watch.c: hardware watchpoints on the drivers' reads of GPRC */
 void watch_init(void);
-void watch_client(pid_t pid, uint32_t ports);
+void watch_client(pid_t pid, const unsigned long *regs_va);
 void watch_forget(int (*is_client)(pid_t));
 uint64_t watch_reads(int port);
 int watch_any(int port);

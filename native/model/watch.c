@@ -31,7 +31,6 @@
 #include <signal.h>
 #include <stdlib.h>
 #include <sys/syscall.h>
-#include <sys/sysmacros.h>
 #include <unistd.h>
 
 #include "model.h"
@@ -82,29 +81,6 @@ void watch_init(void)
 	sigaction(SIGIO, &sa, NULL);
 }
 
-/* Where process pid maps port i's register file (its first mapping), 0 if not. */
-static unsigned long port_mapping(pid_t pid, int port)
-{
-	char path[64], line[512];
-	unsigned long found = 0;
-	snprintf(path, sizeof path, "/proc/%d/maps", pid);
-	FILE *f = fopen(path, "re");
-	if (!f)
-		return 0;
-	const struct port *p = &M.ports[port];
-	while (!found && fgets(line, sizeof line, f)) {
-		unsigned long start, end, ino;
-		unsigned long long off;
-		unsigned maj, min;
-		char perms[8];
-		if (sscanf(line, "%lx-%lx %7s %llx %x:%x %lu", &start, &end, perms, &off, &maj, &min, &ino) == 7 &&
-		    ino == p->res_ino && makedev(maj, min) == p->res_dev && off == 0)
-			found = start;
-	}
-	fclose(f);
-	return found;
-}
-
 static int watched(pid_t tid, int port)
 {
 	for (int i = 0; i < nwatches; i++)
@@ -142,30 +118,28 @@ static int watch_open(pid_t tid, unsigned long va, int port)
 	return fd;
 }
 
-/* Watch GPRC of every port in every thread of driver process pid. */
-void watch_client(pid_t pid, uint32_t ports)
+/* Watch GPRC of every port in every thread of driver process pid, which maps
+ * port i's registers at regs_va[i] (0: not at all; dma.c read_maps()). */
+void watch_client(pid_t pid, const unsigned long *regs_va)
 {
-	for (int port = 0; port < M.nports; port++) {
-		if (!(ports & (1u << port)))
+	char path[64];
+	snprintf(path, sizeof path, "/proc/%d/task", pid);
+	DIR *d = opendir(path);
+	struct dirent *e;
+	while (d && (e = readdir(d))) {
+		pid_t tid = atoi(e->d_name);
+		if (tid <= 0)
 			continue;
-		unsigned long va = port_mapping(pid, port);
-		if (!va)
-			continue;
-		char path[64];
-		snprintf(path, sizeof path, "/proc/%d/task", pid);
-		DIR *d = opendir(path);
-		struct dirent *e;
-		while (d && (e = readdir(d)) && nwatches < MAX_WATCHES) {
-			pid_t tid = atoi(e->d_name);
-			if (tid <= 0 || watched(tid, port))
+		for (int port = 0; port < M.nports && nwatches < MAX_WATCHES; port++) {
+			if (!regs_va[port] || watched(tid, port))
 				continue;
-			int fd = watch_open(tid, va + GPRC, port);
+			int fd = watch_open(tid, regs_va[port] + GPRC, port);
 			if (fd >= 0)
 				watches[nwatches++] = (struct watch){ pid, tid, port, fd };
 		}
-		if (d)
-			closedir(d);
 	}
+	if (d)
+		closedir(d);
 }
 
 /* Forget the watches of processes that are no longer clients (dma.c). */
