@@ -45,7 +45,7 @@ struct client {
 	pid_t pid;
 	unsigned long long starttime;
 	uint32_t ports;              /* bit i: maps port i's resource0 */
-	unsigned long regs_va[MAX_PORTS];  /* where, from its start (0: nowhere) */
+	unsigned long regs_va[MAX_PORTS];  /* where it maps port i's resource0 (0: not) */
 };
 
 static struct region regions[MAX_REGIONS];
@@ -165,10 +165,9 @@ static void map_region(pid_t pid, unsigned long start, unsigned long end,
 }
 
 /* Read /proc/<pid>/maps: which ports it maps, where (regs_va[i]: its first
- * mapping of port i's resource0 from offset 0, for watch.c; 0 if none), and
- * (if map) its hugepages.  The one read of a client's maps per scan (watch.c
- * takes the register mappings from here): a Node driver has over a hundred
- * mappings, and the read is the largest part of the slow scan. */
+ * mapping of port i's resource0 from offset 0; 0 if none), and (if map) its
+ * hugepages.  A scan reads a client's maps only here, watch.c included: a
+ * Node driver has over a hundred mappings, the slow scan's largest cost. */
 static uint32_t read_maps(pid_t pid, int map, unsigned long *regs_va)
 {
 	char path[64], line[512];
