@@ -166,8 +166,8 @@ static void map_region(pid_t pid, unsigned long start, unsigned long end,
 
 /* Read /proc/<pid>/maps: which ports it maps, where (regs_va[i]: its first
  * mapping of port i's resource0 from offset 0; 0 if none), and (if map) its
- * hugepages.  A scan reads a client's maps only here, watch.c included: a
- * Node driver has over a hundred mappings, the slow scan's largest cost. */
+ * hugepages.  A scan reads a client's maps only here (watch.c takes regs_va):
+ * reading them is the largest part of the slow scan. */
 static uint32_t read_maps(pid_t pid, int map, unsigned long *regs_va)
 {
 	char path[64], line[512];

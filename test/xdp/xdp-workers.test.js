@@ -11,11 +11,10 @@ const veth = require('../support/veth');
 const { readPcap } = require('../../lib/pcap-file');
 const { cpuShare } = require('../support/helpers');
 
-// Two workers polling their rings again and again take two cores (195% with `--idle spin`
-// on a two-core machine), or one between them were other busy processes on those cores.
-// Sleeping ones take a fraction of one: 'interrupt' wakes per frame, 'backoff' about a
-// thousand times a second per worker (its naps are bounded by half of what the ring holds
-// at 1 Mpps), and each wake is a context switch each way: 20-30% for the two on virtual CPUs.
+// Two workers polling their rings again and again take a core each, or one between them
+// were other busy processes on the same two cores. Sleeping ones take a fraction of one:
+// 'interrupt' wakes per frame, 'backoff' about a thousand times a second per worker (its
+// naps are bounded by half of what the ring holds at 1 Mpps), a context switch each way.
 const STEADY_CPU = 0.6;
 
 // 64 flows (source ports 20000..20063) of 10 datagrams each to 10.80.0.2:7000.
